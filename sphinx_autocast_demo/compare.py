@@ -1,0 +1,127 @@
+"""Compiled run against eager run -> :class:`Verdict`. Pure Python: no torch in the build."""
+
+from __future__ import annotations
+
+import math
+from array import array
+from typing import TYPE_CHECKING
+
+from .model import RunRecord, TensorDiff, TensorRecord, Verdict
+
+if TYPE_CHECKING:
+    from .model import Tolerance
+
+
+def _values(data: bytes, offset: int | None, count: int) -> array[float] | None:
+    if offset is None:
+        return None
+    values = array("d")
+    values.frombytes(data[offset : offset + 8 * count])
+    return values
+
+
+def _max_abs(a: array[float], b: array[float]) -> float:
+    worst = 0.0
+    for x, y in zip(a, b):
+        if x == y or (math.isnan(x) and math.isnan(y)):
+            continue
+        diff = abs(x - y)  # inf against a finite number, or nan against a number: inf / nan
+        if math.isnan(diff) or diff > worst:
+            worst = math.inf if math.isnan(diff) else diff
+    return worst
+
+
+def _within(a: array[float], b: array[float], tol: float) -> bool:
+    for x, y in zip(a, b):
+        if x == y or (math.isnan(x) and math.isnan(y)):
+            continue
+        if not abs(x - y) <= tol * (1.0 + abs(y)):
+            return False
+    return True
+
+
+def compare_tensor(
+    compiled: TensorRecord | None,
+    eager: TensorRecord | None,
+    compiled_data: tuple[bytes, int | None],
+    eager_data: tuple[bytes, int | None],
+    tolerance: Tolerance,
+) -> TensorDiff:
+    ref = eager or compiled
+    assert ref is not None
+    diff = TensorDiff(
+        name=ref.name,
+        kind=ref.kind,
+        compiled_dtype=compiled.dtype if compiled else None,
+        eager_dtype=eager.dtype if eager else None,
+        equal=False,
+        max_abs=None,
+    )
+    if compiled is None or eager is None:
+        where = "eager" if compiled is None else "compiled"
+        return _with(diff, note=f"only the {where} run has it")
+    if compiled.dtype != eager.dtype:
+        return _with(diff, note=f"dtype {compiled.dtype} compiled, {eager.dtype} eager")
+    if compiled.shape != eager.shape:
+        return _with(diff, note=f"shape {list(compiled.shape)} compiled, {list(eager.shape)} eager")
+    if compiled.sha256 == eager.sha256:
+        return _with(diff, equal=True, max_abs=0.0)
+    count = math.prod(eager.shape)
+    a = _values(compiled_data[0], compiled_data[1], count)
+    b = _values(eager_data[0], eager_data[1], count)
+    if a is None or b is None:
+        return _with(diff, note="not bitwise equal (too large for a max |difference|)")
+    tol = tolerance.grad if eager.kind == "grad" else tolerance.output
+    return _with(diff, equal=tol > 0 and _within(a, b, tol), max_abs=_max_abs(a, b))
+
+
+def _with(diff: TensorDiff, **changes: object) -> TensorDiff:
+    from dataclasses import replace
+
+    return replace(diff, **changes)  # type: ignore[arg-type]
+
+
+def compare_runs(
+    compiled: RunRecord,
+    eager: RunRecord,
+    compiled_data: tuple[bytes, dict[str, int | None]],
+    eager_data: tuple[bytes, dict[str, int | None]],
+    tolerance: Tolerance,
+) -> Verdict:
+    """Decide whether the compiled run reproduces the eager run."""
+    for run, label in ((compiled, "compiled"), (eager, "eager")):
+        if run.status in ("timeout", "crashed"):
+            return Verdict(outcome="error", note=f"{label} run: {run.detail}")
+    if compiled.status == "raised":
+        assert compiled.error is not None
+        return Verdict(outcome="raises", exception=compiled.error.type, note=compiled.error.message)
+    if eager.status == "raised":
+        assert eager.error is not None
+        return Verdict(
+            outcome="differs",
+            note=f"eager raised {eager.error.type}: {eager.error.message}; compiled did not",
+        )
+    by_name_c = {t.name: t for t in compiled.tensors}
+    by_name_e = {t.name: t for t in eager.tensors}
+    names = list(dict.fromkeys([*by_name_e, *by_name_c]))
+    diffs = tuple(
+        compare_tensor(
+            by_name_c.get(n),
+            by_name_e.get(n),
+            (compiled_data[0], compiled_data[1].get(n)),
+            (eager_data[0], eager_data[1].get(n)),
+            tolerance,
+        )
+        for n in names
+    )
+    known = [d.max_abs for d in diffs if d.max_abs is not None]
+    worst = max(known) if known else None
+    if all(d.equal for d in diffs):
+        note = "" if diffs else "no tensors to compare"
+        return Verdict(outcome="matches", max_abs=worst, diffs=diffs, note=note)
+    failing = [d for d in diffs if not d.equal]
+    note = ", ".join(
+        f"{d.name}" + (f" (max |diff| {d.max_abs:.3g})" if d.max_abs is not None else f" ({d.note})")
+        for d in failing
+    )
+    return Verdict(outcome="differs", max_abs=worst, diffs=diffs, note=note)

@@ -1,0 +1,135 @@
+"""Every ``conf.py`` value of the extension, typed and documented in one place.
+
+The reference page of the docs is generated from :data:`OPTIONS` and a test keeps it in sync.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .model import DEFAULT_CONFIG, Tolerance
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+    from sphinx.config import Config
+
+PREFIX = "autocast_demo_"
+EXECUTE_MODES = ("auto", "force", "never")
+DEVICES = ("cpu", "cuda")
+BACKENDS = ("aot_eager", "inductor", "eager")
+DTYPES = ("bfloat16", "float16", "float32")
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # without the prefix
+    default: Any
+    types: tuple[type, ...]
+    rebuild: str  # "env": changing it re-reads (and so re-checks) every page
+    help: str
+    choices: tuple[str, ...] = ()
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("device", "cpu", (str,), "env", "Device the demos run on.", DEVICES),
+    Option("dtype", "", (str,), "env",
+           "Autocast dtype of the ``autocast`` value; empty: bfloat16 on cpu, float16 on cuda.",
+           ("", *DTYPES)),
+    Option("backend", "aot_eager", (str,), "env",
+           "Backend for ``torch.compile`` calls that do not name one.", BACKENDS),
+    Option("values", ["same_as_forward", "off", "autocast"], (list, tuple), "env",
+           "Values every demo runs under, in ``:values:`` syntax, one per item."),
+    Option("config", DEFAULT_CONFIG, (str,), "env",
+           "Dotted path of the compile-time config that the values set."),
+    Option("timeout", 120.0, (int, float), "env",
+           "Seconds one run (one value, compiled or eager) may take before it is stopped."),
+    Option("grad_tolerance", 0.0, (int, float), "env",
+           "Gradients match when |compiled - eager| <= tol * (1 + |eager|); 0 means bitwise."),
+    Option("output_tolerance", 1e-3, (int, float), "env",
+           "The same for every other tensor (inductor's forward differs from eager by ~1e-4)."),
+    Option("execute", "auto", (str,), "",
+           "auto: run what is not cached; force: run everything; never: render from the cache "
+           "only (for hosts without torch).", EXECUTE_MODES),
+    Option("jobs", 0, (int,), "",
+           "Runs in flight at once; 0 follows ``sphinx-build -j``, capped at the cores."),
+    Option("cache_dir", "", (str,), "",
+           "Result cache directory; empty: ``autocast_demo_cache`` in the doctree directory."),
+    Option("fail_on_mismatch", True, (bool,), "",
+           "Make sphinx-build exit non-zero when a page's record is not what torch does."),
+    Option("cuda_unavailable", "error", (str,), "env",
+           "When device is cuda on a machine without CUDA: error (fail) or skip (render unchecked).",
+           ("error", "skip")),
+    Option("timing_report", False, (bool,), "",
+           "Write ``autocast_demo_timings.rst``-style table (JSON + text) of run times to the outdir."),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The validated values, read once per build."""
+
+    device: str
+    dtype: str
+    backend: str
+    values: tuple[str, ...]
+    config: str
+    timeout: float
+    tolerance: Tolerance
+    execute: str
+    jobs: int
+    cache_dir: str
+    fail_on_mismatch: bool
+    cuda_unavailable: str
+    timing_report: bool
+
+
+def register(app: Sphinx) -> None:
+    for option in OPTIONS:
+        app.add_config_value(PREFIX + option.name, option.default, option.rebuild, types=option.types)
+
+
+def validate(app: Sphinx, config: Config) -> None:
+    """``config-inited``: reject bad values with a message that names the conf.py line to fix."""
+    from sphinx.errors import ConfigError
+
+    for option in OPTIONS:
+        value = config[PREFIX + option.name]
+        if not isinstance(value, option.types) or (isinstance(value, bool) and bool not in option.types):
+            raise ConfigError(
+                f"conf.py: {PREFIX}{option.name} = {value!r} must be of type "
+                f"{' or '.join(t.__name__ for t in option.types)} (default {option.default!r})"
+            )
+        if option.choices and value not in option.choices:
+            raise ConfigError(
+                f"conf.py: {PREFIX}{option.name} = {value!r}; choose one of "
+                + ", ".join(repr(c) for c in option.choices)
+            )
+    env_mode = os.environ.get("AUTOCAST_DEMO_EXECUTE")
+    if env_mode and env_mode not in EXECUTE_MODES:
+        raise ConfigError(f"AUTOCAST_DEMO_EXECUTE={env_mode!r}; choose one of {', '.join(EXECUTE_MODES)}")
+
+
+def settings(app: Sphinx) -> Settings:
+    config = app.config
+    device = config[PREFIX + "device"]
+    return Settings(
+        device=device,
+        dtype=config[PREFIX + "dtype"] or ("bfloat16" if device == "cpu" else "float16"),
+        backend=config[PREFIX + "backend"],
+        values=tuple(config[PREFIX + "values"]),
+        config=config[PREFIX + "config"],
+        timeout=float(config[PREFIX + "timeout"]),
+        tolerance=Tolerance(
+            grad=float(config[PREFIX + "grad_tolerance"]),
+            output=float(config[PREFIX + "output_tolerance"]),
+        ),
+        # The environment wins so that CI can switch modes without editing conf.py.
+        execute=os.environ.get("AUTOCAST_DEMO_EXECUTE") or config[PREFIX + "execute"],
+        jobs=int(config[PREFIX + "jobs"]),
+        cache_dir=config[PREFIX + "cache_dir"],
+        fail_on_mismatch=bool(config[PREFIX + "fail_on_mismatch"]),
+        cuda_unavailable=config[PREFIX + "cuda_unavailable"],
+        timing_report=bool(config[PREFIX + "timing_report"]),
+    )

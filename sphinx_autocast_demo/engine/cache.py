@@ -1,0 +1,84 @@
+"""Results on disk, one JSON file per (demo, variant), keyed by everything that decides them.
+
+Entries are data: read with ``json``, validated field by field, never unpickled or executed, so
+a cache restored from an untrusted CI artifact can at worst show wrong numbers (and a re-run with
+``autocast_demo_execute = "force"`` replaces them). Writes go to a temporary file and are
+renamed into place, so concurrent builds and a build killed mid-write leave whole entries only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ..model import RunRecord, Verdict, run_record_from_json, verdict_from_json
+
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class Entry:
+    torch_version: str
+    verdict: Verdict
+    compiled: RunRecord
+    eager: RunRecord
+
+
+class CorruptEntry(Exception):
+    """An entry exists but cannot be read; the caller re-runs and says so."""
+
+
+def make_key(parts: dict[str, Any]) -> str:
+    """A stable hash of JSON-able ``parts`` (code, setup, value, options, versions)."""
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+class ResultCache:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> Entry | None:
+        """The entry for ``key``, ``None`` when absent; :class:`CorruptEntry` when unreadable."""
+        path = self._path(key)
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise CorruptEntry(f"{path}: {exc}") from None
+        try:
+            data = json.loads(raw)
+            if data.get("format") != FORMAT or data.get("key") != key:
+                raise ValueError("written by another version or for another key")
+            return Entry(
+                torch_version=str(data["torch_version"]),
+                verdict=verdict_from_json(data["verdict"]),
+                compiled=run_record_from_json(data["compiled"]),
+                eager=run_record_from_json(data["eager"]),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise CorruptEntry(f"{path}: {exc}") from None
+
+    def put(self, key: str, entry: Entry) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"format": FORMAT, "key": key, **asdict(entry)}
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

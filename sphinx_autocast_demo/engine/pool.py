@@ -1,0 +1,203 @@
+"""The build's side of the worker: start it, feed it runs, read back what each run left.
+
+The worker (a warm zygote, see :mod:`.worker`) does the forking, the timeouts and the killing;
+this side only keeps at most ``jobs`` runs in flight and turns exits into :class:`RunRecord`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..model import RunRecord, run_record_from_json
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+#: How much of a run's printed output is kept (head), so a snippet that floods stdout cannot
+#: fill the page or the cache.
+MAX_OUTPUT = 20_000
+
+#: How long the worker may take to import torch and warm up before we give up on it.
+STARTUP_TIMEOUT = 300.0
+
+
+class EngineError(Exception):
+    """The worker could not be started or died: one error for the whole build."""
+
+
+@dataclass
+class Run:
+    """One execution request: ``job`` is what :func:`.job.run_job` reads."""
+
+    key: str  # unique within the build
+    job: dict[str, Any]
+    timeout: float
+    fresh: bool = False
+
+
+@dataclass
+class Finished:
+    run: Run
+    record: RunRecord
+    data: bytes  # float64 copies of the run's tensors (see ``TensorRecord``'s offsets)
+    offsets: dict[str, int | None]
+
+
+class WorkerPool:
+    def __init__(self, jobs: int, env: dict[str, str] | None = None) -> None:
+        self.jobs = max(1, jobs)
+        self.tmp = Path(tempfile.mkdtemp(prefix="autocast-demo-"))
+        self.log = self.tmp / "worker.log"
+        self.info: dict[str, Any] | None = None
+        # Prefer a fork-safe CUDA probe and single-threaded compile workers: both forked.
+        child_env = {
+            **os.environ,
+            "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
+            "TORCHINDUCTOR_COMPILE_THREADS": "1",
+            "PYTHONHASHSEED": "0",
+            **(env or {}),
+        }
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "sphinx_autocast_demo.engine.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=child_env,
+                cwd=self.tmp,
+            )
+
+    def _read_event(self, timeout: float) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        line = self.proc.stdout.readline() if ready else b""
+        if not line:
+            raise EngineError(self._death_message(timed_out=not ready))
+        return json.loads(line)
+
+    def _death_message(self, timed_out: bool) -> str:
+        what = "did not answer" if timed_out else "stopped unexpectedly"
+        tail = self.log.read_text(errors="replace")[-2000:].strip()
+        return f"the autocast-demo worker {what}" + (f":\n{tail}" if tail else "")
+
+    def ready(self) -> dict[str, Any]:
+        """Wait for the worker's imports and warm-up; raise :class:`EngineError` if it failed."""
+        if self.info is None:
+            self.info = self._read_event(STARTUP_TIMEOUT)
+        if "error" in self.info:
+            raise EngineError(self.info["error"])
+        return self.info
+
+    def run(self, runs: Iterable[Run]) -> Iterator[Finished]:
+        """Execute ``runs``, at most ``jobs`` at a time, yielding each as it finishes."""
+        self.ready()
+        assert self.proc.stdin is not None
+        waiting = list(runs)[::-1]
+        in_flight: dict[str, Run] = {}
+        longest = max((r.timeout for r in waiting), default=0.0)
+        while waiting or in_flight:
+            while waiting and len(in_flight) < self.jobs:
+                run = waiting.pop()
+                in_flight[run.key] = run
+                self.proc.stdin.write((json.dumps(self._request(run)) + "\n").encode())
+                self.proc.stdin.flush()
+            event = self._read_event(longest + 60.0)
+            run = in_flight.pop(event["id"])
+            yield self._collect(run, event)
+
+    def _paths(self, run: Run) -> dict[str, str]:
+        stem = str(self.tmp / run.key)
+        return {
+            "result_path": stem + ".json",
+            "output_path": stem + ".out",
+            "data_path": stem + ".bin",
+            "job_path": stem + ".job.json",
+        }
+
+    def _request(self, run: Run) -> dict[str, Any]:
+        paths = self._paths(run)
+        job = {**run.job, "result_path": paths["result_path"], "data_path": paths["data_path"]}
+        if run.fresh:
+            Path(paths["job_path"]).write_text(json.dumps(job), encoding="utf-8")
+        return {
+            "id": run.key,
+            "job": job,
+            "timeout": run.timeout,
+            "fresh": run.fresh,
+            **paths,
+        }
+
+    def _collect(self, run: Run, event: dict[str, Any]) -> Finished:
+        paths = {name: Path(p) for name, p in self._paths(run).items()}
+        output = _read_text(paths["output_path"])
+        seconds = float(event.get("seconds", 0.0))
+        data = paths["data_path"].read_bytes() if paths["data_path"].exists() else b""
+        offsets: dict[str, int | None] = {}
+        if event["timed_out"]:
+            record = RunRecord(
+                status="timeout", output=output, seconds=seconds,
+                detail=f"stopped after its timeout of {run.timeout:g} s",
+            )
+        elif paths["result_path"].exists() and event["returncode"] == 0:
+            raw = json.loads(paths["result_path"].read_text(encoding="utf-8"))
+            offsets = {t["name"]: t.get("offset") for t in raw.get("tensors", ())}
+            record = run_record_from_json({**raw, "output": output})
+        else:
+            record = RunRecord(
+                status="crashed", output=output, seconds=seconds,
+                detail=_describe_exit(event["returncode"]),
+            )
+        for path in paths.values():
+            path.unlink(missing_ok=True)
+        return Finished(run=run, record=record, data=data, offsets=offsets)
+
+    def close(self) -> None:
+        """End the worker; it kills its children when its stdin closes."""
+        if self.info is None and self.proc.poll() is None:
+            self.proc.kill()  # still importing torch: it has no children, so nothing to wait for
+        if self.proc.poll() is None:
+            try:
+                if self.proc.stdin:
+                    self.proc.stdin.close()
+                self.proc.wait(timeout=10)
+            except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _read_text(path: Path) -> str:
+    if not path.exists():
+        return ""
+    with open(path, "rb") as f:
+        raw = f.read(MAX_OUTPUT + 1)
+    text = raw[:MAX_OUTPUT].decode("utf-8", errors="replace")
+    return text + ("\n[... output cut ...]\n" if len(raw) > MAX_OUTPUT else "")
+
+
+def _describe_exit(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the process was killed by {name}"
+    return f"the process exited with status {returncode} before the snippet finished"

@@ -1,0 +1,225 @@
+"""The worker process: a warm zygote that forks one isolated child per run.
+
+Started by :mod:`.pool` as ``python -m sphinx_autocast_demo.engine.worker``. It imports torch
+and the compiler stack once, warms one compile, then forks a child for every request, so each
+run starts from a clean process without paying the imports again. Protocol: JSON lines, requests
+on stdin, events on stdout. When stdin closes (the build ended or died) every child is killed.
+
+``--job FILE`` runs one job in a fresh interpreter instead (for CUDA, which must never be
+initialised before a fork).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import selectors
+import signal
+import sys
+import time
+from typing import IO, Any
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies, so nothing outlives a build."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: stdin EOF still ends the worker
+        pass
+
+
+def warm_up() -> dict[str, Any]:
+    """Import torch and the compiler stack and run one tiny compile, forward and backward."""
+    # Before the first compile: a forked child inherits an OpenMP pool it cannot use and
+    # deadlocks in the backward unless the pool was never started with more than one thread.
+    import torch
+
+    torch.set_num_threads(1)
+    import torch._dynamo
+    import torch._functorch.config
+
+    from .job import resolve_config
+
+    try:
+        resolve_config(os.environ.get("AUTOCAST_DEMO_CONFIG", "torch._functorch.config.backward_pass_autocast"))
+    except (LookupError, ImportError) as exc:
+        return {"error": f"torch {torch.__version__} cannot run these demos: {exc}",
+                "torch": torch.__version__}
+
+    def tiny(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return (x @ w).sum()
+
+    w = torch.ones(2, 2, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = torch.compile(tiny, backend="aot_eager")(torch.ones(2, 2), w)
+    out.backward()
+    torch._dynamo.reset()
+    # NVML-based (PYTORCH_NVML_BASED_CUDA_CHECK): answers without initialising CUDA.
+    return {"torch": torch.__version__, "python": sys.version.split()[0],
+            "cuda": torch.cuda.is_available()}
+
+
+class Zygote:
+    def __init__(self, requests: int, events: IO[str]) -> None:
+        self.requests = requests
+        self.events = events
+        self.children: dict[int, dict[str, Any]] = {}  # pid -> request + deadline
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._stop)
+
+    def _stop(self, signum: int, _frame: Any) -> None:
+        self.kill_all()
+        os._exit(128 + signum)
+
+    def send(self, event: dict[str, Any]) -> None:
+        self.events.write(json.dumps(event) + "\n")
+        self.events.flush()
+
+    def kill_all(self) -> None:
+        for pid in list(self.children):
+            _killpg(pid)
+
+    def spawn(self, request: dict[str, Any]) -> None:
+        pid = os.fork()
+        if pid == 0:
+            self._child(request)
+        request["_start"] = time.monotonic()
+        request["_deadline"] = request["_start"] + float(request["timeout"])
+        request["_timed_out"] = False
+        self.children[pid] = request
+
+    def _child(self, request: dict[str, Any]) -> None:
+        code = 70
+        try:
+            os.setpgid(0, 0)
+            die_with_parent()
+            signal.set_wakeup_fd(-1)
+            for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, signal.SIG_DFL)
+            for fd in (self.requests, self.wake_r, self.wake_w, self.events.fileno()):
+                os.close(fd)
+            out = os.open(request["output_path"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(out, 1)
+            os.dup2(out, 2)
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+            sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+            sys.stdin = open(0, closefd=False)  # noqa: SIM115
+            job = request["job"]
+            if request.get("fresh"):
+                os.execv(sys.executable, [sys.executable, "-m", __spec__.name, "--job", request["job_path"]])
+            from .job import run_and_write
+
+            run_and_write(job)
+            code = 0
+        except BaseException:  # noqa: BLE001 - the child reports everything, then exits
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+
+    def reap(self) -> None:
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            request = self.children.pop(pid, None)
+            if request is None:
+                continue
+            _killpg(pid)  # anything the snippet started in its group goes with it
+            self.send({
+                "event": "exit",
+                "id": request["id"],
+                "returncode": os.waitstatus_to_exitcode(status),
+                "timed_out": request["_timed_out"],
+                "seconds": time.monotonic() - request["_start"],
+            })
+
+    def enforce_deadlines(self) -> float | None:
+        now = time.monotonic()
+        next_deadline: float | None = None
+        for pid, request in self.children.items():
+            if request["_timed_out"]:
+                continue
+            if now >= request["_deadline"]:
+                request["_timed_out"] = True
+                _killpg(pid)
+            elif next_deadline is None or request["_deadline"] < next_deadline:
+                next_deadline = request["_deadline"]
+        return None if next_deadline is None else max(0.0, next_deadline - now)
+
+    def serve(self) -> None:
+        selector = selectors.DefaultSelector()
+        selector.register(self.requests, selectors.EVENT_READ, "requests")
+        selector.register(self.wake_r, selectors.EVENT_READ, "wake")
+        pending = b""
+        open_ = True
+        while open_ or self.children:
+            timeout = self.enforce_deadlines()
+            for key, _ in selector.select(timeout):
+                if key.data == "wake":
+                    os.read(self.wake_r, 4096)
+                    continue
+                chunk = os.read(self.requests, 65536)
+                if not chunk:  # the build is gone: nobody will read results
+                    open_ = False
+                    selector.unregister(self.requests)
+                    self.kill_all()
+                    continue
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        self.spawn(json.loads(line))
+            self.reap()
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def main(argv: list[str]) -> int:
+    die_with_parent()
+    if len(argv) == 2 and argv[0] == "--job":
+        from .job import run_and_write
+
+        with open(argv[1], encoding="utf-8") as f:
+            run_and_write(json.load(f))
+        return 0
+    # Our stdout is the protocol: keep it private, and send stray prints (torch's own
+    # warnings) to stderr, which the pool logs to a file.
+    events = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    requests = os.dup(0)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    try:
+        info = warm_up()
+    except Exception as exc:  # noqa: BLE001 - reported to the build as one clear error
+        info = {"error": f"the worker could not import torch: {type(exc).__name__}: {exc}"}
+    events.write(json.dumps({"event": "ready", **info}) + "\n")
+    events.flush()
+    if "error" in info:
+        return 1
+    Zygote(requests, events).serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

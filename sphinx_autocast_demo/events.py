@@ -1,0 +1,93 @@
+"""The build's timeline: what happens before reading, after reading, and at the end."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
+
+from . import __version__
+from .config import settings
+from .execute import Executor, installed_torch
+from .report import summarize, warn, write_timings
+from .state import all_docs
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
+
+    from .model import DemoResult, Finding
+
+FINGERPRINT = "autocast_demo_fingerprint"
+
+# One executor per running build (keyed by the app, so several apps in one test process and
+# -j readers never share one); nothing here is pickled with the environment.
+_executors: WeakKeyDictionary[Sphinx, Executor] = WeakKeyDictionary()
+_checked: WeakKeyDictionary[Sphinx, tuple[list[DemoResult], list[Finding]]] = WeakKeyDictionary()
+
+
+def executor(app: Sphinx) -> Executor:
+    if app not in _executors:
+        _executors[app] = Executor(app, settings(app))
+    return _executors[app]
+
+
+def add_static_path(app: Sphinx) -> None:
+    from . import STATIC
+
+    if hasattr(app.config, "html_static_path"):
+        app.config.html_static_path.append(str(STATIC))
+
+
+def fingerprint() -> tuple[str, str]:
+    return (__version__, installed_torch())
+
+
+def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
+             removed: set[str]) -> list[str]:
+    """Re-read pages whose checks failed (so they fail again) and, after a torch upgrade, all."""
+    docs = all_docs(env)
+    if getattr(env, FINGERPRINT, None) != fingerprint():
+        return [d for d, s in docs.items() if s.demos and d not in removed]
+    return [d for d, s in docs.items()
+            if d not in removed and (s.failed or any(f for r in s.results.values() for f in r.findings))]
+
+
+def before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    # Start the worker now when a page we will read had demos: torch imports in parallel
+    # with reading. A page that gains its first demo starts it after reading instead.
+    docs = all_docs(env)
+    if any(d in docs and docs[d].demos for d in docnames) or not env.all_docs:
+        executor(app).start()
+
+
+def execute_all(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
+    """``env-updated``: run every demo that has no result yet, check, warn at its location."""
+    setattr(env, FINGERPRINT, fingerprint())
+    docs = all_docs(env)
+    todo = [(demo, state) for state in docs.values() for ident, demo in state.demos.items()
+            if ident not in state.results]
+    problems = [p for state in docs.values() for p in state.problems]
+    results: list[DemoResult] = []
+    if todo:
+        results = executor(app).run(todo)
+        for result in results:
+            docs[result.demo.docname].results[result.demo.ident] = result
+            for finding in result.findings:
+                warn(finding)
+    executor(app).close()
+    _checked[app] = (results, problems)
+    return []
+
+
+def finish(app: Sphinx, exc: Exception | None) -> None:
+    ex = _executors.pop(app, None)
+    if ex is not None:
+        ex.close()
+    results, problems = _checked.pop(app, ([], []))
+    if exc is not None or ex is None:
+        return
+    summarize(app, results, problems, ex.stats, ex.conf.fail_on_mismatch)
+    if ex.conf.timing_report:
+        write_timings(app, ex.stats)

@@ -1,0 +1,216 @@
+"""Plan and execute: every recorded demo without a result -> cache or worker -> DemoResult."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sphinx.util import logging
+from sphinx.util.display import status_iterator
+
+from . import __version__
+from .check import check
+from .compare import compare_runs
+from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
+from .engine.pool import EngineError, Run, WorkerPool
+from .model import DemoResult, RunRecord, Variant, VariantResult, Verdict
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+
+    from .config import Settings
+    from .model import Code, Demo
+    from .state import DocState
+
+logger = logging.getLogger(__name__)
+WARNING_TYPE = "autocast_demo"
+
+
+def installed_torch() -> str:
+    """The torch version, read from package metadata: no 2-second import in the build."""
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+@dataclass
+class Pending:
+    """One variant of one demo, waiting for its compiled and eager runs."""
+
+    demo: Demo
+    variant: Variant
+    key: str
+    runs: dict[str, Any] = field(default_factory=dict)  # mode -> Finished
+
+
+@dataclass
+class Stats:
+    executed: int = 0  # runs (one value, compiled or eager) that went to a worker
+    cached: int = 0  # variants answered from the cache
+    seconds: float = 0.0
+    per_demo: dict[str, float] = field(default_factory=dict)  # location -> run seconds
+
+
+class Executor:
+    def __init__(self, app: Sphinx, conf: Settings) -> None:
+        self.app = app
+        self.conf = conf
+        root = Path(conf.cache_dir) if conf.cache_dir else Path(app.doctreedir) / "autocast_demo_cache"
+        self.cache = ResultCache(root if root.is_absolute() else Path(app.confdir) / root)
+        self.torch = installed_torch()
+        self.pool: WorkerPool | None = None
+        self.stats = Stats()
+
+    def start(self) -> None:
+        """Start the worker early, so that torch imports while Sphinx reads the sources."""
+        if self.pool is None and self.conf.execute != "never" and self.torch != "not installed":
+            jobs = self.conf.jobs or min(self.app.parallel or 1, os.cpu_count() or 1)
+            self.pool = WorkerPool(jobs, env={"AUTOCAST_DEMO_CONFIG": self.conf.config})
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+
+    def key(self, demo: Demo, codes: list[Code], variant: Variant) -> str:
+        return make_key({
+            "extension": __version__,
+            "code": [c.text for c in codes],
+            "config": demo.config,
+            "value": variant.value,
+            "backend": demo.backend,
+            "device": demo.device,
+            "tolerance": [demo.tolerance.grad, demo.tolerance.output],
+        })
+
+    def run(self, todo: list[tuple[Demo, DocState]]) -> list[DemoResult]:
+        pending: list[Pending] = []
+        done: dict[tuple[str, str], dict[str, VariantResult]] = {}
+        codes_of: dict[tuple[str, str], tuple[Code, ...]] = {}
+        for demo, state in todo:
+            codes = [s.code for s in state.setups_for(demo)] + [demo.code]
+            codes_of[demo.docname, demo.ident] = tuple(codes)
+            slot = done.setdefault((demo.docname, demo.ident), {})
+            for variant in demo.variants:
+                key = self.key(demo, codes, variant)
+                cached = self.lookup(demo, variant, key)
+                if cached is not None:
+                    slot[variant.name] = cached
+                else:
+                    pending.append(Pending(demo, variant, key))
+        self.execute(pending, codes_of, done)
+        results = []
+        for demo, _state in todo:
+            slot = done[demo.docname, demo.ident]
+            result = DemoResult(
+                demo=demo,
+                codes=codes_of[demo.docname, demo.ident],
+                variants=tuple(slot[v.name] for v in demo.variants),
+                torch_version=self.torch,
+            )
+            results.append(check(result))
+        return results
+
+    def lookup(self, demo: Demo, variant: Variant, key: str) -> VariantResult | None:
+        if self.conf.execute == "force":
+            return None
+        try:
+            entry = self.cache.get(key)
+        except CorruptEntry as exc:
+            logger.warning(f"unreadable cache entry, running again: {exc}", type=WARNING_TYPE,
+                           subtype="cache", location=demo.location)
+            return None
+        never = self.conf.execute == "never"
+        if entry is not None and (never or entry.torch_version == self.torch):
+            self.stats.cached += 1
+            return VariantResult(variant, entry.verdict, entry.compiled, entry.eager, cached=True)
+        if never:
+            return skipped(variant, "not run: autocast_demo_execute is 'never' and the cache "
+                                    "has no result for it")
+        return None
+
+    def execute(
+        self,
+        pending: list[Pending],
+        codes_of: dict[tuple[str, str], tuple[Code, ...]],
+        done: dict[tuple[str, str], dict[str, VariantResult]],
+    ) -> None:
+        if not pending:
+            return
+        try:
+            self.start()
+            if self.pool is None:
+                raise EngineError(f"torch is {self.torch}")
+            info = self.pool.ready()
+        except EngineError as exc:
+            logger.error(f"autocast-demo: cannot run demos: {exc}", type=WARNING_TYPE, subtype="engine")
+            reason = f"not run: {exc}".splitlines()[0]
+            for item in pending:
+                done[item.demo.docname, item.demo.ident][item.variant.name] = skipped(
+                    item.variant, reason, status="refused")
+            return
+        runnable: list[Pending] = []
+        for item in pending:
+            if item.demo.device == "cuda" and not info.get("cuda"):
+                refuse = self.conf.cuda_unavailable == "error"
+                reason = ("device is cuda but this machine has no CUDA; set "
+                          "autocast_demo_cuda_unavailable = 'skip' to render such demos unchecked")
+                done[item.demo.docname, item.demo.ident][item.variant.name] = skipped(
+                    item.variant, reason, status="refused" if refuse else "skipped")
+            else:
+                runnable.append(item)
+        self.torch = info.get("torch", self.torch)
+        runs, owners = [], {}
+        for index, item in enumerate(runnable):
+            for mode in ("compiled", "eager"):
+                run = Run(key=f"{index:06d}-{mode}", timeout=item.demo.timeout,
+                          fresh=item.demo.device == "cuda",
+                          job=self.job(item.demo, codes_of[item.demo.docname, item.demo.ident],
+                                       item.variant, mode))
+                runs.append(run)
+                owners[run.key] = (item, mode)
+        start = time.perf_counter()
+        finished = status_iterator(
+            self.pool.run(runs), "running autocast demos... ", "purple", len(runs),
+            self.app.verbosity,
+            stringify_func=lambda f: f"{owners[f.run.key][0].demo.docname} [{owners[f.run.key][0].variant.name}]",
+        )
+        for fin in finished:
+            item, mode = owners[fin.run.key]
+            item.runs[mode] = fin
+            self.stats.executed += 1
+            location = item.demo.location
+            self.stats.per_demo[location] = self.stats.per_demo.get(location, 0.0) + fin.record.seconds
+            if len(item.runs) == 2:
+                done[item.demo.docname, item.demo.ident][item.variant.name] = self.finish(item)
+        self.stats.seconds += time.perf_counter() - start
+
+    def finish(self, item: Pending) -> VariantResult:
+        compiled, eager = item.runs["compiled"], item.runs["eager"]
+        verdict = compare_runs(compiled.record, eager.record, (compiled.data, compiled.offsets),
+                               (eager.data, eager.offsets), item.demo.tolerance)
+        if verdict.outcome != "error":  # timeouts and crashes are always run again
+            self.cache.put(item.key, Entry(self.torch, verdict, compiled.record, eager.record))
+        return VariantResult(item.variant, verdict, compiled.record, eager.record)
+
+    def job(self, demo: Demo, codes: tuple[Code, ...], variant: Variant, mode: str) -> dict[str, Any]:
+        return {
+            "setup": [c.text for c in codes[:-1]],
+            "code": codes[-1].text,
+            "mode": mode,
+            "backend": demo.backend,
+            "device": demo.device,
+            "config": demo.config,
+            "value": variant.value,
+            "cwd": os.path.dirname(demo.code.source) or ".",
+        }
+
+
+def skipped(variant: Variant, reason: str, status: str = "skipped") -> VariantResult:
+    record = RunRecord(status=status, detail=reason)  # type: ignore[arg-type]
+    return VariantResult(variant, Verdict(outcome="error", note=reason), record, record)

@@ -1,0 +1,159 @@
+"""Results -> plain docutils nodes (a table, literal blocks, a note) that every builder writes."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from docutils import nodes
+
+from .directives import results_placeholder
+from .state import all_docs
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+
+    from .model import DemoResult, VariantResult
+
+MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "error": "\u2014"}
+
+
+def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """``doctree-resolved``: replace each placeholder with its demo's results."""
+    state = all_docs(app.env).get(docname)
+    for node in list(doctree.findall(results_placeholder)):
+        result = state.results.get(node["ident"]) if state else None
+        if result is None:
+            para = nodes.paragraph(text="This demo has not been run.",
+                                   classes=["autocast-demo-provenance"])
+            node.replace_self(para)
+        else:
+            node.replace_self(result_nodes(result))
+
+
+def result_nodes(result: DemoResult) -> list[nodes.Node]:
+    out: list[nodes.Node] = [results_table(result)]
+    out.extend(printed(result))
+    out.append(provenance(result))
+    failures = [f for f in result.findings if f.failed]
+    if failures:
+        note = nodes.warning(classes=["autocast-demo-stale"])
+        if any(f.severity == "mismatch" for f in failures):
+            lead = ("This page no longer describes what torch does: what it records differs "
+                    f"from what torch {result.torch_version} did when the docs were built.")
+        else:
+            lead = "This demo did not run as the page expects:"
+        note += nodes.paragraph(text=lead)
+        items = nodes.bullet_list()
+        for finding in failures:
+            items += nodes.list_item("", nodes.paragraph(text=finding.message.splitlines()[0]))
+        note += items
+        out.append(note)
+    return out
+
+
+def _cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.entry:
+    entry = nodes.entry(classes=classes or [])
+    entry += content if isinstance(content, nodes.Node) else nodes.paragraph(text=content)
+    return entry
+
+
+def _verdict(vr: VariantResult) -> tuple[str, str]:
+    v = vr.verdict
+    if v.outcome == "matches":
+        text = f"{MARK['matches']} matches eager"
+        if v.max_abs:
+            text += f" (max |\u0394| {v.max_abs:.1e})"
+    elif v.outcome == "differs":
+        text = f"{MARK['differs']} differs"
+        if v.max_abs is not None:
+            text += f" (max |\u0394| {v.max_abs:.2e})"
+        elif v.note:
+            text += f" ({v.note})"
+    elif v.outcome == "raises":
+        text = f"{MARK['raises']} raises {v.exception}"
+    else:
+        text = f"{MARK['error']} not checked"
+    return text, f"autocast-demo-{v.outcome}"
+
+
+def _recorded(result: DemoResult, vr: VariantResult) -> tuple[str, list[str]]:
+    expected = result.demo.expected(vr.variant.name)
+    if expected is None:
+        return "not recorded", ["autocast-demo-unrecorded"]
+    broken = any(f.failed and f.variant and vr.variant.name in f.variant.split(", ")
+                 for f in result.findings)
+    if broken:
+        return f"{MARK['differs']} {expected} (no longer true)", ["autocast-demo-stale-cell"]
+    return f"{MARK['matches']} {expected}", ["autocast-demo-holds"]
+
+
+def _grads(vr: VariantResult) -> str:
+    grads = [f"{t.name}: {t.dtype}" for t in vr.compiled.tensors if t.kind == "grad"]
+    return ", ".join(grads) if grads else "\u2014"
+
+
+def results_table(result: DemoResult) -> nodes.table:
+    variants = result.variants
+    rows: list[tuple[str, list[nodes.entry]]] = [
+        ("value", [_cell(nodes.paragraph("", "", nodes.literal(text=vr.variant.source)))
+                   for vr in variants]),
+        ("compiled vs eager", [_cell(t, [c]) for t, c in map(_verdict, variants)]),
+        ("page records", [_cell(*_recorded(result, vr)) for vr in variants]),
+        ("gradient dtypes", [_cell(_grads(vr)) for vr in variants]),
+    ]
+    table = nodes.table(classes=["autocast-demo-results"])
+    group = nodes.tgroup(cols=len(variants) + 1)
+    table += group
+    for _ in range(len(variants) + 1):
+        group += nodes.colspec(colwidth=1)
+    head = nodes.thead()
+    header = nodes.row()
+    header += _cell(result.demo.config.rsplit(".", 1)[-1])
+    for vr in variants:
+        header += _cell(vr.variant.name)
+    head += header
+    group += head
+    body = nodes.tbody()
+    for label, cells in rows:
+        row = nodes.row()
+        row += _cell(label, ["autocast-demo-label"])
+        for cell in cells:
+            row += cell
+        body += row
+    group += body
+    return table
+
+
+def printed(result: DemoResult) -> list[nodes.Node]:
+    """The printed output (and short traceback) of each value's compiled run."""
+    blocks: list[tuple[str, str]] = []
+    for vr in result.variants:
+        text = vr.compiled.output.rstrip()
+        if vr.compiled.error is not None:
+            text = (text + "\n" if text else "") + result.traceback(vr.compiled.error)
+        elif vr.compiled.status in ("timeout", "crashed", "skipped", "refused"):
+            text = (text + "\n" if text else "") + vr.compiled.detail
+        blocks.append((vr.variant.name, text))
+    if not any(text for _, text in blocks):
+        return []
+    if len({text for _, text in blocks}) == 1:
+        blocks = [("every value", blocks[0][1])]
+    out: list[nodes.Node] = []
+    for name, text in blocks:
+        box = nodes.container(classes=["autocast-demo-output"])
+        box += nodes.paragraph("", "", nodes.strong(text=f"Printed under {name}:"))
+        box += nodes.literal_block(text, text, language="none")
+        out.append(box)
+    return out
+
+
+def provenance(result: DemoResult) -> nodes.paragraph:
+    demo = result.demo
+    exact = "bitwise" if demo.tolerance.grad == 0 else f"within {demo.tolerance.grad:g}"
+    text = (
+        f"Checked at build time with torch {result.torch_version} \u00b7 device {demo.device} "
+        f"\u00b7 autocast dtype {demo.dtype} \u00b7 backend {demo.backend} \u00b7 compiled "
+        f"compared with the same code run eagerly (gradients {exact}, other tensors within "
+        f"{demo.tolerance.output:g})."
+    )
+    return nodes.paragraph(text=text, classes=["autocast-demo-provenance"])

@@ -1,0 +1,182 @@
+"""The small languages a writer types in directive options, parsed without importing torch.
+
+``:values: same_as_forward, off, fp16=[{"device_type": "cpu", "dtype": torch.float16}]``
+``:expect: same_as_forward: matches, off: differs, fp16: raises BackendCompilerFailed``
+``:expect-output:`` blocks headed ``[name]`` (or ``[*]`` for every value).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from .model import Variant
+
+#: Values every demo knows by name. ``autocast`` is filled in from the forward's autocast.
+BUILTIN_VALUES = ("same_as_forward", "off", "autocast")
+
+OUTCOME_RE = re.compile(r"^(matches|differs|raises\s+([A-Za-z_][\w.]*))$")
+NAME_RE = re.compile(r"^[A-Za-z_][\w-]*$")
+
+
+class SyntaxProblem(ValueError):
+    """A writer's mistake in an option; the message says what to write instead."""
+
+
+def split_top_level(text: str, separators: str = ",;\n") -> list[str]:
+    """Split on separators that are not inside brackets or string literals."""
+    parts: list[str] = []
+    depth = 0
+    quote: str | None = None
+    current: list[str] = []
+    escaped = False
+    for char in text:
+        if quote:
+            current.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+            continue
+        if char in "\"'":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        if char in separators and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def literal(source: str) -> Any:
+    """A Python literal -> JSON-able data; ``torch.<dtype>`` becomes ``{"__torch__": name}``."""
+    try:
+        tree = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError as exc:
+        raise SyntaxProblem(f"{source.strip()!r} is not a Python literal ({exc.msg})") from None
+
+    def convert(node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant) and (
+            node.value is None or isinstance(node.value, (str, int, float, bool))
+        ):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            value = convert(node.operand)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return -value
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [convert(e) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            out: dict[str, Any] = {}
+            for k, v in zip(node.keys, node.values):
+                key = convert(k) if k is not None else None
+                if not isinstance(key, str):
+                    raise SyntaxProblem("dict keys must be strings, e.g. {\"device_type\": \"cpu\"}")
+                out[key] = convert(v)
+            return out
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "torch"
+        ):
+            return {"__torch__": node.attr}
+        raise SyntaxProblem(
+            f"{ast.unparse(node)!r} is not allowed in a value: use strings, numbers, lists, "
+            "dicts and torch dtypes such as torch.float16"
+        )
+
+    return convert(tree)
+
+
+def default_autocast(device: str, dtype: str) -> tuple[Any, str]:
+    value = [{"device_type": device, "dtype": {"__torch__": dtype}}]
+    return value, f'[{{"device_type": "{device}", "dtype": torch.{dtype}}}]'
+
+
+def parse_values(text: str, device: str, dtype: str, builtins: bool = True) -> tuple[Variant, ...]:
+    """``same_as_forward, off, name=<literal>`` -> variants, in the order written."""
+    variants: list[Variant] = []
+    for item in split_top_level(text, ",\n"):
+        name, eq, rest = item.partition("=")
+        name = name.strip()
+        if eq:
+            if not NAME_RE.match(name):
+                raise SyntaxProblem(f"{name!r} is not a value name; write name=<value>, e.g. fp16=[...]")
+            variants.append(Variant(name=name, value=literal(rest), source=rest.strip()))
+        elif builtins and name == "autocast":
+            value, source = default_autocast(device, dtype)
+            variants.append(Variant(name=name, value=value, source=source))
+        elif builtins and name in BUILTIN_VALUES:
+            variants.append(Variant(name=name, value=name, source=repr(name)))
+        else:
+            known = ", ".join(BUILTIN_VALUES) if builtins else "none for this config"
+            raise SyntaxProblem(
+                f"unknown value {name!r}: use one of {known}, or name it, "
+                f'e.g. fp16=[{{"device_type": "{device}", "dtype": torch.float16}}]'
+            )
+    names = [v.name for v in variants]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SyntaxProblem(f"value {duplicates[0]!r} is given twice")
+    if not variants:
+        raise SyntaxProblem("no values given: write e.g. same_as_forward, off, autocast")
+    return tuple(variants)
+
+
+def parse_expect(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """``name: outcome`` pairs; names must be values of the demo (or ``*``)."""
+    pairs: list[tuple[str, str]] = []
+    for item in split_top_level(text):
+        match = re.match(r"^([\w*-]+)\s*[:=]\s*(.+)$", item)
+        if not match:
+            raise SyntaxProblem(f"{item!r}: write value: outcome, e.g. off: matches")
+        name, outcome = match.group(1), " ".join(match.group(2).split())
+        if name != "*" and name not in names:
+            raise SyntaxProblem(f"{name!r} is not a value of this demo (its values: {', '.join(names)})")
+        if not OUTCOME_RE.match(outcome):
+            raise SyntaxProblem(
+                f"{outcome!r} is not an outcome: write matches, differs or raises <ExceptionName>"
+            )
+        pairs.append((name, outcome))
+    return tuple(pairs)
+
+
+def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Blocks of expected printed output, each headed by ``[name]`` or ``[*]``."""
+    blocks: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        header = re.match(r"^\s*\[([\w*-]+)\]\s*$", line)
+        if header:
+            name = header.group(1)
+            if name != "*" and name not in names:
+                raise SyntaxProblem(f"[{name}] is not a value of this demo (its values: {', '.join(names)})")
+            blocks.append((name, []))
+        elif blocks:
+            blocks[-1][1].append(line.strip())
+        elif line.strip():
+            raise SyntaxProblem("expected output starts with a [value] line, e.g. [off]")
+    return tuple((name, "\n".join(lines).strip()) for name, lines in blocks)
+
+
+def expect_text(pairs: list[tuple[str, str]]) -> str:
+    """What a writer pastes: ``same_as_forward: matches, off: differs``."""
+    return ", ".join(f"{name}: {outcome}" for name, outcome in pairs)
+
+
+def outcome_holds(expected: str, actual_outcome: str, exception_names: tuple[str, ...]) -> bool:
+    """Does a recorded outcome (``raises X``) hold for what happened?"""
+    match = OUTCOME_RE.match(expected)
+    if not match:
+        return False
+    if match.group(2):
+        short = match.group(2).rsplit(".", 1)[-1]
+        return actual_outcome == "raises" and short in exception_names
+    return expected == actual_outcome
