@@ -22,7 +22,7 @@ def _values(data: bytes, offset: int | None, count: int) -> array[float] | None:
 
 def _max_abs(a: array[float], b: array[float]) -> float:
     worst = 0.0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         if x == y or (math.isnan(x) and math.isnan(y)):
             continue
         diff = abs(x - y)  # inf against a finite number, or nan against a number: inf / nan
@@ -32,7 +32,7 @@ def _max_abs(a: array[float], b: array[float]) -> float:
 
 
 def _within(a: array[float], b: array[float], tol: float) -> bool:
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         if x == y or (math.isnan(x) and math.isnan(y)):
             continue
         if not abs(x - y) <= tol * (1.0 + abs(y)):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .model import DEFAULT_CONFIG, Tolerance
 
@@ -27,7 +27,7 @@ class Option:
     name: str  # without the prefix
     default: Any
     types: tuple[type, ...]
-    rebuild: str  # "env": changing it re-reads (and so re-checks) every page
+    rebuild: Literal["env", ""]  # "env": changing it re-reads (and so re-checks) every page
     help: str
     choices: tuple[str, ...] = ()
 
@@ -111,8 +111,7 @@ def validate(app: Sphinx, config: Config) -> None:
         raise ConfigError(f"AUTOCAST_DEMO_EXECUTE={env_mode!r}; choose one of {', '.join(EXECUTE_MODES)}")
 
 
-def settings(app: Sphinx) -> Settings:
-    config = app.config
+def settings(config: Config) -> Settings:
     device = config[PREFIX + "device"]
     return Settings(
         device=device,

@@ -35,10 +35,10 @@ class Unknown(str):
     __slots__ = ()
 
 
-class _OptionSpec(dict[str, "Callable[[str | None], Any]"]):
+class _OptionSpec(dict[str, "Callable[[str], Any]"]):
     # docutils and MyST both look options up with [] and drop (MyST: only warn about) the
     # unknown ones; answering every name lets us report them ourselves, located, in both.
-    def __missing__(self, name: str) -> Callable[[str | None], Any]:
+    def __missing__(self, name: str) -> Callable[[str], Any]:
         return lambda value: Unknown(value or "")
 
 
@@ -138,7 +138,7 @@ class AutocastDemo(_Base):
         return value
 
     def demo(self) -> Demo:
-        conf = settings(self.env.app)
+        conf = settings(self.config)
         device = self.choice("device", conf.device, DEVICES)
         dtype = self.choice("dtype", conf.dtype if device == conf.device else
                             ("bfloat16" if device == "cpu" else "float16"), DTYPES)

@@ -29,7 +29,7 @@ _checked: WeakKeyDictionary[Sphinx, tuple[list[DemoResult], list[Finding]]] = We
 
 def executor(app: Sphinx) -> Executor:
     if app not in _executors:
-        _executors[app] = Executor(app, settings(app))
+        _executors[app] = Executor(app, settings(app.config))
     return _executors[app]
 
 

@@ -175,11 +175,12 @@ class Executor:
                 runs.append(run)
                 owners[run.key] = (item, mode)
         start = time.perf_counter()
-        finished = status_iterator(
-            self.pool.run(runs), "running autocast demos... ", "purple", len(runs),
-            self.app.verbosity,
-            stringify_func=lambda f: f"{owners[f.run.key][0].demo.docname} [{owners[f.run.key][0].variant.name}]",
-        )
+        def label(fin: Any) -> str:
+            item, mode = owners[fin.run.key]
+            return f"{item.demo.docname}:{item.demo.lineno} [{item.variant.name}, {mode}]"
+
+        finished = status_iterator(self.pool.run(runs), "running autocast demos... ", "purple",
+                                   len(runs), self.app.verbosity, stringify_func=label)
         for fin in finished:
             item, mode = owners[fin.run.key]
             item.runs[mode] = fin

@@ -6,7 +6,6 @@ builds, merged between ``-j`` readers) and in the on-disk result cache (JSON, ne
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -209,11 +208,6 @@ class Finding:
     @property
     def failed(self) -> bool:
         return self.severity in ("mismatch", "error")
-
-
-def to_json(obj: Any) -> Any:
-    """Dataclasses -> plain JSON-able data (tuples become lists)."""
-    return dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) else obj
 
 
 def run_record_from_json(data: dict[str, Any]) -> RunRecord:

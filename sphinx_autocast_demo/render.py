@@ -104,8 +104,12 @@ def results_table(result: DemoResult) -> nodes.table:
     table = nodes.table(classes=["autocast-demo-results"])
     group = nodes.tgroup(cols=len(variants) + 1)
     table += group
-    for _ in range(len(variants) + 1):
-        group += nodes.colspec(colwidth=1)
+    # Column widths in characters: the text builder lays the table out with them.
+    headers = [result.demo.config.rsplit(".", 1)[-1], *(vr.variant.name for vr in variants)]
+    columns: list[list[str]] = [[label for label, _ in rows]]
+    columns += [[row[1][i].astext() for row in rows] for i in range(len(variants))]
+    for header_text, texts in zip(headers, columns, strict=True):
+        group += nodes.colspec(colwidth=min(32, max([8, len(header_text), *map(len, texts)])))
     head = nodes.thead()
     header = nodes.row()
     header += _cell(result.demo.config.rsplit(".", 1)[-1])

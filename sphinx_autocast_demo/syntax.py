@@ -76,7 +76,7 @@ def literal(source: str) -> Any:
             return [convert(e) for e in node.elts]
         if isinstance(node, ast.Dict):
             out: dict[str, Any] = {}
-            for k, v in zip(node.keys, node.values):
+            for k, v in zip(node.keys, node.values, strict=True):
                 key = convert(k) if k is not None else None
                 if not isinstance(key, str):
                     raise SyntaxProblem("dict keys must be strings, e.g. {\"device_type\": \"cpu\"}")

@@ -59,7 +59,7 @@ def _patch_compile(mode: str, backend: str) -> None:
         def eager_compile(model: Any = None, /, *args: Any, **kwargs: Any) -> Any:
             return model if model is not None else (lambda fn: fn)
 
-        torch.compile = eager_compile  # type: ignore[assignment]
+        torch.compile = eager_compile
         torch.nn.Module.compile = lambda self, *a, **k: None  # type: ignore[method-assign]
         return
 
@@ -67,7 +67,7 @@ def _patch_compile(mode: str, backend: str) -> None:
         kwargs.setdefault("backend", backend)
         return original(model, *args, **kwargs)
 
-    torch.compile = compile_with_backend  # type: ignore[assignment]
+    torch.compile = compile_with_backend
 
 
 def _tensor_bytes(t: Any) -> bytes:
@@ -177,8 +177,8 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     try:
         module, attr = resolve_config(job["config"])
         setattr(module, attr, decode_value(job["value"]))
-        for filename, text in zip(parts, texts):
-            exec(compile(text, filename, "exec"), namespace)  # noqa: S102 - the point
+        for filename, text in zip(parts, texts, strict=True):
+            exec(compile(text, filename, "exec"), namespace)
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # MemoryError is an Exception
         record = {"status": "raised", "error": describe_error(exc, parts, texts)}
     else:

@@ -83,7 +83,8 @@ class WorkerPool:
         line = self.proc.stdout.readline() if ready else b""
         if not line:
             raise EngineError(self._death_message(timed_out=not ready))
-        return json.loads(line)
+        event: dict[str, Any] = json.loads(line)
+        return event
 
     def _death_message(self, timed_out: bool) -> str:
         what = "did not answer" if timed_out else "stopped unexpectedly"

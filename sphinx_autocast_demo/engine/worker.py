@@ -11,6 +11,7 @@ initialised before a fork).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -42,10 +43,11 @@ def warm_up() -> dict[str, Any]:
     import torch._dynamo
     import torch._functorch.config
 
+    from ..model import DEFAULT_CONFIG
     from .job import resolve_config
 
     try:
-        resolve_config(os.environ.get("AUTOCAST_DEMO_CONFIG", "torch._functorch.config.backward_pass_autocast"))
+        resolve_config(os.environ.get("AUTOCAST_DEMO_CONFIG", DEFAULT_CONFIG))
     except (LookupError, ImportError) as exc:
         return {"error": f"torch {torch.__version__} cannot run these demos: {exc}",
                 "torch": torch.__version__}
@@ -56,7 +58,7 @@ def warm_up() -> dict[str, Any]:
     w = torch.ones(2, 2, requires_grad=True)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out = torch.compile(tiny, backend="aot_eager")(torch.ones(2, 2), w)
-    out.backward()
+    out.backward()  # type: ignore[no-untyped-call]
     torch._dynamo.reset()
     # NVML-based (PYTORCH_NVML_BASED_CUDA_CHECK): answers without initialising CUDA.
     return {"torch": torch.__version__, "python": sys.version.split()[0],
@@ -121,7 +123,7 @@ class Zygote:
 
             run_and_write(job)
             code = 0
-        except BaseException:  # noqa: BLE001 - the child reports everything, then exits
+        except BaseException:
             import traceback
 
             traceback.print_exc()
@@ -188,10 +190,8 @@ class Zygote:
 
 
 def _killpg(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def main(argv: list[str]) -> int:
@@ -211,7 +211,7 @@ def main(argv: list[str]) -> int:
     os.dup2(null, 0)
     try:
         info = warm_up()
-    except Exception as exc:  # noqa: BLE001 - reported to the build as one clear error
+    except Exception as exc:
         info = {"error": f"the worker could not import torch: {type(exc).__name__}: {exc}"}
     events.write(json.dumps({"event": "ready", **info}) + "\n")
     events.flush()

@@ -1,0 +1,111 @@
+"""Shared helpers: real sphinx-build runs on the test roots, built once per module."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+
+pytest_plugins = ("sphinx.testing.fixtures",)
+
+ROOTS = Path(__file__).parent / "roots"
+
+
+@pytest.fixture(scope="session")
+def rootdir() -> Path:
+    return ROOTS
+
+
+def copy_root(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp(name) / "src"
+    shutil.copytree(ROOTS / f"test-{name}", dest)
+    return dest
+
+
+@dataclass
+class CliBuild:
+    """One ``python -m sphinx`` run, as a user or CI would type it."""
+
+    src: Path
+    out: Path
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def html(self, docname: str) -> BeautifulSoup:
+        return BeautifulSoup((self.out / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
+
+
+def sphinx_build(src: Path, out: Path, *args: str, env: dict[str, str] | None = None,
+                 timeout: float = 600) -> CliBuild:
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", str(src), str(out), *args],
+        capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
+    )
+    return CliBuild(src, out, proc.returncode, proc.stdout, proc.stderr)
+
+
+@dataclass
+class AppBuild:
+    """An in-process build (``SphinxTestApp``): the environment can be inspected."""
+
+    app: object
+    status: str
+    warnings: str
+
+    def html(self, docname: str) -> BeautifulSoup:
+        path = Path(self.app.outdir) / f"{docname}.html"  # type: ignore[attr-defined]
+        return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+    def result(self, docname: str, ident: str):
+        return self.app.env.autocast_demo_docs[docname].results[ident]  # type: ignore[attr-defined]
+
+
+def app_build(src: Path, buildername: str = "html", **confoverrides: object) -> AppBuild:
+    from sphinx.testing.util import SphinxTestApp
+
+    status, warning = StringIO(), StringIO()
+    app = SphinxTestApp(buildername, srcdir=src, status=status, warning=warning,
+                        confoverrides=confoverrides)
+    try:
+        app.build()
+    finally:
+        app.cleanup()
+    return AppBuild(app, status.getvalue(), warning.getvalue())
+
+
+def verdicts(soup: BeautifulSoup, ident: str) -> list[str]:
+    """The 'compiled vs eager' row of demo ``ident``'s results table."""
+    box = soup.find(id=ident)
+    assert box is not None, f"no demo {ident!r} in the page"
+    rows = box.select("table.autocast-demo-results tr")
+    row = next(r for r in rows if r.get_text(strip=True).startswith("compiled vs eager"))
+    return [td.get_text(" ", strip=True) for td in row.select("td")[1:]]
+
+
+def processes_tagged(tag: str) -> list[int]:
+    """Live processes whose environment carries ``AUTOCAST_DEMO_TEST_TAG=tag``.
+
+    Give a build that variable and every process it started (the worker, its children, what a
+    snippet spawned) inherits it; tagging keeps parallel test runs from seeing each other.
+    """
+    marker = f"AUTOCAST_DEMO_TEST_TAG={tag}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and marker in environ.split(b"\0"):
+            found.append(int(entry.name))
+    return found

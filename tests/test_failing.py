@@ -1,0 +1,69 @@
+"""A page that no longer tells the truth: real ``python -m sphinx`` exit status and messages."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from conftest import copy_root, processes_tagged, sphinx_build, verdicts
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    src = copy_root("failing", tmp_path_factory)
+    tag = uuid.uuid4().hex
+    result = sphinx_build(src, src / "_build" / "html", env={"AUTOCAST_DEMO_TEST_TAG": tag})
+    result.tag = tag  # type: ignore[attr-defined]
+    return result
+
+
+def test_exit_status_is_non_zero_without_dash_w(build):
+    assert build.returncode == 1, build.stderr
+
+
+def test_wrong_expectation_is_located_at_the_expect_line(build):
+    line = (f"{build.src / 'index.rst'}:21: WARNING: value same_as_forward: the page records "
+            "'matches' but with torch")
+    assert line in build.stderr
+    assert "[autocast_demo.mismatch]" in build.stderr
+
+
+def test_exception_in_setup_helper_points_at_both_frames(build):
+    index = build.src / "index.rst"
+    # Located at the innermost statement of the writer's code: the helper's line 14.
+    assert f"{index}:14: WARNING: value off: the snippet raised AttributeError" in build.stderr
+    # The short traceback walks from the demo line into the setup helper, and nothing else.
+    assert f'File "{index}", line 41, in <module>' in build.stderr
+    assert f'File "{index}", line 14, in helper' in build.stderr
+    assert "sphinx_autocast_demo" not in build.stderr.split("Traceback")[1].split("WARNING")[0]
+
+
+def test_myst_exception_is_at_the_markdown_line(build):
+    md = build.src / "broken_md.md"
+    assert f"{md}:9: WARNING: value off: the snippet raised NameError" in build.stderr
+
+
+def test_timeout_and_crash_are_reported_and_the_build_goes_on(build):
+    index = build.src / "index.rst"
+    timeout = f"{index}:46: WARNING: value off: the compiled run was stopped after its timeout of 3 s"
+    crash = f"{index}:57: WARNING: value off: the compiled run died: the process exited with status 3"
+    assert timeout in build.stderr
+    assert crash in build.stderr
+    assert "about to exit" in build.stderr  # its last output is shown
+    # Another page of the same build still has its results.
+    assert verdicts(build.html("other"), "autocast-demo-1") == ["\u2713 matches eager"]
+
+
+def test_one_summary_lists_every_failure(build):
+    summary = build.stdout.split("autocast-demo: 5 failure(s):")[1]
+    for line in ("index.rst:21:", "index.rst:14:", "index.rst:46:", "index.rst:57:", "broken_md.md:9:"):
+        assert line in summary
+
+
+def test_page_says_it_is_out_of_date(build):
+    stale = build.html("index").select(".autocast-demo-stale")
+    assert stale and "no longer describes what torch does" in stale[0].get_text()
+
+
+def test_no_worker_outlives_the_build(build):
+    assert processes_tagged(build.tag) == []
