@@ -1,0 +1,107 @@
+"""Pure-Python pieces (no torch, no Sphinx build): the option languages and the comparison."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from array import array
+
+import pytest
+
+from sphinx_autocast_demo import syntax
+from sphinx_autocast_demo.compare import compare_runs
+from sphinx_autocast_demo.model import RunRecord, SnippetError, TensorRecord, Tolerance
+
+EXACT = Tolerance(grad=0.0, output=1e-3)
+
+
+def run(**tensors: tuple[str, list[float]]) -> tuple[RunRecord, tuple[bytes, dict[str, int | None]]]:
+    """A fake run: name -> (kind, values); bytes hashed exactly like the worker does (float64 here)."""
+    records, data, offsets = [], b"", {}
+    for name, (kind, values) in tensors.items():
+        raw = array("d", values).tobytes()
+        offsets[name] = len(data)
+        data += raw
+        records.append(TensorRecord(name, kind, "float64", (len(values),), hashlib.sha256(raw).hexdigest()))
+    return RunRecord(status="ok", tensors=tuple(records)), (data, offsets)
+
+
+def test_split_top_level_keeps_literals_whole():
+    text = 'off, fp16=[{"device_type": "cpu", "dtype": torch.float16}], x="a,b"'
+    assert syntax.split_top_level(text, ",") == [
+        "off", 'fp16=[{"device_type": "cpu", "dtype": torch.float16}]', 'x="a,b"']
+
+
+def test_values_builtin_and_named():
+    variants = syntax.parse_values("same_as_forward, off, autocast, fp16=[{'device_type': 'cpu', "
+                                   "'dtype': torch.float16}]", "cpu", "bfloat16")
+    assert [v.name for v in variants] == ["same_as_forward", "off", "autocast", "fp16"]
+    assert variants[2].value == [{"device_type": "cpu", "dtype": {"__torch__": "bfloat16"}}]
+    assert variants[3].value == [{"device_type": "cpu", "dtype": {"__torch__": "float16"}}]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("same_as_forwrd", "unknown value 'same_as_forwrd'"),
+    ("off, off", "given twice"),
+    ("bad=[{'a': open('x')}]", "is not allowed in a value"),
+    ("bad=[{", "is not a Python literal"),
+])
+def test_values_errors_say_what_to_write(text, message):
+    with pytest.raises(syntax.SyntaxProblem, match=message):
+        syntax.parse_values(text, "cpu", "bfloat16")
+
+
+def test_expect_pairs_and_errors():
+    names = ("same_as_forward", "off")
+    assert syntax.parse_expect("same_as_forward: matches\noff = raises  AssertionError", names) == (
+        ("same_as_forward", "matches"), ("off", "raises AssertionError"))
+    with pytest.raises(syntax.SyntaxProblem, match="not a value of this demo"):
+        syntax.parse_expect("autocast: matches", names)
+    with pytest.raises(syntax.SyntaxProblem, match="not an outcome"):
+        syntax.parse_expect("off: equal", names)
+
+
+def test_outcome_holds_for_any_name_in_the_chain():
+    chain = ("BackendCompilerFailed", "RuntimeError", "AssertionError")
+    assert syntax.outcome_holds("raises AssertionError", "raises", chain)
+    assert syntax.outcome_holds("raises torch._dynamo.exc.BackendCompilerFailed", "raises", chain)
+    assert not syntax.outcome_holds("raises KeyError", "raises", chain)
+    assert not syntax.outcome_holds("matches", "differs", ())
+
+
+def test_identical_runs_match_bitwise():
+    c = run(w=("value", [1.0, 2.0]), **{"w.grad": ("grad", [0.5, 0.25])})
+    e = run(w=("value", [1.0, 2.0]), **{"w.grad": ("grad", [0.5, 0.25])})
+    verdict = compare_runs(c[0], e[0], c[1], e[1], EXACT)
+    assert verdict.outcome == "matches" and verdict.max_abs == 0.0
+
+
+def test_gradients_are_exact_outputs_have_a_tolerance():
+    # An output 1e-4 off is within the default output tolerance; a gradient 1e-7 off is not.
+    c = run(y=("value", [1.0001]), **{"w.grad": ("grad", [1.0])})
+    e = run(y=("value", [1.0]), **{"w.grad": ("grad", [1.0])})
+    assert compare_runs(c[0], e[0], c[1], e[1], EXACT).outcome == "matches"
+    c = run(**{"w.grad": ("grad", [1.0 + 1e-7])})
+    e = run(**{"w.grad": ("grad", [1.0])})
+    verdict = compare_runs(c[0], e[0], c[1], e[1], EXACT)
+    assert verdict.outcome == "differs" and math.isclose(verdict.max_abs, 1e-7, rel_tol=1e-6)
+    assert "w.grad" in verdict.note
+
+
+def test_inf_against_finite_is_an_infinite_difference():
+    c = run(**{"w.grad": ("grad", [math.inf, 1.0])})
+    e = run(**{"w.grad": ("grad", [65536.0, 1.0])})
+    verdict = compare_runs(c[0], e[0], c[1], e[1], EXACT)
+    assert verdict.outcome == "differs" and verdict.max_abs == math.inf
+
+
+def test_missing_tensor_dtype_and_errors():
+    c = run(a=("value", [1.0]))
+    e = run(b=("value", [1.0]))
+    verdict = compare_runs(c[0], e[0], c[1], e[1], EXACT)
+    assert verdict.outcome == "differs" and "only the" in verdict.note
+    error = SnippetError("NameError", ("NameError", "Exception"), "x", ())
+    raised = RunRecord(status="raised", error=error)
+    assert compare_runs(raised, e[0], (b"", {}), e[1], EXACT).text == "raises NameError"
+    timeout = RunRecord(status="timeout", detail="stopped after its timeout of 3 s")
+    assert compare_runs(timeout, e[0], (b"", {}), e[1], EXACT).outcome == "error"
