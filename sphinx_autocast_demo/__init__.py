@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    from . import config, directives, events, render, state
+    from . import accept, builder, config, directives, events, render, state
 
     config.register(app)
     app.connect("config-inited", config.validate)
@@ -27,6 +27,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-updated", events.execute_all)
     app.connect("doctree-resolved", render.resolve)
     app.connect("build-finished", events.finish)
+    app.connect("config-inited", accept.validate)
+    app.connect("build-finished", accept.finish, priority=900)  # after the summary's status
+    app.add_builder(builder.AutocastCheckBuilder)
     app.add_css_file("autocast_demo.css")
     app.connect("builder-inited", events.add_static_path)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,

@@ -1,0 +1,335 @@
+"""Accept mode: rewrite the recorded expectations in the sources to what torch now does.
+
+``AUTOCAST_DEMO_ACCEPT=1 sphinx-build ...`` (as ``EXPECTTEST_ACCEPT=1`` for PyTorch's
+expecttest) rewrites the ``:expect:`` option (and a recorded ``:expect-output:``) of every demo
+whose record no longer holds, or adds ``:expect:`` where it is missing, in reST and MyST. Only
+those option lines change; inside ``:expect:`` only the outcomes that changed are replaced, so
+everything else in the file stays byte for byte. ``AUTOCAST_DEMO_ACCEPT=diff`` prints a unified
+diff instead. Nothing is written unless every demo produced an outcome (a timeout, a crash or a
+directive error stops it) and then all files are replaced at once, each through a temporary file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tempfile
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sphinx.util import logging
+
+from . import syntax
+from .check import normalize_output
+from .state import all_docs
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+    from sphinx.config import Config
+
+    from .model import DemoResult
+
+logger = logging.getLogger(__name__)
+WARNING_TYPE = "autocast_demo"
+ENV = "AUTOCAST_DEMO_ACCEPT"
+_MODES = {"": "", "0": "", "false": "", "no": "", "1": "write", "true": "write", "yes": "write",
+          "write": "write", "diff": "diff", "dry-run": "diff"}
+
+RST_OPEN = re.compile(r"^(\s*)\.\.\s+autocast-demo::\s*$")
+MYST_OPEN = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{autocast-demo\}\s*$")
+RST_KEY = re.compile(r"^(\s*):([\w-]+):(?:\s|$)")
+COLON_KEY = RST_KEY  # MyST's ``:key: value`` lines look the same; ``:  more`` continues one
+YAML_KEY = re.compile(r"^(\s*)([\w-]+)\s*:(?:\s|$)")
+PAIR = re.compile(r"(?:^|(?<=[\s,;\"']))([\w*-]+)\s*[:=]\s*"
+                  r"(matches|differs|raises\s+[A-Za-z_][\w.]*)")
+
+
+def mode() -> str:
+    """``write``, ``diff`` or ``""`` (off), from the environment."""
+    return _MODES.get(os.environ.get(ENV, "").strip().lower(), "?")
+
+
+def validate(app: Sphinx, config: Config) -> None:
+    """``config-inited``: a misspelt mode must not silently do nothing."""
+    if mode() == "?":
+        from sphinx.errors import ConfigError
+
+        raise ConfigError(f"{ENV}={os.environ[ENV]!r}: use 1 (rewrite the sources), diff "
+                          "(print what would change) or 0")
+
+
+class Blocked(Exception):
+    """A demo whose new record cannot be written; the message says why."""
+
+
+@dataclass
+class Block:
+    """Where a directive's options are in its file (0-based lines)."""
+
+    style: str  # rst, colon (MyST ``:key:``), yaml (MyST ``---``)
+    start: int  # first line of the options region (also where to insert into an empty one)
+    end: int  # one past its last line
+    indent: str  # of an option line
+    spans: dict[str, tuple[int, int]]  # option name -> its lines, continuation included
+
+
+def find_block(lines: list[str], first_code: int) -> Block:
+    """The options of the directive whose body starts at line ``first_code``."""
+    opener = next((i for i in range(first_code - 1, max(-1, first_code - 300), -1)
+                   if RST_OPEN.match(lines[i]) or MYST_OPEN.match(lines[i])), None)
+    if opener is None:
+        raise Blocked("the directive is not where the build read it (edited during the build?)")
+    rst = RST_OPEN.match(lines[opener])
+    start = opener + 1
+    if rst is None and start < len(lines) and lines[start].strip().startswith("---"):
+        end = next((i for i in range(start + 1, first_code) if lines[i].strip().startswith("---")),
+                   None)
+        if end is None:
+            raise Blocked("the MyST option block has no closing ---")
+        return _spans(lines, "yaml", start + 1, end, YAML_KEY)
+    end = start
+    while end < first_code and lines[end].strip() and (
+            rst is not None or lines[end].lstrip().startswith(":")):
+        end += 1
+    return _spans(lines, "rst" if rst else "colon", start, end, RST_KEY)
+
+
+def _spans(lines: list[str], style: str, start: int, end: int, key: re.Pattern[str]) -> Block:
+    spans: dict[str, tuple[int, int]] = {}
+    indent: str | None = None
+    current: str | None = None
+    for i in range(start, end):
+        match = key.match(lines[i])
+        if match and (indent is None or match.group(1) == indent):
+            indent = match.group(1)
+            current = match.group(2)
+            spans[current] = (i, i + 1)
+        elif current is not None:
+            spans[current] = (spans[current][0], i + 1)
+    if indent is None:  # no options yet: indent like the body (reST) or not at all (MyST)
+        body = next((ln for ln in lines[end:] if ln.strip()), "")
+        indent = body[: len(body) - len(body.lstrip())] if style == "rst" else ""
+    return Block(style, start, end, indent, spans)
+
+
+def _marker(block: Block, name: str) -> str:
+    return f"{block.indent}{name}:" if block.style == "yaml" else f"{block.indent}:{name}:"
+
+
+def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
+    """(name, outcome) changes: ``None`` when the record holds; raises :class:`Blocked`."""
+    demo = result.demo
+    recorded = dict(demo.expect)
+    actual = {vr.variant.name: vr for vr in result.variants}
+    for name, vr in actual.items():
+        if vr.verdict.outcome == "error":
+            raise Blocked(f"value {name} has no outcome to record ({vr.verdict.note})")
+
+    def holds(expected: str, name: str) -> bool:
+        vr = actual[name]
+        names = vr.compiled.error.names if vr.compiled.error else ()
+        return syntax.outcome_holds(expected, vr.verdict.outcome, names)
+
+    changes: list[tuple[str, str]] = []
+    starred = [n for n in actual if n not in recorded]
+    if "*" in recorded and starred:
+        if not all(holds(recorded["*"], n) for n in starred):
+            counts = Counter(actual[n].verdict.text for n in starred)
+            best = max(counts.values())
+            star = next(actual[n].verdict.text for n in starred
+                        if counts[actual[n].verdict.text] == best)
+            changes.append(("*", star))
+            recorded["*"] = star
+        starred = [n for n in starred if not holds(recorded["*"], n)]
+    for name, vr in actual.items():
+        if (name in recorded and not holds(recorded[name], name)) or name in starred:
+            changes.append((name, vr.verdict.text))
+    return changes or None
+
+
+def edit_expect(lines: list[str], block: Block, changes: list[tuple[str, str]]) -> list[str]:
+    """The option's new lines: outcomes replaced in place, new pairs appended."""
+    if "expect" not in block.spans:
+        value = syntax.expect_text(changes)
+        return [f'{_marker(block, "expect")} "{value}"' if block.style == "yaml"
+                else f'{_marker(block, "expect")} {value}']
+    first, last = block.spans["expect"]
+    text = "\n".join(lines[first:last])
+    head = len(_marker(block, "expect"))
+    todo = dict(changes)
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in todo:
+            return match.group(0)
+        outcome = todo.pop(name)
+        return match.group(0)[: match.start(2) - match.start(0)] + outcome
+
+    body = PAIR.sub(replace, text[head:])
+    if todo:  # pairs the option does not name yet
+        extra = [(n, o) for n, o in changes if n in todo]
+        stripped = body.rstrip()
+        quote = stripped[-1] if stripped[-1:] in "\"'" and len(stripped) > 1 else ""
+        core = stripped[: len(stripped) - len(quote)]
+        if "\n" in core:
+            indent = re.match(r"\s*", core.rsplit("\n", 1)[1])
+            sep = "\n" + (indent.group(0) if indent else "")
+        else:
+            sep = "; " if ";" in core else ", "
+        addition = sep.join(syntax.expect_text([pair]) for pair in extra)
+        glue = sep if core.strip() else (" " if not core.endswith(" ") else "")
+        body = core + glue + addition + quote + body[len(stripped):]
+    return (text[:head] + body).split("\n")
+
+
+def expect_output_lines(result: DemoResult, lines: list[str], block: Block) -> list[str] | None:
+    """The new ``:expect-output:`` option lines, or ``None`` when the record holds."""
+    demo = result.demo
+    if "expect-output" not in block.spans or not demo.expect_output:
+        return None
+    printed = {vr.variant.name: normalize_output(vr.compiled.output) for vr in result.variants}
+    covered = [n for n in printed if demo.expected_output(n) is not None]
+    if all(normalize_output(demo.expected_output(n) or "") == printed[n] for n in covered):
+        return None
+    texts = {printed[n] for n in covered}
+    blocks = ([("*", printed[covered[0]])] if len(texts) == 1 and "*" in dict(demo.expect_output)
+              else [(n, printed[n]) for n in covered])
+    first, last = block.spans["expect-output"]
+    continuation = lines[first + 1] if last > first + 1 else ""
+    marker = _marker(block, "expect-output")
+    if block.style == "colon":
+        prefix = continuation[: len(continuation) - len(continuation.lstrip(": "))] or \
+            block.indent + ":  "
+    else:
+        prefix = continuation[: len(continuation) - len(continuation.lstrip())] or \
+            block.indent + ("  " if block.style == "yaml" else "   ")
+    out = [marker + (" |" if block.style != "rst" else "")]
+    for name, text in blocks:
+        if "\n\n" in text and block.style == "rst":
+            raise Blocked(f"the output of {name} has a blank line, which ends a reST option")
+        out.append(f"{prefix}[{name}]")
+        out.extend(f"{prefix}{line}".rstrip() if line else prefix.rstrip() for line in
+                   text.splitlines())
+    return out
+
+
+@dataclass
+class Change:
+    path: str
+    start: int
+    end: int  # start == end: insert before ``start``
+    new: list[str]
+    what: str
+
+
+def plan(result: DemoResult, lines: list[str]) -> list[Change]:
+    demo = result.demo
+    path = demo.code.source
+    block = find_block(lines, demo.code.lines[0] - 1 if demo.code.lines else demo.lineno)
+    if "expect" in block.spans:
+        first, last = block.spans["expect"]
+        old = "\n".join(lines[first:last])[len(_marker(block, "expect")):].strip().strip("\"'")
+        try:
+            names = tuple(v.name for v in demo.variants)
+            if syntax.parse_expect(old, names) != demo.expect:
+                raise Blocked("the file changed since the build read it: build again")
+        except syntax.SyntaxProblem:
+            raise Blocked("the file changed since the build read it: build again") from None
+    changes: list[Change] = []
+    expect = new_expect(result)
+    if expect is not None:
+        new = edit_expect(lines, block, expect)
+        if "expect" in block.spans:
+            first, last = block.spans["expect"]
+        else:  # before :expect-output: when there is one, else after the last option
+            first = last = block.spans.get("expect-output", (block.end, 0))[0]
+        changes.append(Change(path, first, last, new, ", ".join(f"{n}: {o}" for n, o in expect)))
+    output = expect_output_lines(result, lines, block)
+    if output is not None:
+        first, last = block.spans["expect-output"]
+        changes.append(Change(path, first, last, output, ":expect-output:"))
+    return changes
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split at ``\n`` only (``str.splitlines`` also splits at form
+    feeds and other separators, which would shift every index after them)."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
+
+
+def apply(text: str, changes: list[Change]) -> str:
+    lines = split_lines(text)
+    # Bottom up, and at one line a replacement before an insertion, so indices stay valid.
+    for change in sorted(changes, key=lambda c: (c.start, c.end), reverse=True):
+        ending = next((ln[len(ln.rstrip("\r\n")):] for ln in lines[change.start:change.end] + lines
+                       if ln.endswith("\n")), "\n")
+        lines[change.start:change.end] = [line + ending for line in change.new]
+    return "".join(lines)
+
+
+def finish(app: Sphinx, exc: Exception | None) -> None:
+    """``build-finished`` (after the summary): rewrite, or print the diff, or say why not."""
+    how = mode()
+    if how not in ("write", "diff"):
+        return
+    if exc is not None:
+        logger.warning(f"{ENV}: the build failed, so no source was changed",
+                       type=WARNING_TYPE, subtype="accept")
+        return
+    docs = all_docs(app.env)
+    texts: dict[str, str] = {}
+    changes: dict[str, list[Change]] = {}
+    blocked: list[str] = [f"{p.location}: {p.message.splitlines()[0]}"
+                          for state in docs.values() for p in state.problems]
+    for state in docs.values():
+        for result in state.results.values():
+            path = result.demo.code.source
+            try:
+                if path not in texts:
+                    with open(path, encoding="utf-8", newline="") as f:
+                        texts[path] = f.read()
+                lines = [ln.rstrip("\r\n") for ln in split_lines(texts[path])]
+                changes.setdefault(path, []).extend(plan(result, lines))
+            except (Blocked, OSError, UnicodeDecodeError) as err:
+                blocked.append(f"{result.demo.location}: {err}")
+    if blocked:
+        logger.warning(f"{ENV}: nothing was changed, because:\n  " + "\n  ".join(blocked),
+                       type=WARNING_TYPE, subtype="accept")
+        return
+    new = {p: apply(texts[p], c) for p, c in changes.items() if c}
+    if how == "diff":
+        for path, text in new.items():
+            rel = os.path.relpath(path)
+            logger.info("".join(difflib.unified_diff(
+                texts[path].splitlines(keepends=True), text.splitlines(keepends=True),
+                f"a/{rel}", f"b/{rel}")).rstrip("\n"))
+        logger.info(f"{ENV}=diff: {sum(map(len, changes.values()))} change(s), nothing written")
+        return
+    write_all(new)
+    for path, items in changes.items():
+        for change in sorted(items, key=lambda c: c.start):
+            logger.info(f"{ENV}: {os.path.relpath(path)}:{change.start + 1}: recorded {change.what}")
+    if new:
+        logger.info(f"{ENV}: {len(new)} file(s) rewritten; build again to render them")
+        # What failed was the record, and the record is now what torch does.
+        app.statuscode = 0
+
+
+def write_all(new: dict[str, str]) -> None:
+    """Every file goes to a temporary file first; then they all replace the originals."""
+    staged: list[tuple[str, str]] = []
+    try:
+        for path, text in new.items():
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".accept-", suffix=".tmp")
+            staged.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+    except BaseException:
+        for tmp, _ in staged:
+            os.unlink(tmp)
+        raise
+    for tmp, path in staged:
+        os.replace(tmp, path)

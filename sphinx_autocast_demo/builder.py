@@ -1,0 +1,218 @@
+"""``sphinx-build -b autocast-check``: run every demo, write no pages, report for CI.
+
+Like ``-b doctest``: the build reads every page (so every demo runs, or comes from the cache),
+resolves each doctree (the placeholders still render, nothing is written), then writes
+``junit.xml`` (one test case per demo and value, with file and line) and
+``autocast-check.json`` to the output directory, and exits 1 on any failure. Under GitHub
+Actions each failure is also printed as an ``::error file=...,line=...::`` annotation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sphinx.builders import Builder
+from sphinx.util import logging
+
+from . import __version__
+from .execute import installed_torch
+from .state import all_docs
+
+if TYPE_CHECKING:
+    from docutils import nodes
+    from sphinx.application import Sphinx
+
+    from .model import DemoResult, Finding, VariantResult
+
+logger = logging.getLogger(__name__)
+
+JUNIT = "junit.xml"
+REPORT = "autocast-check.json"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test case: a demo under one value, or a directive that could not be read."""
+
+    suite: str  # the docname
+    name: str  # ``ident[value]``
+    file: str
+    line: int
+    status: str  # passed, failed, error, skipped
+    message: str = ""
+    kind: str = ""  # the finding's subtype
+    seconds: float = 0.0
+    output: str = ""
+    value: str = ""
+    outcome: str = ""  # what compiled did against eager (``Verdict.text``)
+    expected: str | None = None
+
+
+class AutocastCheckBuilder(Builder):
+    name = "autocast-check"
+    epilog = "Demo results are in %(outdir)s/" + JUNIT + " and %(outdir)s/" + REPORT + "."
+    allow_parallel = True
+
+    def init(self) -> None:
+        pass
+
+    def get_outdated_docs(self) -> set[str]:
+        return set(self.env.found_docs)
+
+    def get_target_uri(self, docname: str, typ: str | None = None) -> str:
+        return ""
+
+    def prepare_writing(self, docnames: set[str]) -> None:  # type: ignore[override]
+        pass
+
+    def write_doc(self, docname: str, doctree: nodes.document) -> None:
+        pass
+
+    def finish(self) -> None:
+        cases = collect_cases(self.env)
+        out = Path(self.outdir)
+        out.mkdir(parents=True, exist_ok=True)
+        write_junit(cases, out / JUNIT)
+        write_json(cases, out / REPORT)
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            annotate(cases)
+        failed = [c for c in cases if c.status in ("failed", "error")]
+        logger.info(f"autocast-check: {len(cases)} cases, {len(failed)} failed; "
+                    f"reports in {out / JUNIT} and {out / REPORT}")
+        if failed:
+            # Always, whatever autocast_demo_fail_on_mismatch says: this builder is the check.
+            _sphinx_app(self).statuscode = 1
+
+
+def _sphinx_app(builder: Builder) -> Sphinx:
+    # Sphinx 9 deprecates ``Builder.app`` for ``_app``; Sphinx 7.2 has only ``app``.
+    app: Sphinx = getattr(builder, "_app", None) or builder.app
+    return app
+
+
+def display_path(source: str) -> str:
+    """``source`` relative to the workspace (GitHub) or the working directory, when inside it."""
+    base = os.environ.get("GITHUB_WORKSPACE") or os.getcwd()
+    try:
+        rel = os.path.relpath(source, base)
+    except ValueError:  # another drive (Windows)
+        return source
+    return source if rel.startswith("..") else rel
+
+
+def _split(location: str) -> tuple[str, int]:
+    path, _, line = location.rpartition(":")
+    return (path, int(line)) if line.isdigit() else (location, 0)
+
+
+def collect_cases(env: Any) -> list[Case]:
+    cases: list[Case] = []
+    for docname, state in sorted(all_docs(env).items()):
+        for problem in state.problems:
+            path, line = _split(problem.location)
+            cases.append(Case(suite=docname, name=f"directive at line {line}",
+                              file=display_path(path), line=line, status="error",
+                              message=problem.message, kind=problem.subtype))
+        for ident, demo in state.demos.items():
+            result = state.results.get(ident)
+            if result is None:
+                cases.append(Case(suite=docname, name=ident, file=display_path(demo.code.source),
+                                  line=demo.lineno, status="error", kind="not-run",
+                                  message="the demo was not run in this build"))
+                continue
+            cases.extend(_variant_case(result, vr) for vr in result.variants)
+    return cases
+
+
+def _findings_for(result: DemoResult, name: str) -> list[Finding]:
+    return [f for f in result.findings if f.variant and name in f.variant.split(", ")]
+
+
+def _variant_case(result: DemoResult, vr: VariantResult) -> Case:
+    demo, name = result.demo, vr.variant.name
+    findings = _findings_for(result, name)
+    failing = [f for f in findings if f.failed]
+    base = Case(suite=demo.docname, name=f"{demo.ident}[{name}]", file=display_path(demo.code.source),
+                line=demo.lineno, status="passed", value=name, outcome=vr.verdict.text,
+                expected=demo.expected(name), seconds=vr.compiled.seconds + vr.eager.seconds,
+                output=vr.compiled.output)
+    if failing:
+        path, line = _split(failing[0].location)
+        status = "failed" if all(f.severity == "mismatch" for f in failing) else "error"
+        return replace(base, file=display_path(path), line=line, status=status,
+                       message="\n\n".join(f.message for f in failing), kind=failing[0].subtype)
+    skipped = [f for f in findings if f.severity == "missing"]
+    if skipped:  # not run (execute = "never" without a cached result)
+        return replace(base, status="skipped", message=skipped[0].message, kind=skipped[0].subtype)
+    if demo.expected(name) is None:
+        return replace(base, status="skipped", kind="missing-expectation",
+                       message=f"no recorded expectation for {name}; torch says: {vr.verdict.text}")
+    return replace(base, line=demo.expect_line)
+
+
+def write_junit(cases: list[Case], path: Path) -> None:
+    """The JUnit XML dialect that Jenkins, GitLab and the GitHub test-report actions read."""
+    root = ET.Element("testsuites", name="autocast-demo")
+    suites: dict[str, ET.Element] = {}
+    for case in cases:
+        suite = suites.get(case.suite)
+        if suite is None:
+            suite = suites[case.suite] = ET.SubElement(root, "testsuite", name=case.suite,
+                                                       file=case.file)
+        element = ET.SubElement(suite, "testcase", name=case.name, classname=case.suite,
+                                file=case.file, line=str(case.line), time=f"{case.seconds:.3f}")
+        first_line = case.message.splitlines()[0] if case.message else ""
+        if case.status == "failed":
+            ET.SubElement(element, "failure", message=first_line, type=case.kind).text = case.message
+        elif case.status == "error":
+            ET.SubElement(element, "error", message=first_line, type=case.kind).text = case.message
+        elif case.status == "skipped":
+            ET.SubElement(element, "skipped", message=first_line)
+        if case.output:
+            ET.SubElement(element, "system-out").text = case.output
+    for element in [root, *suites.values()]:
+        mine = [c for c in cases if element is root or c.suite == element.get("name")]
+        element.set("tests", str(len(mine)))
+        for status, attr in (("failed", "failures"), ("error", "errors"), ("skipped", "skipped")):
+            element.set(attr, str(sum(c.status == status for c in mine)))
+        element.set("time", f"{sum(c.seconds for c in mine):.3f}")
+    ET.indent(root)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def write_json(cases: list[Case], path: Path) -> None:
+    counts = {s: sum(c.status == s for c in cases) for s in ("passed", "failed", "error", "skipped")}
+    data = {
+        "format": 1,
+        "extension": __version__,
+        "torch": installed_torch(),
+        "summary": {"cases": len(cases), **counts},
+        "cases": [{"doc": c.suite, "name": c.name, "value": c.value, "file": c.file,
+                   "line": c.line, "status": c.status, "outcome": c.outcome,
+                   "expected": c.expected, "kind": c.kind, "message": c.message,
+                   "seconds": round(c.seconds, 4)} for c in cases],
+    }
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def _escape(text: str, prop: bool = False) -> str:
+    # The workflow-command escapes: a property also may not contain ':' or ','.
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
+
+
+def annotate(cases: list[Case]) -> None:
+    """GitHub Actions workflow commands: an annotation on the diff at each failing line."""
+    for case in cases:
+        if case.status not in ("failed", "error"):
+            continue
+        title = _escape(f"autocast-demo {case.kind}: {case.name}", prop=True)
+        sys.stdout.write(f"::error file={_escape(case.file, prop=True)},line={case.line},"
+                         f"title={title}::{_escape(case.message)}\n")
+    sys.stdout.flush()
