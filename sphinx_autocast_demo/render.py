@@ -20,6 +20,7 @@ MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "error": "
 def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """``doctree-resolved``: replace each placeholder with its demo's results."""
     state = all_docs(app.env).get(docname)
+    tabs = use_tabs(app)
     for node in list(doctree.findall(results_placeholder)):
         result = state.results.get(node["ident"]) if state else None
         if result is None:
@@ -27,12 +28,12 @@ def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
                                    classes=["autocast-demo-provenance"])
             node.replace_self(para)
         else:
-            node.replace_self(result_nodes(result))
+            node.replace_self(result_nodes(result, tabs))
 
 
-def result_nodes(result: DemoResult) -> list[nodes.Node]:
+def result_nodes(result: DemoResult, tabs: bool = False) -> list[nodes.Node]:
     out: list[nodes.Node] = [results_table(result)]
-    out.extend(printed(result))
+    out.extend(printed(result, tabs))
     out.append(provenance(result))
     failures = [f for f in result.findings if f.failed]
     if failures:
@@ -128,7 +129,7 @@ def results_table(result: DemoResult) -> nodes.table:
     return table
 
 
-def printed(result: DemoResult) -> list[nodes.Node]:
+def printed(result: DemoResult, tabs: bool = False) -> list[nodes.Node]:
     """The printed output (and short traceback) of each value's compiled run."""
     blocks: list[tuple[str, str]] = []
     for vr in result.variants:
@@ -142,6 +143,8 @@ def printed(result: DemoResult) -> list[nodes.Node]:
         return []
     if len({text for _, text in blocks}) == 1:
         blocks = [("every value", blocks[0][1])]
+    elif tabs:
+        return [tab_set(result.demo.ident, blocks)]
     out: list[nodes.Node] = []
     for name, text in blocks:
         box = nodes.container(classes=["autocast-demo-output"])
@@ -149,6 +152,36 @@ def printed(result: DemoResult) -> list[nodes.Node]:
         box += nodes.literal_block(text, text, language="none")
         out.append(box)
     return out
+
+
+def use_tabs(app: Sphinx) -> bool:
+    """sphinx-design is loaded and the output is HTML: its tabs have CSS and a sync script."""
+    return "sphinx_design" in app.extensions and app.builder.format == "html"
+
+
+def tab_set(ident: str, blocks: list[tuple[str, str]]) -> nodes.container:
+    """One sphinx-design tab per value, synchronised across the site by value name.
+
+    Built in sphinx-design's HTML form (input, label, content): its own post-transform, which
+    turns tab-item directives into that form, has already run when results are rendered.
+    """
+    from sphinx_design.tabs import sd_tab_input, sd_tab_label
+
+    outer = nodes.container(classes=["autocast-demo-output"])
+    outer += nodes.paragraph("", "", nodes.strong(text="Printed under each value:"))
+    box = nodes.container(classes=["sd-tab-set", "autocast-demo-tabs"])
+    outer += box
+    for index, (name, text) in enumerate(blocks):
+        item = f"autocast-demo-{ident}-tab-{index}"
+        box += sd_tab_input("", id=item, set_id=f"autocast-demo-{ident}-tabs", type="radio",
+                            checked=index == 0)
+        box += sd_tab_label("", name, input_id=item, classes=["sd-tab-label"],
+                            sync_group="autocast-demo-value", sync_id=name,
+                            aria_controls=f"{item}-content")
+        content = nodes.container(classes=["sd-tab-content"], ids=[f"{item}-content"])
+        content += nodes.literal_block(text, text, language="none")
+        box += content
+    return outer
 
 
 def provenance(result: DemoResult) -> nodes.paragraph:

@@ -1,0 +1,3 @@
+extensions = ["sphinx_autocast_demo", "sphinx_design"]
+exclude_patterns = ["_build"]
+project = "themes"
