@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import syntax
 from .model import Finding
 
 if TYPE_CHECKING:
-    from .model import DemoResult, VariantResult
+    from .model import DemoResult, RunRecord, VariantResult
+
+#: Prefix of the ``detail`` of runs refused because the build cannot run any demo (no torch,
+#: no worker): one error says so for the whole build, so these are not repeated per demo.
+ENGINE_NOT_RUN = "not run, no demo can run here: "
 
 _NOISE = (
     (re.compile(r"0x[0-9a-fA-F]{4,}"), "0x?"),  # object addresses
     (re.compile(r"\b\d+(\.\d+)?(e-?\d+)?\s?(ns|us|µs|ms|s|sec|seconds)\b"), "<time>"),
-    (re.compile(r"(?m)^\S+\.py:\d+: (\w+Warning): .*(\n[ \t]+.*)?$"), r"<\1>"),
+    # A warning's file and line, and its text (which may hold a time or a value), vary: keep
+    # its category. Warnings raised by the writer's own code name our ``<autocast-demo-N>``.
+    (re.compile(r"(?m)^(?:\S+\.py|<autocast-demo-\d+>):\d+: (\w+Warning): .*(\n[ \t]+.*)?$"),
+     r"<\1>"),
     (re.compile(r"[ \t]+$", re.M), ""),
 )
 
@@ -97,23 +106,29 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
     """A run that did not finish normally: located at the failing statement when possible."""
     for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager")):
         if run.status in ("skipped", "refused"):
+            engine = run.status == "refused" and run.detail.startswith(ENGINE_NOT_RUN)
             return Finding(
                 severity="missing" if run.status == "skipped" else "error",
-                subtype="not-run", variant=vr.variant.name, location=result.demo.location,
-                message=run.detail,
+                subtype="engine" if engine else "not-run", variant=vr.variant.name,
+                location=result.demo.location, message=run.detail,
             )
         if run.status == "timeout":
             return Finding(
                 severity="error", subtype="timeout", variant=vr.variant.name,
-                location=result.demo.location,
-                message=(f"the {label} run was {run.detail}; fix the loop or raise the "
-                         ":timeout: option (or autocast_demo_timeout)"),
+                location=_stopped_location(result, run),
+                message=(f"the {label} run did not finish: it was {run.detail}, with every "
+                         "process it started; look for a loop that never ends or a wait "
+                         "(a sleep, a read, input()) that nothing answers, or raise the "
+                         ":timeout: option (or autocast_demo_timeout)" + _tail(run.output)
+                         + _stopped_trace(result, run, "was")),
             )
         if run.status == "crashed":
             return Finding(
                 severity="error", subtype="crash", variant=vr.variant.name,
-                location=result.demo.location,
-                message=f"the {label} run died: {run.detail}" + _tail(run.output),
+                location=_stopped_location(result, run),
+                message=(f"the {label} run died: {run.detail}{_why(run.detail)}; the build "
+                         "went on without it" + _tail(run.output)
+                         + _stopped_trace(result, run, "crashed")),
             )
     if vr.compiled.status == "raised" and vr.compiled.error is not None:
         error = vr.compiled.error
@@ -121,7 +136,8 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
         return Finding(
             severity="error", subtype="snippet-error", variant=vr.variant.name,
             location=f"{source}:{line}",
-            message=f"the snippet raised {error.type}: {error.message}\n{result.traceback(error)}",
+            message=(f"the snippet raised {error.type}" + (f": {error.message}" if error.message else "")
+                     + f"\n{result.traceback(error)}"),
         )
     return None
 
@@ -136,11 +152,84 @@ def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
     return [Finding(
         severity="mismatch", subtype="output", variant=vr.variant.name,
         location=result.demo.location,
-        message=(f"value {vr.variant.name}: the printed output is not what the page records\n"
+        message=(f"value {vr.variant.name}: the printed output is not what the page records "
+                 "in :expect-output: (addresses, timings and warning locations aside); fix the "
+                 "code or update the record\n"
                  f"  recorded: {normalize_output(expected)!r}\n  printed:  {actual!r}"),
     )]
+
+
+def _stopped_location(result: DemoResult, run: RunRecord) -> str:
+    """The line a hung or crashed run was on (from its faulthandler dump), else the directive."""
+    if run.error is None or not run.error.frames:
+        return result.demo.location
+    source, line = result.where(run.error)
+    return f"{source}:{line}"
+
+
+def _stopped_trace(result: DemoResult, run: RunRecord, what: str) -> str:
+    if run.error is None or not run.error.frames:
+        return ""
+    trace = result.traceback(run.error).splitlines()[1:-1]  # frames only
+    return f"\n  where it {what}:\n" + "\n".join(trace)
+
+
+def _why(detail: str) -> str:
+    """What usually sends a signal to a snippet, so the writer knows where to look."""
+    for signal, why in _SIGNALS.items():
+        if detail.endswith(f"by {signal}"):
+            return f" ({why})"
+    return ""
+
+
+_SIGNALS = {
+    "SIGSEGV": "a segmentation fault: native code read memory it does not own",
+    "SIGABRT": "native code aborted, often a failed assertion in a C++ library",
+    "SIGKILL": "killed from outside, often by the kernel for using too much memory",
+    "SIGBUS": "a bus error: native code read memory it does not own",
+    "SIGFPE": "an arithmetic fault in native code",
+}
 
 
 def _tail(output: str) -> str:
     lines = [line for line in output.strip().splitlines() if line.strip()][-3:]
     return ("\n  last output: " + "\n  ".join(lines)) if lines else ""
+
+
+def engine_problem(error: str, confdir: str, config: str) -> tuple[str, str]:
+    """The one error of a build that can run no demo: what to do, and the conf.py line to see.
+
+    Said once for the whole build, before any demo runs, instead of once per demo.
+    """
+    never = ("or set autocast_demo_execute = 'never' (or AUTOCAST_DEMO_EXECUTE=never) to "
+             "render the pages from the result cache without running anything")
+    first = error.strip().splitlines()[0] if error.strip() else "the worker failed"
+    setting = "autocast_demo_"
+    if "torch is not installed" in first:
+        advice = (f"torch is not installed for {sys.executable}: install it there "
+                  f"(pip install 'torch>=2.9'), {never}")
+    elif "could not import torch" in first:
+        advice = (f"{first}; torch is installed but does not import (run python -c 'import "
+                  f"torch' to see why) and needs repairing, {never}")
+    elif "has no config" in first:
+        setting = "autocast_demo_config"
+        advice = (f"{first}: this torch cannot set {config} (backward_pass_autocast first "
+                  "shipped in torch 2.9): upgrade torch, correct autocast_demo_config, "
+                  f"{never}")
+    else:
+        advice = f"{error.strip()}\n{never[3:]}"
+    return f"autocast-demo: no demo can run: {advice}", _conf_line(confdir, setting)
+
+
+def _conf_line(confdir: str, setting: str) -> str:
+    """``conf.py:N`` where ``setting`` (or, failing that, the extension) is named."""
+    path = Path(confdir) / "conf.py"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return str(path)
+    for needle in (setting, "sphinx_autocast_demo"):
+        for number, line in enumerate(lines, 1):
+            if needle in line and not line.lstrip().startswith("#"):
+                return f"{path}:{number}"
+    return f"{path}:1"

@@ -80,7 +80,9 @@ class _Base(SphinxDirective):
 
     def code(self) -> Code:
         items = self.content.items
-        if items and items[0][1] == self.content_offset:  # docutils: absolute 0-based offsets
+        # Ask who parsed us: the offsets alone cannot tell (a MyST body right under its fence
+        # has content_offset 0, like its first item's offset).
+        if "myst_parser" not in type(self.state_machine).__module__:  # docutils: absolute, 0-based
             lines = tuple(offset + 1 for _source, offset in items)
         else:  # MyST: offsets count from the body, content_offset + 1 lines below the fence
             lines = tuple(self.lineno + self.content_offset + 1 + offset for _source, offset in items)
@@ -133,7 +135,10 @@ class AutocastDemo(_Base):
     def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
         value = self.options.get(name) or default
         if value not in choices:
-            raise _at(syntax.SyntaxProblem(f":{name}: {value!r}; choose one of {', '.join(choices)}"),
+            close = difflib.get_close_matches(value, choices, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            raise _at(syntax.SyntaxProblem(f":{name}: {value!r} is not known{hint}; choose one "
+                                           f"of {', '.join(choices)}"),
                       self.option_line(name))
         return value
 
@@ -148,16 +153,16 @@ class AutocastDemo(_Base):
             variants = syntax.parse_values(values_text, device, dtype,
                                            builtins=config == conf.config)
         except syntax.SyntaxProblem as exc:
-            raise _at(exc, self.option_line("values")) from None
+            raise _at(exc, self.option_line("values"), "values") from None
         names = tuple(v.name for v in variants)
         try:
             expect = syntax.parse_expect(self.options.get("expect", ""), names)
         except syntax.SyntaxProblem as exc:
-            raise _at(exc, self.option_line("expect")) from None
+            raise _at(exc, self.option_line("expect"), "expect") from None
         try:
             expect_output = syntax.parse_expect_output(self.options.get("expect-output", ""), names)
         except syntax.SyntaxProblem as exc:
-            raise _at(exc, self.option_line("expect-output")) from None
+            raise _at(exc, self.option_line("expect-output"), "expect-output") from None
         state = doc_state(self.env, self.env.docname)
         ident = self.options.get("name") or f"autocast-demo-{len(state.demos) + 1}"
         return Demo(
@@ -217,6 +222,8 @@ class AutocastDemoSetup(_Base):
         return [block]
 
 
-def _at(exc: syntax.SyntaxProblem, line: int) -> syntax.SyntaxProblem:
+def _at(exc: syntax.SyntaxProblem, line: int, option: str = "") -> syntax.SyntaxProblem:
+    if option:  # name the option: the writer sees the message away from the source
+        exc = syntax.SyntaxProblem(f":{option}: {exc}")
     exc.line = line  # type: ignore[attr-defined]
     return exc

@@ -13,7 +13,7 @@ from sphinx.util import logging
 from sphinx.util.display import status_iterator
 
 from . import __version__
-from .check import check
+from .check import ENGINE_NOT_RUN, check, engine_problem
 from .compare import compare_runs
 from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
 from .engine.pool import EngineError, Run, WorkerPool
@@ -148,8 +148,9 @@ class Executor:
                 raise EngineError(f"torch is {self.torch}")
             info = self.pool.ready()
         except EngineError as exc:
-            logger.error(f"autocast-demo: cannot run demos: {exc}", type=WARNING_TYPE, subtype="engine")
-            reason = f"not run: {exc}".splitlines()[0]
+            message, location = engine_problem(str(exc), str(self.app.confdir), self.conf.config)
+            logger.error(message, type=WARNING_TYPE, subtype="engine", location=location)
+            reason = (ENGINE_NOT_RUN + str(exc)).splitlines()[0]
             for item in pending:
                 done[item.demo.docname, item.demo.ident][item.variant.name] = skipped(
                     item.variant, reason, status="refused")

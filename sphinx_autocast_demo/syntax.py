@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import re
 from typing import Any
 
@@ -110,7 +111,14 @@ def parse_values(text: str, device: str, dtype: str, builtins: bool = True) -> t
         if eq:
             if not NAME_RE.match(name):
                 raise SyntaxProblem(f"{name!r} is not a value name; write name=<value>, e.g. fp16=[...]")
-            variants.append(Variant(name=name, value=literal(rest), source=rest.strip()))
+            try:
+                value = literal(rest)
+            except SyntaxProblem as exc:
+                raise SyntaxProblem(
+                    f"value {name}: {exc}; write a list of torch.amp.autocast kwargs dicts, "
+                    f'e.g. {name}=[{{"device_type": "{device}", "dtype": torch.float16}}]'
+                ) from None
+            variants.append(Variant(name=name, value=value, source=rest.strip()))
         elif builtins and name == "autocast":
             value, source = default_autocast(device, dtype)
             variants.append(Variant(name=name, value=value, source=source))
@@ -119,7 +127,8 @@ def parse_values(text: str, device: str, dtype: str, builtins: bool = True) -> t
         else:
             known = ", ".join(BUILTIN_VALUES) if builtins else "none for this config"
             raise SyntaxProblem(
-                f"unknown value {name!r}: use one of {known}, or name it, "
+                f"unknown value {name!r}{_did_you_mean(name, BUILTIN_VALUES if builtins else ())}: "
+                f"use one of {known}, or name it, "
                 f'e.g. fp16=[{{"device_type": "{device}", "dtype": torch.float16}}]'
             )
     names = [v.name for v in variants]
@@ -140,10 +149,12 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ..
             raise SyntaxProblem(f"{item!r}: write value: outcome, e.g. off: matches")
         name, outcome = match.group(1), " ".join(match.group(2).split())
         if name != "*" and name not in names:
-            raise SyntaxProblem(f"{name!r} is not a value of this demo (its values: {', '.join(names)})")
+            raise SyntaxProblem(f"{name!r} is not a value of this demo{_did_you_mean(name, names)} "
+                                f"(its values: {', '.join(names)})")
         if not OUTCOME_RE.match(outcome):
             raise SyntaxProblem(
-                f"{outcome!r} is not an outcome: write matches, differs or raises <ExceptionName>"
+                f"{outcome!r} is not an outcome{_did_you_mean(outcome, ('matches', 'differs'))}: "
+                "write matches, differs or raises <ExceptionName>"
             )
         pairs.append((name, outcome))
     return tuple(pairs)
@@ -164,6 +175,11 @@ def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[tuple[str, s
         elif line.strip():
             raise SyntaxProblem("expected output starts with a [value] line, e.g. [off]")
     return tuple((name, "\n".join(lines).strip()) for name, lines in blocks)
+
+
+def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def expect_text(pairs: list[tuple[str, str]]) -> str:

@@ -53,7 +53,7 @@ class ResultCache:
             raw = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return None
-        except OSError as exc:
+        except (OSError, UnicodeDecodeError) as exc:  # binary junk, e.g. a pickle: data only
             raise CorruptEntry(f"{path}: {exc}") from None
         try:
             data = json.loads(raw)
@@ -65,7 +65,7 @@ class ResultCache:
                 compiled=run_record_from_json(data["compiled"]),
                 eager=run_record_from_json(data["eager"]),
             )
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise CorruptEntry(f"{path}: {exc}") from None
 
     def put(self, key: str, entry: Entry) -> None:

@@ -7,6 +7,7 @@ touches torch. It must import nothing from Sphinx or docutils.
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import hashlib
 import json
 import os
@@ -187,9 +188,29 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+def watch(job: dict[str, Any]) -> None:
+    """Leave where the code is in ``stack_path`` if it crashes or runs close to its timeout.
+
+    The parent reads it only for a run that crashed or was stopped, to point the writer at the
+    line that hung or crashed. A separate file: the printed output stays the snippet's own.
+    """
+    if not job.get("stack_path"):
+        return
+    stack = open(job["stack_path"], "w", encoding="utf-8")  # noqa: SIM115 (open until exit)
+    _KEEP.append(stack)
+    faulthandler.enable(file=stack)
+    timeout = float(job.get("timeout") or 0.0)
+    if timeout > 0:
+        faulthandler.dump_traceback_later(max(timeout * 0.5, timeout - 1.0), file=stack)
+
+
+_KEEP: list[Any] = []  # faulthandler writes to the file's descriptor: keep it open
+
+
 def run_and_write(job: dict[str, Any]) -> None:
     """Child entry point: run, then write the record atomically where the parent looks."""
     os.chdir(job["cwd"])
+    watch(job)
     record = run_job(job)
     sys.stdout.flush()
     sys.stderr.flush()

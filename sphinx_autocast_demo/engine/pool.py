@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model import RunRecord, run_record_from_json
+from ..model import Frame, RunRecord, SnippetError, run_record_from_json
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -123,11 +124,13 @@ class WorkerPool:
             "output_path": stem + ".out",
             "data_path": stem + ".bin",
             "job_path": stem + ".job.json",
+            "stack_path": stem + ".stack",
         }
 
     def _request(self, run: Run) -> dict[str, Any]:
         paths = self._paths(run)
-        job = {**run.job, "result_path": paths["result_path"], "data_path": paths["data_path"]}
+        job = {**run.job, "result_path": paths["result_path"], "data_path": paths["data_path"],
+               "stack_path": paths["stack_path"], "timeout": run.timeout}
         if run.fresh:
             Path(paths["job_path"]).write_text(json.dumps(job), encoding="utf-8")
         return {
@@ -145,18 +148,20 @@ class WorkerPool:
         data = paths["data_path"].read_bytes() if paths["data_path"].exists() else b""
         offsets: dict[str, int | None] = {}
         if event["timed_out"]:
+            detail = f"stopped after its timeout of {run.timeout:g} s"
             record = RunRecord(
-                status="timeout", output=output, seconds=seconds,
-                detail=f"stopped after its timeout of {run.timeout:g} s",
+                status="timeout", output=output, seconds=seconds, detail=detail,
+                error=_stopped_at(paths["stack_path"], run.job, "Timeout", detail),
             )
         elif paths["result_path"].exists() and event["returncode"] == 0:
             raw = json.loads(paths["result_path"].read_text(encoding="utf-8"))
             offsets = {t["name"]: t.get("offset") for t in raw.get("tensors", ())}
             record = run_record_from_json({**raw, "output": output})
         else:
+            detail = _describe_exit(event["returncode"])
             record = RunRecord(
-                status="crashed", output=output, seconds=seconds,
-                detail=_describe_exit(event["returncode"]),
+                status="crashed", output=output, seconds=seconds, detail=detail,
+                error=_stopped_at(paths["stack_path"], run.job, "Crash", detail),
             )
         for path in paths.values():
             path.unlink(missing_ok=True)
@@ -192,6 +197,35 @@ def _read_text(path: Path) -> str:
         raw = f.read(MAX_OUTPUT + 1)
     text = raw[:MAX_OUTPUT].decode("utf-8", errors="replace")
     return text + ("\n[... output cut ...]\n" if len(raw) > MAX_OUTPUT else "")
+
+
+# A frame of the writer's code in a faulthandler dump (file names from job.CODE_FILE).
+_DUMPED_FRAME = re.compile(r'^\s*File "<autocast-demo-(\d+)>", line (\d+) in (.+)$')
+
+
+def _stopped_at(path: Path, job: dict[str, Any], kind: str, detail: str) -> SnippetError | None:
+    """Where the writer's code was when it hung or crashed, from the child's faulthandler dump.
+
+    Dumps list the most recent call first, one block per thread: the first block that shows
+    the writer's code is the thread that was running it.
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    texts = [*job.get("setup", ()), job.get("code", "")]
+    for block in re.split(r"\n(?=\S)", text):
+        frames = []
+        for line in block.splitlines():
+            match = _DUMPED_FRAME.match(line)
+            if match and int(match.group(1)) < len(texts):
+                part, lineno = int(match.group(1)), int(match.group(2))
+                lines = texts[part].splitlines()
+                code = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
+                frames.append(Frame(part, lineno, match.group(3).strip(), code))
+        if frames:
+            return SnippetError(type=kind, names=(), message=detail, frames=tuple(frames[::-1]))
+    return None
 
 
 def _describe_exit(returncode: int) -> str:
