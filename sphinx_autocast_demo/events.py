@@ -25,6 +25,7 @@ FINGERPRINT = "autocast_demo_fingerprint"
 # -j readers never share one); nothing here is pickled with the environment.
 _executors: WeakKeyDictionary[Sphinx, Executor] = WeakKeyDictionary()
 _checked: WeakKeyDictionary[Sphinx, tuple[list[DemoResult], list[Finding]]] = WeakKeyDictionary()
+_edited: WeakKeyDictionary[Sphinx, set[str]] = WeakKeyDictionary()
 
 
 def executor(app: Sphinx) -> Executor:
@@ -48,18 +49,41 @@ def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[s
              removed: set[str]) -> list[str]:
     """Re-read pages whose checks failed (so they fail again) and, after a torch upgrade, all."""
     docs = all_docs(env)
-    if getattr(env, FINGERPRINT, None) != fingerprint():
+    # Remember which sources really changed: before_read() starts the worker early for them.
+    _edited[app] = set(added) | set(changed)
+    if getattr(env, FINGERPRINT, None) != fingerprint() or executor(app).conf.execute == "force":
         return [d for d, s in docs.items() if s.demos and d not in removed]
     return [d for d, s in docs.items()
             if d not in removed and (s.failed or any(f for r in s.results.values() for f in r.findings))]
 
 
 def before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
-    # Start the worker now when a page we will read had demos: torch imports in parallel
-    # with reading. A page that gains its first demo starts it after reading instead.
+    """Start the worker now if reading will need it, so torch imports while Sphinx reads.
+
+    Re-read pages whose demos are all answered by the cache (a page re-read only to repeat its
+    warnings) need no worker; an edited page needs one if its source mentions a demo. A page
+    whose demos come from an included file is missed here and starts the worker after reading.
+    """
+    ex = executor(app)
     docs = all_docs(env)
-    if any(d in docs and docs[d].demos for d in docnames) or not env.all_docs:
-        executor(app).start()
+    edited = _edited.pop(app, set(docnames))
+    for docname in docnames:
+        state = docs.get(docname)
+        if docname in edited:
+            needed = _mentions_demo(env, docname)
+        else:
+            needed = state is not None and any(ex.needs_run(demo, state) for demo in state.demos.values())
+        if needed:
+            ex.start()
+            return
+
+
+def _mentions_demo(env: BuildEnvironment, docname: str) -> bool:
+    try:
+        with open(env.doc2path(docname), "rb") as f:
+            return b"autocast-demo" in f.read()
+    except OSError:
+        return True  # cannot tell: start early, the worse case is an unused worker
 
 
 def execute_all(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:

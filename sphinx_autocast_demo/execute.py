@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import platform
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,21 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 WARNING_TYPE = "autocast_demo"
+
+
+def cores() -> int:
+    """CPUs this process may use (a container or ``taskset`` may allow fewer than exist)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def pool_size(conf_jobs: int, parallel: int, available: int) -> int:
+    """Runs in flight: ``autocast_demo_jobs`` when set, else ``-j`` capped at the cores."""
+    if conf_jobs > 0:
+        return conf_jobs
+    return max(1, min(parallel or 1, available))
 
 
 def installed_torch() -> str:
@@ -62,14 +78,18 @@ class Executor:
         self.conf = conf
         root = Path(conf.cache_dir) if conf.cache_dir else Path(app.doctreedir) / "autocast_demo_cache"
         self.cache = ResultCache(root if root.is_absolute() else Path(app.confdir) / root)
+        # Read from metadata, never from the worker: the cache, the environment's fingerprint
+        # and the pages must all name the same version, and the build must not import torch.
         self.torch = installed_torch()
+        self.python = platform.python_version()
         self.pool: WorkerPool | None = None
         self.stats = Stats()
+        self.versions: dict[tuple[str, str], str] = {}  # demo -> torch of its cached results
 
     def start(self) -> None:
         """Start the worker early, so that torch imports while Sphinx reads the sources."""
         if self.pool is None and self.conf.execute != "never" and self.torch != "not installed":
-            jobs = self.conf.jobs or min(self.app.parallel or 1, os.cpu_count() or 1)
+            jobs = pool_size(self.conf.jobs, self.app.parallel, cores())
             self.pool = WorkerPool(jobs, env={"AUTOCAST_DEMO_CONFIG": self.conf.config})
 
     def close(self) -> None:
@@ -78,6 +98,10 @@ class Executor:
             self.pool = None
 
     def key(self, demo: Demo, codes: list[Code], variant: Variant) -> str:
+        # Everything that decides a result, and nothing that only decides its check (the
+        # expectations), its place (lines, names) or a failure (the timeout: failures are not
+        # stored). torch and Python versions live in the entry, so a version change is a miss
+        # in "auto" mode but still renders in "never" mode.
         return make_key({
             "extension": __version__,
             "code": [c.text for c in codes],
@@ -85,8 +109,28 @@ class Executor:
             "value": variant.value,
             "backend": demo.backend,
             "device": demo.device,
+            "dtype": demo.dtype,
             "tolerance": [demo.tolerance.grad, demo.tolerance.output],
         })
+
+    def needs_run(self, demo: Demo, state: DocState) -> bool:
+        """Whether ``demo`` would reach the worker (no usable cache entry for some variant)."""
+        if self.conf.execute == "never":
+            return False
+        if self.conf.execute == "force":
+            return True
+        codes = [s.code for s in state.setups_for(demo)] + [demo.code]
+        for variant in demo.variants:
+            try:
+                entry = self.cache.get(self.key(demo, codes, variant))
+            except CorruptEntry:
+                return True
+            if entry is None or not self.current(entry):
+                return True
+        return False
+
+    def current(self, entry: Entry) -> bool:
+        return entry.torch_version == self.torch and entry.python_version == self.python
 
     def run(self, todo: list[tuple[Demo, DocState]]) -> list[DemoResult]:
         pending: list[Pending] = []
@@ -111,7 +155,8 @@ class Executor:
                 demo=demo,
                 codes=codes_of[demo.docname, demo.ident],
                 variants=tuple(slot[v.name] for v in demo.variants),
-                torch_version=self.torch,
+                # "never" mode may render results of another torch: name that one.
+                torch_version=self.versions.get((demo.docname, demo.ident), self.torch),
             )
             results.append(check(result))
         return results
@@ -126,8 +171,10 @@ class Executor:
                            subtype="cache", location=demo.location)
             return None
         never = self.conf.execute == "never"
-        if entry is not None and (never or entry.torch_version == self.torch):
+        if entry is not None and (never or self.current(entry)):
             self.stats.cached += 1
+            if entry.torch_version != self.torch:
+                self.versions[demo.docname, demo.ident] = entry.torch_version
             return VariantResult(variant, entry.verdict, entry.compiled, entry.eager, cached=True)
         if never:
             return skipped(variant, "not run: autocast_demo_execute is 'never' and the cache "
@@ -165,7 +212,6 @@ class Executor:
                     item.variant, reason, status="refused" if refuse else "skipped")
             else:
                 runnable.append(item)
-        self.torch = info.get("torch", self.torch)
         runs, owners = [], {}
         for index, item in enumerate(runnable):
             for mode in ("compiled", "eager"):
@@ -197,7 +243,8 @@ class Executor:
         verdict = compare_runs(compiled.record, eager.record, (compiled.data, compiled.offsets),
                                (eager.data, eager.offsets), item.demo.tolerance)
         if verdict.outcome != "error":  # timeouts and crashes are always run again
-            self.cache.put(item.key, Entry(self.torch, verdict, compiled.record, eager.record))
+            self.cache.put(item.key, Entry(self.torch, verdict, compiled.record, eager.record,
+                                           python_version=self.python))
         return VariantResult(item.variant, verdict, compiled.record, eager.record)
 
     def job(self, demo: Demo, codes: tuple[Code, ...], variant: Variant, mode: str) -> dict[str, Any]:

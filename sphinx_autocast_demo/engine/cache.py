@@ -27,6 +27,7 @@ class Entry:
     verdict: Verdict
     compiled: RunRecord
     eager: RunRecord
+    python_version: str = ""
 
 
 class CorruptEntry(Exception):
@@ -64,6 +65,7 @@ class ResultCache:
                 verdict=verdict_from_json(data["verdict"]),
                 compiled=run_record_from_json(data["compiled"]),
                 eager=run_record_from_json(data["eager"]),
+                python_version=str(data.get("python_version", "")),
             )
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise CorruptEntry(f"{path}: {exc}") from None

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import json
 import os
 import selectors
@@ -52,14 +53,25 @@ def warm_up() -> dict[str, Any]:
         return {"error": f"torch {torch.__version__} cannot run these demos: {exc}",
                 "torch": torch.__version__}
 
-    def tiny(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-        return (x @ w).sum()
+    # Trace what demos trace (a module, a region that turns autocast off and upcasts, both
+    # autocast dtypes, a backward): dynamo and AOTAutograd import and initialise much lazily on
+    # first use, and a child that inherits it all compiles in ~0.15 s instead of ~0.25 s.
+    def region(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        with torch.autocast("cpu", enabled=False):
+            return (x.float() @ w.float()).sum() * 2
 
+    linear = torch.nn.Linear(2, 2)
     w = torch.ones(2, 2, requires_grad=True)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        out = torch.compile(tiny, backend="aot_eager")(torch.ones(2, 2), w)
-    out.backward()  # type: ignore[no-untyped-call]
-    torch._dynamo.reset()
+    for dtype in (torch.bfloat16, torch.float16):
+        with torch.autocast("cpu", dtype=dtype):
+            out = torch.compile(region, backend="aot_eager")(torch.ones(2, 2), w)
+            out = out + torch.compile(linear, backend="aot_eager")(torch.ones(2, 2)).sum()
+        out.backward()  # type: ignore[no-untyped-call]
+        torch._dynamo.reset()
+    # Children never free what they inherit: freezing it keeps their garbage collector from
+    # touching (and so copying) every page of the zygote; measured: forked runs twice as fast.
+    gc.collect()
+    gc.freeze()
     # NVML-based (PYTORCH_NVML_BASED_CUDA_CHECK): answers without initialising CUDA.
     return {"torch": torch.__version__, "python": sys.version.split()[0],
             "cuda": torch.cuda.is_available()}
