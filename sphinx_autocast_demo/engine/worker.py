@@ -66,7 +66,7 @@ def warm_up() -> dict[str, Any]:
         with torch.autocast("cpu", dtype=dtype):
             out = torch.compile(region, backend="aot_eager")(torch.ones(2, 2), w)
             out = out + torch.compile(linear, backend="aot_eager")(torch.ones(2, 2)).sum()
-        out.backward()  # type: ignore[no-untyped-call]
+        out.backward()
         torch._dynamo.reset()
     # Children never free what they inherit: freezing it keeps their garbage collector from
     # touching (and so copying) every page of the zygote; measured: forked runs twice as fast.
