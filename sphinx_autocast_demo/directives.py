@@ -15,7 +15,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from . import syntax
 from .config import BACKENDS, DEVICES, DTYPES, settings
-from .model import Code, Demo, Finding, Setup, Tolerance
+from .model import DEFAULT_CONFIG, Code, Demo, Finding, Setup, Tolerance
 from .state import doc_state
 
 if TYPE_CHECKING:
@@ -151,7 +151,7 @@ class AutocastDemo(_Base):
         values_text = self.options.get("values") or ",".join(conf.values)
         try:
             variants = syntax.parse_values(values_text, device, dtype,
-                                           builtins=config == conf.config)
+                                           builtins=config == DEFAULT_CONFIG)
         except syntax.SyntaxProblem as exc:
             raise _at(exc, self.option_line("values"), "values") from None
         names = tuple(v.name for v in variants)
