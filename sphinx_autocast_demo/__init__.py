@@ -32,6 +32,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_builder(builder.AutocastCheckBuilder)
     app.add_css_file("autocast_demo.css")
     app.connect("builder-inited", events.add_static_path)
+    app.setup_extension("sphinx_autocast_demo.summary")
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 1}
 

@@ -10,6 +10,7 @@ from .config import settings
 from .execute import Executor, installed_torch
 from .report import summarize, warn, write_timings
 from .state import all_docs
+from .summary import summary_docs
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -103,7 +104,8 @@ def execute_all(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
                     warn(finding)
     executor(app).close()
     _checked[app] = (results, problems)
-    return []
+    # Summary pages show every demo's result: re-write them whenever any result is new.
+    return sorted(summary_docs(env)) if results else []
 
 
 def finish(app: Sphinx, exc: Exception | None) -> None:

@@ -256,7 +256,8 @@ class Executor:
             "device": demo.device,
             "config": demo.config,
             "value": variant.value,
-            "cwd": os.path.dirname(demo.code.source) or ".",
+            # Absolute: an included file's source is relative to where sphinx-build was started.
+            "cwd": os.path.dirname(os.path.abspath(demo.code.source)),
         }
 
 

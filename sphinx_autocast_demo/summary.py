@@ -1,0 +1,211 @@
+"""``autocast-demo-summary``: every demo of the docs by every value, in one table.
+
+The table is built when its page is written, from the results the build itself just checked
+(the environment's :class:`~.state.DocState`), so it can never disagree with the demos' own
+tables. ``events.execute_all`` asks Sphinx to re-write the pages holding a summary whenever any
+demo was checked again, which is how the table follows changed results.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+
+from .render import MARK
+from .state import all_docs
+
+if TYPE_CHECKING:
+    from collections.abc import Set
+
+    from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
+
+    from .model import DemoResult, VariantResult
+
+SUMMARIES = "autocast_demo_summaries"  # docnames that hold a summary
+TITLES = "autocast_demo_titles"  # docname -> {demo ident: the title a reader sees above it}
+
+
+class summary_placeholder(nodes.General, nodes.Element):
+    """Replaced by the matrix when its page is written."""
+
+
+class AutocastDemoSummary(SphinxDirective):
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        summary_docs(self.env).add(self.env.docname)
+        node = summary_placeholder()
+        self.set_source_info(node)
+        return [node]
+
+
+def summary_docs(env: BuildEnvironment) -> set[str]:
+    if not hasattr(env, SUMMARIES):
+        setattr(env, SUMMARIES, set())
+    docs: set[str] = getattr(env, SUMMARIES)
+    return docs
+
+
+def _titles(env: BuildEnvironment) -> dict[str, dict[str, str]]:
+    if not hasattr(env, TITLES):
+        setattr(env, TITLES, {})
+    titles: dict[str, dict[str, str]] = getattr(env, TITLES)
+    return titles
+
+
+def record_titles(app: Sphinx, doctree: nodes.document) -> None:
+    """``doctree-read``: remember each demo's caption, or the title of its section."""
+    found: dict[str, str] = {}
+    for box in doctree.findall(nodes.container):
+        if "autocast-demo" not in box["classes"] or not box["ids"]:
+            continue
+        caption = next(iter(box.findall(nodes.caption)), None)
+        parent: nodes.Element | None = box.parent
+        while parent is not None and not isinstance(parent, nodes.section):
+            parent = parent.parent
+        if caption is not None:
+            found[box["ids"][0]] = caption.astext()
+        elif parent is not None and isinstance(parent[0], nodes.title):
+            found[box["ids"][0]] = parent[0].astext()
+    _titles(app.env)[app.env.docname] = found
+
+
+def purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+    summary_docs(env).discard(docname)
+    _titles(env).pop(docname, None)
+
+
+def merge(app: Sphinx, env: BuildEnvironment, docnames: Set[str], other: BuildEnvironment) -> None:
+    summary_docs(env).update(d for d in summary_docs(other) if d in docnames)
+    theirs = _titles(other)
+    _titles(env).update({d: theirs[d] for d in docnames if d in theirs})
+
+
+def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """``doctree-resolved``: fill each placeholder with the matrix as it stands now."""
+    for node in list(doctree.findall(summary_placeholder)):
+        node.replace_self(matrix(app, docname))
+
+
+def _reading_order(env: BuildEnvironment) -> list[str]:
+    """Documents in the order a reader meets them in the toctree, then any others."""
+    order: list[str] = []
+    stack = [env.config.root_doc]
+    while stack:
+        doc = stack.pop()
+        if doc in order:
+            continue
+        order.append(doc)
+        stack.extend(reversed(env.toctree_includes.get(doc, [])))
+    return order + sorted(set(all_docs(env)) - set(order))
+
+
+def _cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.entry:
+    entry = nodes.entry(classes=classes or [])
+    entry += content if isinstance(content, nodes.Node) else nodes.paragraph(text=content)
+    return entry
+
+
+def _verdict(vr: VariantResult | None) -> tuple[str, list[str]]:
+    if vr is None:
+        return "", ["autocast-demo-absent"]
+    outcome = vr.verdict.outcome
+    text = {"matches": "matches", "differs": "differs", "raises": f"raises {vr.verdict.exception}",
+            "error": "not checked"}[outcome]
+    return f"{MARK[outcome]} {text}", [f"autocast-demo-{outcome}"]
+
+
+def _record(result: DemoResult) -> tuple[str, list[str]]:
+    broken = [f for f in result.findings if f.failed]
+    if broken:
+        return f"{MARK['differs']} no longer true", ["autocast-demo-stale-cell"]
+    if not result.demo.expect:
+        return "not recorded", ["autocast-demo-unrecorded"]
+    return f"{MARK['matches']} holds", ["autocast-demo-holds"]
+
+
+def matrix(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
+    env = app.env
+    docs = all_docs(env)
+    rows: list[tuple[str, str, DemoResult | None]] = []  # (docname, ident, result)
+    for docname in _reading_order(env):
+        state = docs.get(docname)
+        if state is not None:
+            rows.extend((docname, ident, state.results.get(ident)) for ident in state.demos)
+    values: list[str] = []
+    for docname, ident, _ in rows:
+        for variant in docs[docname].demos[ident].variants:
+            if variant.name not in values:
+                values.append(variant.name)
+    checked = [vr for _, _, r in rows if r is not None for vr in r.variants]
+    matching = sum(vr.verdict.outcome == "matches" for vr in checked)
+    lead = nodes.paragraph(
+        text=(f"{len(rows)} demos on {len({d for d, _, _ in rows})} pages, "
+              f"{len(checked)} (demo, value) pairs checked: compiled equals eager in {matching}."),
+        classes=["autocast-demo-provenance"],
+    )
+    box = nodes.container(classes=["autocast-demo", "autocast-demo-summary"])
+    box += lead
+    if not rows:
+        box += nodes.paragraph(text="The documentation has no demos yet.")
+        return [box]
+
+    table = nodes.table(classes=["autocast-demo-results", "autocast-demo-matrix"])
+    group = nodes.tgroup(cols=len(values) + 2)
+    table += group
+    for width in (28, *(max(10, len(v)) for v in values), 16):
+        group += nodes.colspec(colwidth=width)
+    head = nodes.thead()
+    header = nodes.row()
+    for text in ("demo", *values, "page records"):
+        header += _cell(text)
+    head += header
+    group += head
+    body = nodes.tbody()
+    page = None
+    for docname, ident, result in rows:
+        if docname != page:  # one heading row per page keeps the table narrow
+            page = docname
+            heading = nodes.row(classes=["autocast-demo-matrix-page"])
+            title = env.titles[docname].astext() if docname in env.titles else docname
+            uri = app.builder.get_relative_uri(fromdocname, docname)
+            link = nodes.reference("", "", nodes.Text(title), refuri=uri, internal=True)
+            entry = _cell(nodes.paragraph("", "", nodes.strong("", "", link)))
+            entry["morecols"] = len(values) + 1
+            heading += entry
+            body += heading
+        body += _demo_row(app, fromdocname, docname, ident, result, values)
+    group += body
+    box += table
+    return [box]
+
+
+def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
+              result: DemoResult | None, values: list[str]) -> nodes.row:
+    row = nodes.row(ids=[f"summary-{docname.replace('/', '-')}-{ident}"])
+    title = _titles(app.env).get(docname, {}).get(ident, ident)
+    uri = app.builder.get_relative_uri(fromdocname, docname) + "#" + ident
+    link = nodes.reference("", "", nodes.Text(title), refuri=uri, internal=True)
+    row += _cell(nodes.paragraph("", "", link), ["autocast-demo-label"])
+    by_name: dict[str, Any] = {vr.variant.name: vr for vr in result.variants} if result else {}
+    names = {v.name for v in all_docs(app.env)[docname].demos[ident].variants}
+    for value in values:
+        if result is None and value in names:
+            row += _cell(f"{MARK['error']} not run", ["autocast-demo-error"])
+        else:
+            row += _cell(*_verdict(by_name.get(value)))
+    row += _cell(*_record(result)) if result else _cell("not run", ["autocast-demo-unrecorded"])
+    return row
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_node(summary_placeholder)
+    app.add_directive("autocast-demo-summary", AutocastDemoSummary)
+    app.connect("doctree-read", record_titles)
+    app.connect("env-purge-doc", purge)
+    app.connect("env-merge-info", merge)
+    app.connect("doctree-resolved", resolve)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
