@@ -1,6 +1,31 @@
+"""The project's own documentation, built with the extension itself: every demo is checked."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "_ext"))
+
 project = "sphinx-autocast-demo"
 author = "sphinx-autocast-demo developers"
-extensions = ["sphinx_autocast_demo", "myst_parser"]
-exclude_patterns = ["_build"]
+copyright = "2026, sphinx-autocast-demo developers"
+extensions = ["sphinx_autocast_demo", "myst_parser", "autocast_reference"]
+exclude_patterns = ["_build", "examples"]
+root_doc = "index"
+
 html_theme = "pydata_sphinx_theme"
 html_title = "sphinx-autocast-demo"
+html_theme_options = {
+    # Light, dark, or follow the system: the switcher sits in the header.
+    "navbar_end": ["theme-switcher", "navbar-icon-links"],
+    "show_toc_level": 2,
+    "secondary_sidebar_items": {"**": ["page-toc"], "matrix": []},
+}
+html_context = {"default_mode": "auto"}
+html_sidebars = {"**": []}  # the pages are short: give the tables the width
+html_static_path = ["_static"]
+html_css_files = ["docs.css"]
+
+# Two cores on CI and on the development machines: run two demos at once.
+autocast_demo_jobs = 2

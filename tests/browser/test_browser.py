@@ -1,0 +1,215 @@
+"""The built docs in a real browser: headless Chromium, light and dark, wide and narrow.
+
+Opens the pages of an already built site (``docs/_build/html``, or ``AUTOCAST_DEMO_DOCS_HTML``)
+through a local HTTP server and checks what a reader sees: every results table is visible,
+fits the screen or scrolls inside its own box (nothing cut off), shows the measured verdicts,
+and keeps readable colours in both themes. Screenshots go to ``docs/_build/screenshots/``.
+
+Needs Debian's ``chromium`` (``/usr/bin/chromium``, or ``AUTOCAST_DEMO_CHROMIUM``) and the
+``playwright`` Python package; no browser is downloaded. Without them, or without a built site,
+the tests skip, unless ``AUTOCAST_DEMO_BROWSER=1`` (set by ``.ci/run``) makes that a failure.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HTML = Path(os.environ.get("AUTOCAST_DEMO_DOCS_HTML", ROOT / "docs" / "_build" / "html"))
+SHOTS = ROOT / "docs" / "_build" / "screenshots"
+CHROMIUM = os.environ.get("AUTOCAST_DEMO_CHROMIUM", "/usr/bin/chromium")
+REQUIRED = os.environ.get("AUTOCAST_DEMO_BROWSER") == "1"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]
+WIDE, NARROW = {"width": 1280, "height": 900}, {"width": 390, "height": 844}
+PAGES = ("index", "behaviour", "upstream", "matrix", "guide", "myst")
+MODES = ("light", "dark")
+
+
+def _missing() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install playwright)"
+    if not (HTML / "behaviour.html").exists():
+        return f"no built docs in {HTML}: build them first (python -m sphinx -b html docs docs/_build/html)"
+    return None
+
+
+@pytest.fixture(scope="module")
+def site():
+    why = _missing()
+    if why:
+        if REQUIRED:
+            pytest.fail(why)
+        pytest.skip(why)
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+def open_page(browser, site: str, name: str, mode: str, viewport: dict[str, int]):
+    """A page in ``mode``, chosen the way a reader does (the theme's saved choice)."""
+    context = browser.new_context(viewport=viewport, color_scheme=mode)
+    context.add_init_script(
+        f"localStorage.setItem('mode', '{mode}'); localStorage.setItem('theme', '{mode}');")
+    page = context.new_page()
+    goto(page, site, name, mode)
+    return page
+
+
+def goto(page, site: str, name: str, mode: str) -> None:
+    page.goto(f"{site}/{name}.html")
+    page.wait_for_load_state("load")
+    assert page.evaluate("document.documentElement.dataset.theme") == mode
+
+
+# Every results table of the page, measured where a reader would see it: after scrolling it
+# into view, is it displayed, on top (not under the sticky header or anything else), inside
+# the screen horizontally, and can its last column be scrolled into its own box?
+MEASURE = """
+() => Array.from(document.querySelectorAll('table.autocast-demo-results')).map((table, index) => {
+  table.scrollIntoView({block: 'center'});
+  const r = table.getBoundingClientRect();
+  const style = getComputedStyle(table);
+  const cx = r.left + Math.min(r.width, document.documentElement.clientWidth) / 2;
+  const cy = r.top + Math.min(r.height, window.innerHeight) / 2;
+  const hit = document.elementFromPoint(Math.max(0, cx), Math.max(0, Math.min(cy, window.innerHeight - 1)));
+  const scroller = table.closest('.pst-scrollable-table-container') || table;
+  const box = table.scrollWidth > table.clientWidth + 1 ? table : scroller;
+  box.scrollLeft = box.scrollWidth;
+  const cells = table.querySelectorAll('thead tr > *');
+  const last = cells[cells.length - 1].getBoundingClientRect();
+  const b = box.getBoundingClientRect();
+  const result = {
+    index, left: r.left, right: r.right, width: r.width, height: r.height,
+    viewport: document.documentElement.clientWidth,
+    shown: style.display !== 'none' && style.visibility !== 'hidden' && Number(style.opacity) > 0,
+    onTop: hit !== null && table.contains(hit),
+    wider: box.scrollWidth > box.clientWidth + 1,
+    scrolls: ['auto', 'scroll'].includes(getComputedStyle(box).overflowX),
+    lastInside: last.right <= b.right + 1 && last.left >= b.left - 1,
+  };
+  box.scrollLeft = 0;
+  return result;
+})
+"""
+
+
+@pytest.mark.parametrize("viewport", [WIDE, NARROW], ids=["wide", "narrow"])
+@pytest.mark.parametrize("mode", MODES)
+def test_every_results_table_is_visible_and_not_cut_off(browser, site, mode, viewport):
+    page = open_page(browser, site, "index", mode, viewport)
+    for name in PAGES:
+        goto(page, site, name, mode)
+        tables = page.evaluate(MEASURE)
+        assert tables, name
+        for m in tables:
+            where = (name, mode, viewport["width"], m)
+            assert m["shown"] and m["onTop"] and m["width"] > 50 and m["height"] > 20, where
+            # Inside the screen horizontally: a wider table scrolls within its own box.
+            assert m["left"] >= -1 and m["right"] <= m["viewport"] + 1, where
+            assert m["scrolls"] or not m["wider"], where
+            assert m["lastInside"], where
+    page.context.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_tables_show_the_measured_verdicts(browser, site, mode):
+    from test_docs import EXPECTED
+
+    page = open_page(browser, site, "index", mode, WIDE)
+    for name in dict.fromkeys(name for name, _ in EXPECTED):
+        goto(page, site, name, mode)
+        shown = page.evaluate("""() => Object.fromEntries(
+            Array.from(document.querySelectorAll('div.autocast-demo[id]')).map(box => {
+              const row = Array.from(box.querySelectorAll('table.autocast-demo-results tr'))
+                .find(tr => tr.innerText.trim().startsWith('compiled vs eager'));
+              return [box.id, Array.from(row.querySelectorAll('td')).slice(1)
+                .map(td => td.innerText.split(/\\s+/).join(' ').trim())];
+            }))""")
+        for (page_name, ident), expected in EXPECTED.items():
+            if page_name != name:
+                continue
+            cells = shown[ident]
+            assert len(cells) == len(expected), (ident, cells)
+            for cell, start in zip(cells, expected, strict=True):
+                assert cell.startswith(start), (ident, cells)
+    page.context.close()
+
+
+def luminance(css: str) -> float:
+    """Relative luminance (0 black .. 1 white) of an ``rgb(...)`` / ``rgba(...)`` colour."""
+    parts = [float(v) for v in css[css.index("(") + 1 : css.index(")")].split(",")[:3]]
+
+    def channel(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = map(channel, parts)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: str, b: str) -> float:
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_verdict_colours_are_readable_in_both_themes(browser, site, mode):
+    page = open_page(browser, site, "behaviour", mode, WIDE)
+    body_bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert (luminance(body_bg) < 0.2) == (mode == "dark"), body_bg
+    for kind in ("matches", "differs", "raises"):
+        cell = page.locator(f"td.autocast-demo-{kind}").first
+        fg, bg = cell.evaluate("e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]")
+        assert contrast(fg, bg) >= 4.5, (mode, kind, fg, bg)  # WCAG AA for normal text
+        assert (luminance(bg) < 0.2) == (mode == "dark"), (mode, kind, bg)
+    page.context.close()
+
+
+def test_screenshots(browser, site):
+    """Light and dark, wide and narrow, of the behaviour and matrix pages (for a person to look at)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for mode in MODES:
+        page = open_page(browser, site, "behaviour", mode, WIDE)
+        page.locator("#backward-outside").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / f"behaviour-{mode}.png"), full_page=True)
+        page.locator("#backward-outside").screenshot(path=str(SHOTS / f"demo-{mode}.png"))
+        page.context.close()
+        page = open_page(browser, site, "behaviour", mode, NARROW)
+        page.locator("#backward-elsewhere").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / f"behaviour-narrow-{mode}.png"))
+        page.context.close()
+        page = open_page(browser, site, "matrix", mode, WIDE)
+        page.screenshot(path=str(SHOTS / f"matrix-{mode}.png"), full_page=True)
+        page.context.close()
+    for shot in ("behaviour-light", "behaviour-dark", "behaviour-narrow-dark", "matrix-dark"):
+        assert (SHOTS / f"{shot}.png").stat().st_size > 10_000, shot

@@ -1,0 +1,225 @@
+"""The project's own docs, built once as CI builds them (``-W``), then checked page by page.
+
+The expected verdicts below come from the measured facts (``shared/seed/README.md``), not
+from the pages' own ``:expect:`` lines, so a page whose records and results drift together
+still fails here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from conftest import sphinx_build, verdicts
+
+from sphinx_autocast_demo import config, directives
+
+DOCS = Path(__file__).parent.parent / "docs"
+M, D = "\u2713 matches", "\u2717 differs"
+
+
+def R(name: str) -> str:
+    return f"\u26a0 raises {name}"
+
+
+#: (page, demo) -> the start of each cell of its "compiled vs eager" row, value by value.
+EXPECTED: dict[tuple[str, str], list[str]] = {
+    ("index", "teaser"): [D, M, D],
+    ("behaviour", "backward-inside"): [M, D, M],
+    ("behaviour", "backward-outside"): [D, M, D],
+    ("behaviour", "backward-elsewhere"): [D, D, D, M],  # ..., fp16
+    ("behaviour", "fp16-overflow"): [D, M, D],
+    ("behaviour", "patch-one-region"): [M, M, M],
+    ("behaviour", "no-recompile"): [D, D, D],
+    ("behaviour", "no-forward-autocast-aot-eager"): [M, M, M],
+    ("behaviour", "no-forward-autocast-inductor"): [D, D, M],
+    ("behaviour", "current-default"): [M],
+    ("behaviour", "invalid-values"): [M, M, R("BackendCompilerFailed"), R("BackendCompilerFailed")],
+    ("upstream", "upstream-ellipsis"): [R("ValueError")],
+    ("upstream", "upstream-undefined-region"): [R("NameError")],
+    ("upstream", "upstream-undefined-z"): [R("NameError")],
+    ("upstream", "upstream-off"): [R("ValueError")],
+    ("upstream", "upstream-kwargs-dict"): [R("BackendCompilerFailed"), M],
+    ("upstream", "upstream-patch"): [R("SyntaxError")],
+    ("upstream", "upstream-bare-import"): [M],
+    ("upstream", "upstream-device-keyword"): [R("TypeError")],
+    ("guide", "first-demo"): [D, M, D],
+    ("myst", "myst-backward-inside"): [M, D, M],
+}
+PAGES = ("index", "behaviour", "upstream", "matrix", "guide", "myst", "reference")
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    out = tmp_path_factory.mktemp("docs") / "html"
+    return sphinx_build(DOCS, out, "-W", "--keep-going")
+
+
+def page(build, name: str) -> BeautifulSoup:
+    return build.html(name)
+
+
+def demos_in(soup: BeautifulSoup) -> list[str]:
+    return [box["id"] for box in soup.select("div.autocast-demo[id]")]
+
+
+def printed(soup: BeautifulSoup, ident: str) -> dict[str, str]:
+    """``Printed under <value>:`` blocks of one demo -> their text."""
+    box = soup.find(id=ident)
+    found = {}
+    for out in box.select("div.autocast-demo-output"):
+        label = out.find("strong").get_text().removeprefix("Printed under ").rstrip(":")
+        found[label] = out.find("pre").get_text().strip()
+    return found
+
+
+def test_docs_build_with_W_and_no_warning(build):
+    assert build.returncode == 0, build.stderr[-3000:]
+    assert "WARNING" not in build.stderr and "ERROR" not in build.stderr, build.stderr
+    for name in PAGES:
+        assert (build.out / f"{name}.html").exists(), name
+
+
+def test_every_demo_gives_the_measured_verdicts(build):
+    seen = {(name, ident) for name in PAGES for ident in demos_in(page(build, name))}
+    assert seen == set(EXPECTED), "a demo was added or removed: add it to EXPECTED"
+    for (name, ident), expected in EXPECTED.items():
+        cells = verdicts(page(build, name), ident)
+        assert len(cells) == len(expected), (ident, cells)
+        for cell, start in zip(cells, expected, strict=True):
+            assert cell.startswith(start), (ident, cells)
+        # Each record the page makes holds (none is stale).
+        assert "no longer true" not in page(build, name).find(id=ident).get_text()
+
+
+def test_the_numbers_the_text_quotes(build):
+    behaviour = page(build, "behaviour")
+    assert printed(behaviour, "fp16-overflow") == {
+        "same_as_forward": "inf", "off": "65536.0", "fp16": "inf"}
+    assert printed(behaviour, "no-recompile") == {"every value": "True False"}
+    assert printed(behaviour, "current-default") == {"every value": "same_as_forward"}
+    patch = printed(behaviour, "patch-one-region")
+    assert patch["same_as_forward"] == "same_as_forward" and patch["off"] == "off"
+    # The bf16 rounding the text talks about (seed: ~8e-2 for 64x64 randn).
+    cell = verdicts(behaviour, "backward-outside")[0]
+    assert 1e-2 < float(re.search(r"max \|\u0394\| ([0-9.e+-]+)", cell).group(1)) < 1.0
+    # Only inductor's forward output differs from eager (~1e-4), within the output tolerance.
+    inductor = verdicts(behaviour, "no-forward-autocast-inductor")[2]
+    assert 1e-6 < float(re.search(r"max \|\u0394\| ([0-9.e+-]+)", inductor).group(1)) < 1e-3
+
+
+def test_upstream_snippets_render_the_error_each_gives(build):
+    upstream = page(build, "upstream")
+    errors = {
+        "upstream-ellipsis": "ValueError: Expected `device_type` of type `str`",
+        "upstream-undefined-region": "NameError: name 'region' is not defined",
+        "upstream-undefined-z": "NameError: name 'z' is not defined",
+        "upstream-off": "ValueError: Expected `device_type` of type `str`",
+        "upstream-patch": "SyntaxError",
+        "upstream-device-keyword":
+            "TypeError: autocast.__init__() got an unexpected keyword argument 'device'",
+        "upstream-kwargs-dict": "BackendCompilerFailed",
+    }
+    for ident, text in errors.items():
+        shown = " ".join(printed(upstream, ident).values())
+        assert text in shown, (ident, shown)
+    bare = printed(upstream, "upstream-bare-import")
+    assert bare == {"every value": "AttributeError: module 'torch._functorch' has no attribute 'config'"}
+
+
+def test_every_python_block_on_the_behaviour_pages_is_a_checked_demo(build):
+    for name in ("behaviour", "upstream", "myst"):
+        for block in page(build, name).select("div.highlight-python"):
+            demo = block.find_parent("div", class_="autocast-demo")
+            setup = "autocast-demo-setup" in block.get("class", [])
+            assert demo is not None or setup, (name, block.get_text()[:80])
+
+
+def test_the_matrix_has_every_demo_and_agrees_with_each_table(build):
+    matrix = page(build, "matrix")
+    table = matrix.select_one("table.autocast-demo-matrix")
+    header = [th.get_text(strip=True) for th in table.select("thead th")]
+    assert header[0] == "demo" and header[-1] == "page records"
+    values = header[1:-1]
+    assert {"same_as_forward", "off", "autocast", "fp16", "bad"} <= set(values)
+    headings = table.select("tbody tr.autocast-demo-matrix-page")
+    assert [tr.find("a")["href"] for tr in headings] == [
+        f"{name}.html" for name in ("index", "behaviour", "upstream", "guide", "myst")]
+    rows = [tr for tr in table.select("tbody tr") if tr not in headings]
+    assert len(rows) == len(EXPECTED)
+    linked = []
+    for row in rows:
+        href = row.find("a")["href"]
+        target, _, ident = href.partition("#")
+        name = target.removesuffix(".html")
+        assert page(build, name).find(id=ident) is not None, href  # the link lands on the demo
+        linked.append((name, ident))
+        cells = [td.get_text(" ", strip=True) for td in row.select("td")[1:-1]]
+        assert len(cells) == len(values)
+        filled = [c for c in cells if c]
+        own = verdicts(page(build, name), ident)
+        assert [c.split()[0] for c in filled] == [c.split()[0] for c in own], (ident, filled, own)
+        assert row.select("td")[-1].get_text(strip=True) == "\u2713 holds"
+    assert sorted(linked) == sorted(EXPECTED)
+    # Rows follow the reading order (toctree), demos in page order.
+    assert [n for n, _ in linked] == sorted((n for n, _ in linked), key=[
+        "index", "behaviour", "upstream", "guide", "myst"].index)
+    # Demos that share a section are told apart by their captions.
+    titles = [row.find("a").get_text() for row in rows]
+    assert len(set(titles)) == len(titles), titles
+    # The lead sentence counts what the table shows.
+    matching = sum(c.startswith(M) for cells in EXPECTED.values() for c in cells)
+    assert f"compiled equals eager in {matching}." in matrix.get_text(" ", strip=True)
+
+
+def test_reference_tables_list_every_option_with_type_and_default(build):
+    reference = page(build, "reference")
+    tables = reference.select("table.autocast-demo-reference")
+    demo_rows, setup_rows, conf_rows = (
+        [[c.get_text(" ", strip=True) for c in tr.select("td")] for tr in t.select("tbody tr")]
+        for t in (tables[0], tables[1], tables[2])
+    )
+    assert [r[0] for r in demo_rows] == [f":{o}:" for o in directives.AutocastDemo.known]
+    assert [r[0] for r in setup_rows] == [f":{o}:" for o in directives.AutocastDemoSetup.known]
+    assert [r[0] for r in conf_rows] == [config.PREFIX + o.name for o in config.OPTIONS]
+    for row, option in zip(conf_rows, config.OPTIONS, strict=True):
+        assert row[1] == " or ".join(t.__name__ for t in option.types)
+        assert row[2] == repr(option.default)
+    assert all("?" not in r[1:] for r in demo_rows + setup_rows)
+    assert "autocast-demo-summary takes no options." in reference.get_text()
+
+
+def test_reference_descriptions_follow_the_code(monkeypatch):
+    path = DOCS / "_ext" / "autocast_reference.py"
+    spec = importlib.util.spec_from_file_location("autocast_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["autocast_reference"] = module
+    spec.loader.exec_module(module)
+    assert all(module.drift(d) == [] for d in module.CLASSES)
+    # A new option without a description is caught (and is a warning, so -W fails the docs).
+    monkeypatch.setattr(directives.AutocastDemo, "known", (*directives.AutocastDemo.known, "seed"))
+    assert module.drift("autocast-demo") == [":seed: is an option of autocast-demo but is not described"]
+
+
+def test_guide_shows_the_real_sources(build):
+    guide = page(build, "guide")
+    text = guide.get_text()
+    assert (DOCS / "examples" / "failing" / "output.txt").read_text().splitlines()[1] in text
+    assert ":name: myst-backward-inside" in text  # the MyST page's own source
+    for heading in ("Install", "Add the extension", "Write a demo in reST", "Write a demo in MyST Markdown",
+                    "Record expectations", "Setup code", "Running in CI", "Reading a failure",
+                    "Troubleshooting"):
+        assert any(heading in h2.get_text() for h2 in guide.select("h2")), heading
+
+
+def test_theme_has_dark_mode_and_our_css(build):
+    html = (build.out / "behaviour.html").read_text(encoding="utf-8")
+    assert "pydata-sphinx-theme" in html or "pydata_sphinx_theme" in html
+    assert "theme-switch" in html  # light / dark / auto button
+    assert "_static/autocast_demo.css" in html
+    css = (build.out / "_static" / "autocast_demo.css").read_text(encoding="utf-8")
+    assert 'html[data-theme="dark"]' in css and "overflow-x: auto" in css
