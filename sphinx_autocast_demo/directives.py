@@ -95,6 +95,22 @@ class _Base(SphinxDirective):
             stripped = line.strip()
             if stripped.startswith((f":{name}:", f"{name}:")):
                 return self.lineno + index
+        if name in self.options:  # myst-parser < 5 leaves the options out of block_text
+            return self._option_line_in_source(name)
+        return self.lineno
+
+    def _option_line_in_source(self, name: str) -> int:
+        source = self.get_source_info()[0]
+        body = self.code().lines
+        try:
+            with open(source, encoding="utf-8") as f:
+                lines = f.read().split("\n")
+        except OSError:
+            return self.lineno
+        end = body[0] - 1 if body else min(len(lines), self.lineno + 50)
+        for index in range(self.lineno, end):  # the lines between the fence and the body
+            if lines[index].strip().startswith((f":{name}:", f"{name}:")):
+                return index + 1
         return self.lineno
 
 
