@@ -201,7 +201,9 @@ def watch(job: dict[str, Any]) -> None:
     faulthandler.enable(file=stack)
     timeout = float(job.get("timeout") or 0.0)
     if timeout > 0:
-        faulthandler.dump_traceback_later(max(timeout * 0.5, timeout - 1.0), file=stack)
+        # Again and again, so that the last dump is recent when the timeout strikes, however
+        # late a loaded machine started us (a few hundred bytes a dump).
+        faulthandler.dump_traceback_later(min(1.0, max(0.1, timeout / 10)), repeat=True, file=stack)
 
 
 _KEEP: list[Any] = []  # faulthandler writes to the file's descriptor: keep it open

@@ -206,15 +206,15 @@ _DUMPED_FRAME = re.compile(r'^\s*File "<autocast-demo-(\d+)>", line (\d+) in (.+
 def _stopped_at(path: Path, job: dict[str, Any], kind: str, detail: str) -> SnippetError | None:
     """Where the writer's code was when it hung or crashed, from the child's faulthandler dump.
 
-    Dumps list the most recent call first, one block per thread: the first block that shows
-    the writer's code is the thread that was running it.
+    Dumps list the most recent call first, one block per thread, and repeat while the run
+    lives: the last block that shows the writer's code is where it was last.
     """
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return None
     texts = [*job.get("setup", ()), job.get("code", "")]
-    for block in re.split(r"\n(?=\S)", text):
+    for block in reversed(re.split(r"\n(?=\S)", text)):
         frames = []
         for line in block.splitlines():
             match = _DUMPED_FRAME.match(line)
