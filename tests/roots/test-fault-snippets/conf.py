@@ -1,0 +1,3 @@
+extensions = ["sphinx_autocast_demo", "myst_parser"]
+exclude_patterns = ["_build"]
+autocast_demo_jobs = 2

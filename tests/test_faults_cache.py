@@ -1,0 +1,239 @@
+"""Faults around the result cache and the build process itself (issue 5, cases 9 and 10).
+
+A corrupt, truncated or hostile cache entry is re-run with a located warning and never executed;
+a build killed with SIGKILL leaves a cache the next build trusts; two builds sharing one cache at
+once lose nothing; Ctrl-C stops a build promptly. Every build here is a real ``python -m sphinx``
+on tests/roots/test-fault-cache, and no case may leave a process behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from conftest import copy_root, processes_tagged, sphinx_build, verdicts
+
+MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
+DEMOS = ("first", "second", "gate")
+
+
+def line_of(path: Path, marker: str) -> int:
+    """1-based line of the first line of ``path`` containing ``marker``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if marker in line)
+
+
+def entries(cache: Path) -> list[Path]:
+    return sorted(p for p in cache.rglob("*.json") if not p.name.startswith(".tmp-"))
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def no_process_left(tag: str, grace: float = 10.0) -> list[int]:
+    """Tagged processes still alive after ``grace`` seconds (dying ones get a moment)."""
+    deadline = time.monotonic() + grace
+    while processes_tagged(tag) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return processes_tagged(tag)
+
+
+def start_build(src: Path, out: Path, cache: Path, tag: str) -> subprocess.Popen[str]:
+    """A build in its own session, as a terminal runs it: its own process group."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "sphinx", "-b", "html", str(src), str(out),
+         "-D", f"autocast_demo_cache_dir={cache}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env={**os.environ, "AUTOCAST_DEMO_TEST_TAG": tag},
+    )
+
+
+def check_pages(out: Path) -> None:
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup((out / "index.html").read_text(encoding="utf-8"), "html.parser")
+    first = verdicts(soup, "first")
+    assert first[0].startswith(DIFFER) and first[1] == MATCH
+    assert verdicts(soup, "second") == [MATCH, MATCH]
+    assert verdicts(soup, "gate") == [MATCH]
+
+
+@pytest.fixture(scope="module")
+def corrupt(tmp_path_factory):
+    """Build once, damage three of the five entries, build again from a fresh environment."""
+    src = copy_root("fault-cache", tmp_path_factory)
+    (src / "release").touch()
+    cache = src.parent / "cache"
+    tag = uuid.uuid4().hex
+    env = {"AUTOCAST_DEMO_TEST_TAG": tag}
+    first = sphinx_build(src, src / "_build" / "one", "-D", f"autocast_demo_cache_dir={cache}",
+                         env=env)
+    files = entries(cache)
+    assert first.returncode == 0, first.stderr
+    assert len(files) == 5, files  # 2 + 2 + 1 values
+    marker = src.parent / "pwned"
+
+    class Payload:  # unpickling this would create ``marker``
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    files[0].write_text(files[0].read_text()[:40])  # truncated mid-write
+    files[1].write_bytes(pickle.dumps(Payload()))  # a pickle where JSON belongs
+    files[2].write_text(json.dumps({  # JSON that asks to be turned into code
+        "format": 1, "key": files[2].stem, "torch_version": "2.13.0",
+        "verdict": {"__reduce__": ["os.system", [f"touch {marker}"]]},
+        "compiled": {"py/object": "os.system"}, "eager": {"__class__": "subprocess.Popen"},
+    }))
+    second = sphinx_build(src, src / "_build" / "two", "-E",
+                          "-D", f"autocast_demo_cache_dir={cache}", env=env)
+    return src, cache, files, marker, second, tag
+
+
+def test_damaged_entries_are_rerun_with_a_located_warning(corrupt):
+    src, _cache, _files, _marker, build, _tag = corrupt
+    assert build.returncode == 0, build.stderr
+    index = src / "index.rst"
+    demo_lines = {line_of(index, f":name: {name}") - 1 for name in DEMOS}
+    warned = [line for line in build.stderr.splitlines() if "unreadable cache entry" in line]
+    assert len(warned) == 3, build.stderr
+    for line in warned:
+        where = line.split(": WARNING:")[0]
+        assert where.rsplit(":", 1)[0] == str(index)
+        assert int(where.rsplit(":", 1)[1]) in demo_lines
+        assert "running again" in line and "[autocast_demo.cache]" in line
+    assert "(6 runs, 2 from the cache)" in build.stdout
+    check_pages(build.out)
+
+
+def test_hostile_entries_are_never_executed_and_are_replaced(corrupt):
+    _src, cache, files, marker, _build, tag = corrupt
+    assert not marker.exists()
+    for path in files:  # every damaged entry was rewritten as a valid JSON entry
+        data = json.loads(path.read_text())
+        assert data["format"] == 1 and data["key"] == path.stem
+        assert data["verdict"]["outcome"] in ("matches", "differs")
+    assert len(entries(cache)) == 5
+    assert no_process_left(tag) == []
+
+
+@pytest.fixture(scope="module")
+def killed(tmp_path_factory):
+    """SIGKILL the sphinx-build process while a demo runs, then build again."""
+    src = copy_root("fault-cache", tmp_path_factory)
+    cache = src.parent / "cache"
+    tag = uuid.uuid4().hex
+    proc = start_build(src, src / "_build" / "html", cache, tag)
+    try:
+        wait_for(lambda: (src / "started").exists(), 240, "the gate demo to start")
+        before = entries(cache)
+        os.kill(proc.pid, signal.SIGKILL)  # the build only, as an OOM killer or CI would
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    left = no_process_left(tag)
+    (src / "release").touch()
+    again = sphinx_build(src, src / "_build" / "html", "-D", f"autocast_demo_cache_dir={cache}",
+                         env={"AUTOCAST_DEMO_TEST_TAG": tag})
+    return before, left, cache, again, tag
+
+
+def test_sigkill_leaves_no_process_and_only_whole_entries(killed):
+    before, left, _cache, _again, _tag = killed
+    assert left == []
+    assert len(before) == 4  # first and second finished before the gate started
+    for path in before:
+        assert json.loads(path.read_text())["key"] == path.stem
+
+
+def test_the_build_after_a_sigkill_uses_what_was_cached(killed):
+    _before, _left, cache, again, tag = killed
+    assert again.returncode == 0, again.stderr
+    assert "(2 runs, 4 from the cache)" in again.stdout  # only the gate ran again
+    assert "unreadable cache entry" not in again.stderr
+    check_pages(again.out)
+    assert len(entries(cache)) == 5
+    assert no_process_left(tag) == []
+
+
+@pytest.fixture(scope="module")
+def concurrent(tmp_path_factory):
+    """Two builds of two copies share one cache directory at the same time."""
+    srcs = [copy_root("fault-cache", tmp_path_factory) for _ in range(2)]
+    cache = srcs[0].parent.parent / "shared-cache"
+    tag = uuid.uuid4().hex
+    for src in srcs:
+        (src / "release").touch()
+    procs = [start_build(src, src / "_build" / "html", cache, tag) for src in srcs]
+    outputs = [p.communicate(timeout=600) for p in procs]
+    third = sphinx_build(srcs[0], srcs[0] / "_build" / "again", "-E",
+                         "-D", f"autocast_demo_cache_dir={cache}",
+                         env={"AUTOCAST_DEMO_TEST_TAG": tag})
+    return srcs, cache, procs, outputs, third, tag
+
+
+def test_two_builds_sharing_a_cache_both_succeed(concurrent):
+    srcs, _cache, procs, outputs, _third, _tag = concurrent
+    for src, proc, (_stdout, stderr) in zip(srcs, procs, outputs, strict=True):
+        assert proc.returncode == 0, stderr
+        assert "WARNING" not in stderr, stderr
+        check_pages(src / "_build" / "html")
+
+
+def test_nothing_is_lost_after_sharing_a_cache(concurrent):
+    _srcs, cache, _procs, _outputs, third, tag = concurrent
+    files = entries(cache)
+    assert len(files) == 5
+    for path in files:
+        assert json.loads(path.read_text())["key"] == path.stem
+    assert not list(cache.rglob(".tmp-*"))
+    assert third.returncode == 0, third.stderr
+    assert "(0 runs, 5 from the cache)" in third.stdout
+    check_pages(third.out)
+    assert no_process_left(tag) == []
+
+
+@pytest.fixture(scope="module")
+def interrupted(tmp_path_factory):
+    """Ctrl-C: SIGINT to the build's process group while a demo runs."""
+    src = copy_root("fault-cache", tmp_path_factory)
+    tag = uuid.uuid4().hex
+    proc = start_build(src, src / "_build" / "html", src.parent / "cache", tag)
+    try:
+        wait_for(lambda: (src / "started").exists(), 240, "the gate demo to start")
+        assert processes_tagged(tag)  # the build, its worker and the gate's runs are alive
+        sent = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+        stopped = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, stdout, stderr, stopped, no_process_left(tag, grace=5.0)
+
+
+def test_ctrl_c_stops_the_build_promptly(interrupted):
+    returncode, _stdout, stderr, stopped, _left = interrupted
+    assert returncode != 0, stderr
+    assert "Interrupted" in stderr or "KeyboardInterrupt" in stderr, stderr
+    # The gate would wait forever: the build must not wait for it, nor for a timeout.
+    assert stopped < 20, stopped
+
+
+def test_ctrl_c_leaves_no_process(interrupted):
+    assert interrupted[4] == []

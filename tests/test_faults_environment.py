@@ -1,0 +1,243 @@
+"""A build on a machine that cannot run the demos (issue 5, case 7).
+
+No torch, a torch that does not import, a torch without the configured flag: one error located
+in conf.py that says what to do, not a warning per demo; the documented never-run mode renders
+without failing. ``:device: cuda`` on this CPU machine: an error by default, a skip when
+``autocast_demo_cuda_unavailable = "skip"``. Each case is a real ``python -m sphinx`` build of
+tests/roots/test-fault-env (two pages, three demos, one of them on cuda).
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from conftest import CliBuild, copy_root, processes_tagged, sphinx_build, verdicts
+
+REPO = Path(__file__).resolve().parents[1]
+MATCH, NOT_CHECKED = "\u2713 matches eager", "\u2014 not checked"
+NEVER = "or set autocast_demo_execute = 'never' (or AUTOCAST_DEMO_EXECUTE=never)"
+HAS_CUDA = Path("/dev/nvidiactl").exists()
+
+
+def site_without_torch(root: Path) -> Path:
+    """This venv's site-packages, minus torch and its companions, as one directory of links.
+
+    Run with ``python -S`` and this on PYTHONPATH, the interpreter sees every package of the
+    venv except torch: for the build, torch is not installed (its metadata is gone too), which
+    is exactly what a docs machine without torch looks like.
+    """
+    target = root / "site-without-torch"
+    target.mkdir()
+    for entry in Path(site.getsitepackages()[0]).iterdir():
+        name = entry.name.lower()
+        if name.startswith(("torch", "functorch", "nvidia", "triton", "__editable__")):
+            continue
+        (target / entry.name).symlink_to(entry)
+    return target
+
+
+def errors(build: CliBuild) -> list[str]:
+    return [line for line in build.stderr.splitlines() if ": ERROR: " in line]
+
+
+def warnings(build: CliBuild) -> list[str]:
+    return [line for line in build.stderr.splitlines() if ": WARNING: " in line]
+
+
+def conf_line(src: Path, needle: str) -> int:
+    lines = (src / "conf.py").read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if needle in line)
+
+
+@pytest.fixture(scope="module")
+def no_torch(tmp_path_factory):
+    src = copy_root("fault-env", tmp_path_factory)
+    tag = uuid.uuid4().hex
+    env = {**os.environ, "PYTHONPATH": f"{site_without_torch(src.parent)}{os.pathsep}{REPO}",
+           "AUTOCAST_DEMO_TEST_TAG": tag}
+
+    def run(out: str, *extra: str) -> CliBuild:
+        proc = subprocess.run(
+            [sys.executable, "-S", "-m", "sphinx", "-b", "html", "-E", str(src), str(src / out)],
+            capture_output=True, text=True, timeout=300, env={**env, **dict(e.split("=", 1) for e in extra)},
+        )
+        return CliBuild(src, src / out, proc.returncode, proc.stdout, proc.stderr)
+
+    probe = subprocess.run([sys.executable, "-S", "-c", "import torch"], env=env, capture_output=True)
+    assert probe.returncode != 0, "the torch-less site still imports torch"
+    return run("_build/html"), run("_build/never", "AUTOCAST_DEMO_EXECUTE=never"), tag
+
+
+def test_no_torch_is_one_located_error_that_says_what_to_do(no_torch):
+    build, _never, tag = no_torch
+    assert build.returncode == 1, build.stderr
+    [error] = errors(build)
+    where = f"{build.src / 'conf.py'}:{conf_line(build.src, 'sphinx_autocast_demo')}: ERROR: "
+    assert error.startswith(where + "autocast-demo: no demo can run: torch is not installed for ")
+    assert "pip install 'torch>=2.9'" in error and NEVER in error
+    assert warnings(build) == []  # not once per demo
+    assert "autocast-demo: 3 failure(s):" in build.stdout
+    assert verdicts(build.html("index"), "cpu-demo") == [NOT_CHECKED]
+    assert verdicts(build.html("other"), "md-demo") == [NOT_CHECKED, NOT_CHECKED]
+    assert processes_tagged(tag) == []
+
+
+def test_never_mode_renders_without_torch_and_without_failing(no_torch):
+    _build, never, tag = no_torch
+    assert never.returncode == 0, never.stderr
+    assert errors(never) == []
+    # Nothing cached yet: each demo says it was not run, as a warning that does not fail.
+    assert all("[autocast_demo.not-run]" in w for w in warnings(never)) and len(warnings(never)) == 3
+    assert "not run: autocast_demo_execute is 'never'" in never.stderr
+    assert verdicts(never.html("index"), "cpu-demo") == [NOT_CHECKED]
+    assert processes_tagged(tag) == []
+
+
+@pytest.fixture(scope="module")
+def broken_torch(tmp_path_factory):
+    """A torch that is installed (its metadata is there) but does not import.
+
+    A package named ``torch`` first on PYTHONPATH raises the ImportError a broken wheel raises
+    (a missing libtorch_cpu.so). The build never imports torch; the worker does, exactly as it
+    would import the real one, so it meets the same error at the same place.
+    """
+    src = copy_root("fault-env", tmp_path_factory)
+    fake = src.parent / "broken" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        'raise ImportError("libtorch_cpu.so: cannot open shared object file: No such file or directory")\n'
+    )
+    tag = uuid.uuid4().hex
+    return sphinx_build(src, src / "_build" / "html",
+                        env={"PYTHONPATH": str(fake.parent), "AUTOCAST_DEMO_TEST_TAG": tag}), tag
+
+
+def test_a_torch_that_does_not_import_is_one_located_error(broken_torch):
+    build, tag = broken_torch
+    assert build.returncode == 1, build.stderr
+    [error] = errors(build)
+    where = f"{build.src / 'conf.py'}:{conf_line(build.src, 'sphinx_autocast_demo')}: ERROR: "
+    assert error.startswith(where + "autocast-demo: no demo can run: the worker could not import "
+                            "torch: ImportError: libtorch_cpu.so: cannot open shared object file")
+    assert "run python -c 'import torch' to see why" in error and NEVER in error
+    assert warnings(build) == [] and "Traceback" not in build.stderr
+    assert verdicts(build.html("other"), "md-demo") == [NOT_CHECKED, NOT_CHECKED]
+    assert processes_tagged(tag) == []
+
+
+# Loaded at interpreter start (sitecustomize): when torch._functorch.config is imported, the
+# flag is deleted from it, which is what torch before 2.9 looks like to the worker.
+WITHOUT_FLAG = """
+import importlib.util
+import sys
+
+
+class WithoutFlag:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name != "torch._functorch.config":
+            return None
+        sys.meta_path.remove(cls)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, cls)
+        load = spec.loader.exec_module
+
+        def exec_module(module):
+            load(module)
+            del sys.modules[name].backward_pass_autocast
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, WithoutFlag)
+"""
+
+
+@pytest.fixture(scope="module")
+def missing_flag(tmp_path_factory):
+    """The real torch with ``backward_pass_autocast`` removed, as torch 2.8 ships it.
+
+    Everything else (imports, the compiler, the config module) is the real torch; only the
+    flag is gone, deleted from its config module as it loads, in every process of the build.
+    """
+    src = copy_root("fault-env", tmp_path_factory)
+    hook = src.parent / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(WITHOUT_FLAG)
+    env = {"PYTHONPATH": str(hook), "AUTOCAST_DEMO_TEST_TAG": uuid.uuid4().hex}
+    probe = subprocess.run(
+        [sys.executable, "-c", "import torch._functorch.config as c; "
+         "print(hasattr(c, 'backward_pass_autocast'))"],
+        capture_output=True, text=True, env={**os.environ, **env},
+    )
+    assert probe.stdout.strip() == "False", probe.stderr
+    return sphinx_build(src, src / "_build" / "html", env=env), env["AUTOCAST_DEMO_TEST_TAG"]
+
+
+def test_a_torch_without_the_flag_is_one_located_error(missing_flag):
+    build, tag = missing_flag
+    assert build.returncode == 1, build.stderr
+    [error] = errors(build)
+    where = f"{build.src / 'conf.py'}:{conf_line(build.src, 'sphinx_autocast_demo')}: ERROR: "
+    assert error.startswith(where + "autocast-demo: no demo can run: torch ")
+    assert "torch._functorch.config has no config 'backward_pass_autocast'" in error
+    assert "(backward_pass_autocast first shipped in torch 2.9): upgrade torch" in error
+    assert NEVER in error
+    assert warnings(build) == []
+    assert processes_tagged(tag) == []
+
+
+@pytest.fixture(scope="module")
+def cuda(tmp_path_factory):
+    if HAS_CUDA:
+        pytest.skip("this machine has CUDA: the cuda demo would run")
+    src = copy_root("fault-env", tmp_path_factory)
+    tag = uuid.uuid4().hex
+    cache = src.parent / "cache"
+    env = {"AUTOCAST_DEMO_TEST_TAG": tag}
+    error = sphinx_build(src, src / "_build" / "error", "-D", f"autocast_demo_cache_dir={cache}",
+                         env=env)
+    skip = sphinx_build(src, src / "_build" / "skip", "-E", "-D", f"autocast_demo_cache_dir={cache}",
+                        "-D", "autocast_demo_cuda_unavailable=skip", env=env)
+    return error, skip, tag
+
+
+def cuda_line(src: Path) -> int:
+    lines = (src / "index.rst").read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if line.strip() == ":name: cuda-demo") - 1
+
+
+def test_cuda_without_cuda_is_an_error_at_the_demo_by_default(cuda):
+    build, _skip, tag = cuda
+    assert build.returncode == 1, build.stderr
+    [warning] = warnings(build)
+    assert warning == (
+        f"{build.src / 'index.rst'}:{cuda_line(build.src)}: WARNING: every value: device is cuda "
+        "but this machine has no CUDA; set autocast_demo_cuda_unavailable = 'skip' to render "
+        "such demos unchecked [autocast_demo.not-run]")
+    assert verdicts(build.html("index"), "cuda-demo") == [NOT_CHECKED, NOT_CHECKED]
+    # The CPU demos of the same build ran.
+    assert verdicts(build.html("index"), "cpu-demo") == [MATCH]
+    assert verdicts(build.html("other"), "md-demo") == [MATCH, MATCH]
+    assert processes_tagged(tag) == []
+
+
+def test_cuda_without_cuda_is_skipped_when_configured(cuda):
+    _error, build, tag = cuda
+    assert build.returncode == 0, build.stderr
+    [warning] = warnings(build)
+    assert warning.startswith(f"{build.src / 'index.rst'}:{cuda_line(build.src)}: WARNING: ")
+    assert "[autocast_demo.not-run]" in warning
+    assert verdicts(build.html("index"), "cuda-demo") == [NOT_CHECKED, NOT_CHECKED]
+    assert verdicts(build.html("index"), "cpu-demo") == [MATCH]
+    assert "0 runs, 3 from the cache" in build.stdout  # the CPU demos were not run again
+    assert processes_tagged(tag) == []
