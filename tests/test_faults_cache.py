@@ -138,6 +138,8 @@ def killed(tmp_path_factory):
     proc = start_build(src, src / "_build" / "html", cache, tag)
     try:
         wait_for(lambda: (src / "started").exists(), 240, "the gate demo to start")
+        # Two runs may be in flight: let the one beside the gate finish its entry.
+        wait_for(lambda: len(entries(cache)) >= 4, 60, "the other demos' entries")
         before = entries(cache)
         os.kill(proc.pid, signal.SIGKILL)  # the build only, as an OOM killer or CI would
         proc.communicate(timeout=30)

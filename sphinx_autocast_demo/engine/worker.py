@@ -25,11 +25,11 @@ from typing import IO, Any
 PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when its parent dies, so nothing outlives a build."""
+def die_with_parent(sig: int = signal.SIGKILL) -> None:
+    """Ask Linux to signal this process when its parent dies, so nothing outlives a build."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: stdin EOF still ends the worker
         pass
 
@@ -207,7 +207,10 @@ def _killpg(pgid: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    die_with_parent()
+    # The zygote hears of the build's death as SIGTERM: its handler kills every run's process
+    # group, with what a snippet spawned (no parent-death signal of its own), which SIGKILL
+    # would leave running after a build killed with SIGKILL.
+    die_with_parent(signal.SIGKILL if argv[:1] == ["--job"] else signal.SIGTERM)
     if len(argv) == 2 and argv[0] == "--job":
         from .job import run_and_write
 
