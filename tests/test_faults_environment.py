@@ -241,3 +241,11 @@ def test_cuda_without_cuda_is_skipped_when_configured(cuda):
     assert verdicts(build.html("index"), "cpu-demo") == [MATCH]
     assert "0 runs, 3 from the cache" in build.stdout  # the CPU demos were not run again
     assert processes_tagged(tag) == []
+
+
+def test_the_readme_shows_the_real_error(no_torch):
+    from test_faults_snippets import readme_block
+
+    build, _never, _tag = no_torch
+    real = build.stderr.replace(f"{build.src}/", "").replace(sys.executable, ".venv/bin/python")
+    assert readme_block("no demo can run") in real

@@ -214,3 +214,15 @@ def test_one_summary_lists_every_failure(build):
     summary = build.stdout.split("autocast-demo: ")[-1]
     assert summary.startswith("20 failure(s):"), build.stdout
     assert summary.count("index.rst:") == 14 and summary.count("faults_md.md:") == 6
+
+
+def readme_block(containing: str) -> str:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## What happens when a snippet fails")[1].split("\n## ")[0]
+    blocks = [b.split("\n```")[0] for b in section.split("```text\n")[1:]]
+    [block] = [b for b in blocks if containing in b]
+    return block
+
+
+def test_the_readme_shows_a_real_hang_message(build):
+    assert readme_block("did not finish") in build.stderr.replace(f"{build.src}/", "")
