@@ -28,7 +28,14 @@ REQUIRED = os.environ.get("AUTOCAST_DEMO_BROWSER") == "1"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]
 WIDE, NARROW = {"width": 1280, "height": 900}, {"width": 390, "height": 844}
-PAGES = ("index", "behaviour", "upstream", "matrix", "guide", "myst")
+
+
+def pages_with_tables() -> list[str]:
+    """Every page of the built site that shows a results table (or the matrix)."""
+    return sorted(path.stem for path in HTML.glob("*.html")
+                  if "autocast-demo-results" in path.read_text(encoding="utf-8"))
+
+
 MODES = ("light", "dark")
 
 
@@ -127,7 +134,9 @@ MEASURE = """
 @pytest.mark.parametrize("mode", MODES)
 def test_every_results_table_is_visible_and_not_cut_off(browser, site, mode, viewport):
     page = open_page(browser, site, "index", mode, viewport)
-    for name in PAGES:
+    names = pages_with_tables()
+    assert {"index", "behaviour", "upstream", "matrix", "guide", "myst"} <= set(names), names
+    for name in names:
         goto(page, site, name, mode)
         tables = page.evaluate(MEASURE)
         assert tables, name
@@ -200,9 +209,12 @@ def test_screenshots(browser, site):
     SHOTS.mkdir(parents=True, exist_ok=True)
     for mode in MODES:
         page = open_page(browser, site, "behaviour", mode, WIDE)
-        page.locator("#backward-outside").scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / f"behaviour-top-{mode}.png"))
         page.screenshot(path=str(SHOTS / f"behaviour-{mode}.png"), full_page=True)
+        # Element shots: keep the sticky header from being painted over the element.
+        page.add_style_tag(content=".bd-header { position: static !important; }")
         page.locator("#backward-outside").screenshot(path=str(SHOTS / f"demo-{mode}.png"))
+        page.locator("#fp16-overflow").screenshot(path=str(SHOTS / f"overflow-{mode}.png"))
         page.context.close()
         page = open_page(browser, site, "behaviour", mode, NARROW)
         page.locator("#backward-elsewhere").scroll_into_view_if_needed()
