@@ -90,6 +90,7 @@ class Executor:
         """Start the worker early, so that torch imports while Sphinx reads the sources."""
         if self.pool is None and self.conf.execute != "never" and self.torch != "not installed":
             jobs = pool_size(self.conf.jobs, self.app.parallel, cores())
+            logger.verbose(f"autocast-demo: starting the worker ({jobs} runs at a time)")
             self.pool = WorkerPool(jobs, env={"AUTOCAST_DEMO_CONFIG": self.conf.config})
 
     def close(self) -> None:

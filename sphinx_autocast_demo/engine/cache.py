@@ -77,9 +77,10 @@ class ResultCache:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
+                # No fsync: the rename already keeps a killed build from leaving half an entry;
+                # only a power cut could leave an empty file, which reads as damaged and runs
+                # again with a warning. Cheaper than one disk flush per result.
                 json.dump(data, f)
-                f.flush()
-                os.fsync(f.fileno())
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

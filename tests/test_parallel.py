@@ -1,0 +1,65 @@
+"""``sphinx-build -j 2`` against ``-j 1``: the same results, the same warnings, two runs at once.
+
+Two real cold builds of tests/roots/test-parallel (7 pages, so Sphinx reads in 2 processes),
+each with its own cache; 16 runs each.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import copy_root, sphinx_build, verdicts
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+DEMOS = {"index": ["stale"], "page1": ["broken"], "page2": ["unrecorded"],
+         **{f"page{i}": [f"square-{i}"] for i in range(3, 7)}}
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    out = {}
+    for jobs in ("1", "2"):
+        src = copy_root("parallel", tmp_path_factory)
+        out[jobs] = sphinx_build(src, src / "_build" / "html", "-j", jobs, "-v")
+    return out
+
+
+def warnings(build) -> list[str]:
+    """Every line of the warning stream, paths relative to the sources, in a stable order."""
+    text = ANSI.sub("", build.stderr).replace(str(build.src), "<src>")
+    return sorted(line for line in text.splitlines() if line.strip())
+
+
+def table(build) -> dict[str, list[str]]:
+    return {ident: verdicts(build.html(doc), ident) for doc, ids in DEMOS.items() for ident in ids}
+
+
+def test_same_exit_status_results_and_warnings(builds):
+    serial, parallel = builds["1"], builds["2"]
+    assert serial.returncode == parallel.returncode == 1  # the stale record and the NameError
+    assert table(parallel) == table(serial)
+    assert warnings(parallel) == warnings(serial)
+
+
+def test_the_warnings_are_the_expected_ones(builds):
+    lines = warnings(builds["2"])
+    located = [line.split(" WARNING: ")[0] for line in lines if " WARNING: " in line]
+    assert sorted(located) == ["<src>/index.rst:22:", "<src>/page1.rst:11:", "<src>/page2.rst:4:"]
+    assert any("value same_as_forward: the page records 'matches'" in line for line in lines)
+    assert any("NameError: name 'undefined_name' is not defined" in line for line in lines)
+
+
+def test_results_are_the_real_ones(builds):
+    cells = table(builds["2"])
+    assert cells["stale"][0].startswith("\u2717 differs") and cells["stale"][1] == "\u2713 matches eager"
+    assert cells["broken"] == ["\u26a0 raises NameError"]
+    for i in range(3, 7):
+        assert cells[f"square-{i}"] == ["\u2713 matches eager"]  # and d/dt t*t = 2t was printed
+
+
+def test_dash_j_sets_the_pool_size_and_sphinx_reads_in_parallel(builds):
+    assert "autocast-demo: starting the worker (1 runs at a time)" in builds["1"].stdout
+    assert "autocast-demo: starting the worker (2 runs at a time)" in builds["2"].stdout
+    for build in builds.values():
+        assert "(16 runs, 0 from the cache)" in build.stdout
