@@ -103,6 +103,10 @@ def _reading_order(env: BuildEnvironment) -> list[str]:
     return order + sorted(set(all_docs(env)) - set(order))
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def _cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.entry:
     entry = nodes.entry(classes=classes or [])
     entry += content if isinstance(content, nodes.Node) else nodes.paragraph(text=content)
@@ -143,8 +147,9 @@ def matrix(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
     checked = [vr for _, _, r in rows if r is not None for vr in r.variants]
     matching = sum(vr.verdict.outcome == "matches" for vr in checked)
     lead = nodes.paragraph(
-        text=(f"{len(rows)} demos on {len({d for d, _, _ in rows})} pages, "
-              f"{len(checked)} (demo, value) pairs checked: compiled equals eager in {matching}."),
+        text=(f"{_count(len(rows), 'demo')} on {_count(len({d for d, _, _ in rows}), 'page')}, "
+              f"{_count(len(checked), '(demo, value) pair')} checked: compiled equals eager in "
+              f"{matching}."),
         classes=["autocast-demo-provenance"],
     )
     box = nodes.container(classes=["autocast-demo", "autocast-demo-summary"])
