@@ -76,6 +76,10 @@ def _plain_bars(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _choices(choices: tuple[str, ...]) -> str:
+    return (" One of " + ", ".join(f"``{c!r}``" for c in choices) + ".") if choices else ""
+
+
 def known_options(directive: str) -> tuple[str, ...]:
     return tuple(getattr(CLASSES[directive], "known", ()) or ())
 
@@ -115,10 +119,9 @@ class Reference(SphinxDirective):
         what = self.arguments[0]
         if what == "conf":
             rows = [[f"``{config.PREFIX}{o.name}``", " or ".join(t.__name__ for t in o.types),
-                     f"``{o.default!r}``", ", ".join(f"``{c!r}``" for c in o.choices) or "",
-                     _plain_bars(o.help)] for o in config.OPTIONS]
-            return [self.table(["name", "type", "default", "choices", "what it does"], rows,
-                               [26, 10, 20, 20, 50])]
+                     f"``{o.default!r}``", _plain_bars(o.help) + _choices(o.choices)]
+                    for o in config.OPTIONS]
+            return [self.table(["name", "type", "default", "what it does"], rows, [26, 10, 20, 60])]
         if what not in CLASSES:
             logger.warning(f"autocast-demo-reference: unknown argument {what!r}",
                            location=self.get_location())
