@@ -106,9 +106,10 @@ MEASURE = """
   table.scrollIntoView({block: 'center'});
   const r = table.getBoundingClientRect();
   const style = getComputedStyle(table);
-  const cx = r.left + Math.min(r.width, document.documentElement.clientWidth) / 2;
-  const cy = r.top + Math.min(r.height, window.innerHeight) / 2;
-  const hit = document.elementFromPoint(Math.max(0, cx), Math.max(0, Math.min(cy, window.innerHeight - 1)));
+  // The middle of the part of the table that is on screen (a table can be taller than it).
+  const cx = (Math.max(r.left, 0) + Math.min(r.right, document.documentElement.clientWidth)) / 2;
+  const cy = (Math.max(r.top, 0) + Math.min(r.bottom, window.innerHeight)) / 2;
+  const hit = document.elementFromPoint(cx, cy);
   const scroller = table.closest('.pst-scrollable-table-container') || table;
   const box = table.scrollWidth > table.clientWidth + 1 ? table : scroller;
   box.scrollLeft = box.scrollWidth;
