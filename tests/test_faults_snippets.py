@@ -122,7 +122,7 @@ def test_a_hang_is_stopped_at_its_timeout_and_located_where_it_hung(build, page,
     path = build.src / page
     line = line_of(path, mark)
     text = warning(build, path, line, "value off: the compiled run did not finish: it was stopped "
-                                      "after its timeout of 2 s, with every process it started")
+                                      "after its timeout of 3 s, with every process it started")
     assert "raise the :timeout: option" in text
     assert f'File "{path}", line {line}, in <module>' in text
     assert "[autocast_demo.timeout]" in text
@@ -171,7 +171,7 @@ def test_failed_demos_render_as_not_checked(build):
     for ident in ("syntax-error", "hang-loop", "hang-pipe", "segfault", "exit-3", "memory-error"):
         assert verdicts(soup, ident) == [NOT_CHECKED] or verdicts(soup, ident)[0].startswith("\u26a0"), ident
     printed = soup.find(id="hang-sleep").select(".autocast-demo-output pre")[0].get_text()
-    assert "stopped after its timeout of 2 s" in printed
+    assert "stopped after its timeout of 3 s" in printed
 
 
 def test_nothing_leaks_to_the_next_value_or_the_next_demo(build, rst):
