@@ -128,9 +128,11 @@ def test_a_hang_is_stopped_at_its_timeout_and_located_where_it_hung(build, page,
     assert "[autocast_demo.timeout]" in text
 
 
-def test_a_hung_snippet_and_the_process_it_spawned_are_gone(build):
-    # hang-pipe started `python -c "time.sleep(1000)"`: it carries the tag and must be dead.
+def test_a_hung_snippet_and_the_processes_snippets_spawned_are_gone(build):
+    # hang-pipe started `python -c "time.sleep(1000)"` in its process group, escaper one in a
+    # session of its own (out of reach of a group kill): both carry the tag and must be dead.
     assert processes_tagged(build.tag) == []
+    assert verdicts(build.html("index"), "escaper") == [MATCH]
 
 
 def test_input_fails_at_once_instead_of_hanging(build, rst):

@@ -23,6 +23,7 @@ import time
 from typing import IO, Any
 
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def die_with_parent(sig: int = signal.SIGKILL) -> None:
@@ -95,6 +96,10 @@ class Zygote:
 
     def _stop(self, signum: int, _frame: Any) -> None:
         self.kill_all()
+        for pid in list(self.children):  # killed: gone at once, and their orphans are ours
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        _kill_adopted()
         os._exit(128 + signum)
 
     def send(self, event: dict[str, Any]) -> None:
@@ -104,6 +109,7 @@ class Zygote:
     def kill_all(self) -> None:
         for pid in list(self.children):
             _killpg(pid)
+        _kill_adopted()
         if self.spare is not None:
             _killpg(self.spare[0])
 
@@ -245,6 +251,27 @@ class Zygote:
             self.reap()
 
 
+def adopt_orphans() -> None:
+    """Make what a snippet detaches from its process group (``setsid``, ``start_new_session``)
+    our child when its parent ends, instead of init's, so that :func:`_kill_adopted` ends it."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _kill_adopted() -> None:
+    """Kill every child of ours: at the end of a build, only runs and adopted orphans are."""
+    me = str(os.getpid())
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
+                parent = f.read().rsplit(")", 1)[1].split()[1]
+        except (OSError, IndexError):
+            continue
+        if parent == me:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry), signal.SIGKILL)
+
+
 def _killpg(pgid: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
@@ -276,7 +303,9 @@ def main(argv: list[str]) -> int:
     events.flush()
     if "error" in info:
         return 1
+    adopt_orphans()
     Zygote(requests, events).serve()
+    _kill_adopted()  # every run has been reaped: what they left behind is ours now
     return 0
 
 
