@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    from . import accept, builder, config, directives, events, render, state
+    from . import accept, builder, config, directives, events, render, report, state
 
     config.register(app)
     app.connect("config-inited", config.validate)
@@ -30,6 +30,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", accept.validate)
     app.connect("build-finished", accept.finish, priority=900)  # after the summary's status
     app.add_builder(builder.AutocastCheckBuilder)
+    app.connect("builder-inited", report.show_warning_types)
     app.add_css_file("autocast_demo.css")
     app.connect("builder-inited", events.add_static_path)
     app.setup_extension("sphinx_autocast_demo.summary")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging as std_logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,24 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 WARNING_TYPE = "autocast_demo"
+
+
+class _TypeSuffix(std_logging.Filter):
+    def filter(self, record: std_logging.LogRecord) -> bool:
+        subtype = getattr(record, "subtype", None)
+        if getattr(record, "type", None) == WARNING_TYPE and subtype:
+            record.msg = f"{record.msg} [{WARNING_TYPE}.{subtype}]"
+        return True
+
+
+def show_warning_types(app: Sphinx) -> None:
+    """``builder-inited``: Sphinx < 7.3 never prints a warning's ``[type.subtype]``; print it
+    for ours, so that every Sphinx tells the writer what ``suppress_warnings`` takes."""
+    if hasattr(app.config, "show_warning_types"):  # 7.3 and later: the user decides
+        return
+    for handler in std_logging.getLogger("sphinx").handlers:
+        if type(handler).__name__ == "WarningStreamHandler":
+            handler.addFilter(_TypeSuffix())
 
 
 def warn(finding: Finding) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -78,7 +79,9 @@ def app_build(src: Path, buildername: str = "html", **confoverrides: object) -> 
         app.build()
     finally:
         app.cleanup()
-    return AppBuild(app, status.getvalue(), warning.getvalue())
+    # Sphinx 7.2's test app colours its streams; later ones do not.
+    plain = re.compile(r"\x1b\[[0-9;]*m")
+    return AppBuild(app, plain.sub("", status.getvalue()), plain.sub("", warning.getvalue()))
 
 
 def verdicts(soup: BeautifulSoup, ident: str) -> list[str]:
