@@ -315,6 +315,8 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
         logger.info(f"{ENV}: {len(new)} file(s) rewritten; build again to render them")
         # What failed was the record, and the record is now what torch does.
         app.statuscode = 0
+    else:
+        logger.info(f"{ENV}: every record holds; nothing to change")
 
 
 def write_all(new: dict[str, str]) -> None:

@@ -59,6 +59,8 @@ def builds(tmp_path_factory):
     runs["write"] = sphinx_build(src, out, *cache, env={"AUTOCAST_DEMO_ACCEPT": "1"})
     runs["accepted"] = snapshot(src)
     runs["verify"] = sphinx_build(src, out, *cache)
+    runs["noop"] = sphinx_build(src, out, *cache, env={"AUTOCAST_DEMO_ACCEPT": "1"})
+    runs["noop_files"] = snapshot(src)
     # Flip one recorded outcome of a correct page, then accept again.
     index = src / "index.rst"
     good = index.read_bytes()
@@ -113,6 +115,12 @@ def test_accepted_sources_build_clean_from_the_cache(builds):
     assert run.returncode == 0, run.stderr
     assert "WARNING" not in run.stderr
     assert "(0 runs, 17 from the cache)" in run.stdout
+
+
+def test_accept_on_correct_sources_changes_nothing(builds):
+    assert builds["noop"].returncode == 0
+    assert "AUTOCAST_DEMO_ACCEPT: every record holds; nothing to change" in builds["noop"].stdout
+    assert builds["noop_files"] == builds["accepted"]
 
 
 def test_flipped_expectation_is_restored_byte_for_byte(builds):
