@@ -126,8 +126,8 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
             return Finding(
                 severity="error", subtype="crash", variant=vr.variant.name,
                 location=_stopped_location(result, run),
-                message=(f"the {label} run died: {run.detail}{_why(run.detail)}; the build "
-                         "went on without it" + _tail(run.output)
+                message=(f"the {label} run died: {run.detail}{_why(run.detail)}; find what "
+                         "ends the process (the build went on without this run)" + _tail(run.output)
                          + _stopped_trace(result, run, "crashed")),
             )
     if vr.compiled.status == "raised" and vr.compiled.error is not None:
@@ -179,6 +179,8 @@ def _why(detail: str) -> str:
     for signal, why in _SIGNALS.items():
         if detail.endswith(f"by {signal}"):
             return f" ({why})"
+    if "exited with status" in detail:
+        return " (os._exit(), or native code that exits)"
     return ""
 
 
