@@ -72,17 +72,56 @@ def check_pages(out: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def corrupt(tmp_path_factory):
-    """Build once, damage three of the five entries, build again from a fresh environment."""
+def killed(tmp_path_factory):
+    """SIGKILL the sphinx-build process while a demo runs, then build again."""
     src = copy_root("fault-cache", tmp_path_factory)
-    (src / "release").touch()
     cache = src.parent / "cache"
     tag = uuid.uuid4().hex
+    proc = start_build(src, src / "_build" / "html", cache, tag)
+    try:
+        wait_for(lambda: (src / "started").exists(), 240, "the gate demo to start")
+        # Two runs may be in flight: let the one beside the gate finish its entry.
+        wait_for(lambda: len(entries(cache)) >= 4, 60, "the other demos' entries")
+        before = entries(cache)
+        os.kill(proc.pid, signal.SIGKILL)  # the build only, as an OOM killer or CI would
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    left = no_process_left(tag)
+    (src / "release").touch()
+    again = sphinx_build(src, src / "_build" / "html", "-D", f"autocast_demo_cache_dir={cache}",
+                         env={"AUTOCAST_DEMO_TEST_TAG": tag})
+    return before, left, cache, again, tag
+
+
+def test_sigkill_leaves_no_process_and_only_whole_entries(killed):
+    before, left, _cache, _again, _tag = killed
+    assert left == []
+    assert len(before) == 4  # first and second finished before the gate started
+    for path in before:
+        assert json.loads(path.read_text())["key"] == path.stem
+
+
+def test_the_build_after_a_sigkill_uses_what_was_cached(killed):
+    _before, _left, cache, again, tag = killed
+    assert again.returncode == 0, again.stderr
+    assert "(2 runs, 4 from the cache)" in again.stdout  # only the gate ran again
+    assert "unreadable cache entry" not in again.stderr
+    check_pages(again.out)
+    assert len(entries(cache)) == 5
+    assert no_process_left(tag) == []
+
+
+@pytest.fixture(scope="module")
+def corrupt(killed):
+    """Damage three of the five entries the SIGKILL case left, build again (fresh environment)."""
+    _before, _left, cache, again, _tag = killed
+    src = again.src
+    tag = uuid.uuid4().hex
     env = {"AUTOCAST_DEMO_TEST_TAG": tag}
-    first = sphinx_build(src, src / "_build" / "one", "-D", f"autocast_demo_cache_dir={cache}",
-                         env=env)
     files = entries(cache)
-    assert first.returncode == 0, first.stderr
     assert len(files) == 5, files  # 2 + 2 + 1 values
     marker = src.parent / "pwned"
 
@@ -125,49 +164,6 @@ def test_hostile_entries_are_never_executed_and_are_replaced(corrupt):
         data = json.loads(path.read_text())
         assert data["format"] == 1 and data["key"] == path.stem
         assert data["verdict"]["outcome"] in ("matches", "differs")
-    assert len(entries(cache)) == 5
-    assert no_process_left(tag) == []
-
-
-@pytest.fixture(scope="module")
-def killed(tmp_path_factory):
-    """SIGKILL the sphinx-build process while a demo runs, then build again."""
-    src = copy_root("fault-cache", tmp_path_factory)
-    cache = src.parent / "cache"
-    tag = uuid.uuid4().hex
-    proc = start_build(src, src / "_build" / "html", cache, tag)
-    try:
-        wait_for(lambda: (src / "started").exists(), 240, "the gate demo to start")
-        # Two runs may be in flight: let the one beside the gate finish its entry.
-        wait_for(lambda: len(entries(cache)) >= 4, 60, "the other demos' entries")
-        before = entries(cache)
-        os.kill(proc.pid, signal.SIGKILL)  # the build only, as an OOM killer or CI would
-        proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    left = no_process_left(tag)
-    (src / "release").touch()
-    again = sphinx_build(src, src / "_build" / "html", "-D", f"autocast_demo_cache_dir={cache}",
-                         env={"AUTOCAST_DEMO_TEST_TAG": tag})
-    return before, left, cache, again, tag
-
-
-def test_sigkill_leaves_no_process_and_only_whole_entries(killed):
-    before, left, _cache, _again, _tag = killed
-    assert left == []
-    assert len(before) == 4  # first and second finished before the gate started
-    for path in before:
-        assert json.loads(path.read_text())["key"] == path.stem
-
-
-def test_the_build_after_a_sigkill_uses_what_was_cached(killed):
-    _before, _left, cache, again, tag = killed
-    assert again.returncode == 0, again.stderr
-    assert "(2 runs, 4 from the cache)" in again.stdout  # only the gate ran again
-    assert "unreadable cache entry" not in again.stderr
-    check_pages(again.out)
     assert len(entries(cache)) == 5
     assert no_process_left(tag) == []
 
