@@ -151,7 +151,7 @@ def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
         return []
     return [Finding(
         severity="mismatch", subtype="output", variant=vr.variant.name,
-        location=result.demo.location,
+        location=f"{result.demo.code.source}:{result.demo.expect_output_line or result.demo.lineno}",
         message=(f"value {vr.variant.name}: the printed output is not what the page records "
                  "in :expect-output: (addresses, timings and warning locations aside); fix the "
                  "code or update the record\n"

@@ -200,6 +200,7 @@ class AutocastDemo(_Base):
                 output=self.number("output-tolerance", conf.tolerance.output),
             ),
             expect_line=self.option_line("expect"),
+            expect_output_line=self.option_line("expect-output"),
         )
 
     def container(self, demo: Demo) -> nodes.Element:

@@ -76,6 +76,7 @@ class Demo:
     timeout: float
     tolerance: Tolerance
     expect_line: int  # line of the ``:expect:`` option, or the directive's line
+    expect_output_line: int = 0  # line of ``:expect-output:``; 0: the directive's line
 
     @property
     def location(self) -> str:
