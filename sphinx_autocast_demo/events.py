@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import platform
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
@@ -42,8 +43,9 @@ def add_static_path(app: Sphinx) -> None:
         app.config.html_static_path.append(str(STATIC))
 
 
-def fingerprint() -> tuple[str, str]:
-    return (__version__, installed_torch())
+def fingerprint() -> tuple[str, str, str]:
+    # The cache re-runs a result of another torch or Python only if its page is read again.
+    return (__version__, installed_torch(), platform.python_version())
 
 
 def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
