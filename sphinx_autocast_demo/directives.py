@@ -89,15 +89,20 @@ class _Base(SphinxDirective):
         source = self.content.items[0][0] if self.content.items else self.get_source_info()[0]
         return Code(text="\n".join(self.content), source=source, lines=lines)
 
+    @property
+    def doc_line(self) -> int:
+        """The directive's line in its own file (``self.lineno`` counts across included files)."""
+        return self.get_source_info()[1] or self.lineno
+
     def option_line(self, name: str) -> int:
         """The line where ``:name:`` is written (for messages and for accept mode)."""
         for index, line in enumerate(self.block_text.splitlines()):
             stripped = line.strip()
             if stripped.startswith((f":{name}:", f"{name}:")):
-                return self.lineno + index
+                return self.doc_line + index
         if name in self.options:  # myst-parser < 5 leaves the options out of block_text
             return self._option_line_in_source(name)
-        return self.lineno
+        return self.doc_line
 
     def _option_line_in_source(self, name: str) -> int:
         source = self.get_source_info()[0]
@@ -106,12 +111,12 @@ class _Base(SphinxDirective):
             with open(source, encoding="utf-8") as f:
                 lines = f.read().split("\n")
         except OSError:
-            return self.lineno
-        end = body[0] - 1 if body else min(len(lines), self.lineno + 50)
-        for index in range(self.lineno, end):  # the lines between the fence and the body
+            return self.doc_line
+        end = body[0] - 1 if body else min(len(lines), self.doc_line + 50)
+        for index in range(self.doc_line, end):  # the lines between the fence and the body
             if lines[index].strip().startswith((f":{name}:", f"{name}:")):
                 return index + 1
-        return self.lineno
+        return self.doc_line
 
 
 class AutocastDemo(_Base):
@@ -184,7 +189,7 @@ class AutocastDemo(_Base):
         return Demo(
             docname=self.env.docname,
             ident=nodes.make_id(ident),
-            lineno=self.lineno,
+            lineno=self.doc_line,
             code=self.code(),
             group=self.options.get("group") or None,
             config=config,

@@ -57,9 +57,22 @@ def test_timeout_and_crash_are_reported_and_the_build_goes_on(build):
 
 
 def test_one_summary_lists_every_failure(build):
-    summary = build.stdout.split("autocast-demo: 5 failure(s):")[1]
-    for line in ("index.rst:21:", "index.rst:14:", "index.rst:57:", "broken_md.md:9:"):
+    summary = build.stdout.split("autocast-demo: 6 failure(s):")[1]
+    for line in ("index.rst:21:", "index.rst:14:", "index.rst:57:", "broken_md.md:9:",
+                 "included.inc:10:"):
         assert line in summary
+
+
+def test_demo_in_an_included_file_is_located_in_that_file(build):
+    included = build.src / "parts" / "included.inc"
+    # Line 10 of the included file is the print; the including page's numbering must not leak.
+    assert included.read_text().splitlines()[9].strip() == "print(name_only_in_the_included_file)"
+    assert f"{included}:10: WARNING: value off: the snippet raised NameError" in build.stderr
+    # A finding about the whole demo points at its directive line in the included file.
+    assert included.read_text().splitlines()[11] == ".. autocast-demo::"
+    assert f"{included}:12: WARNING: no recorded expectation for off" in build.stderr
+    # The other demo of the including page still has its results.
+    assert verdicts(build.html("other"), "autocast-demo-1") == ["\u2713 matches eager"]
 
 
 def test_page_says_it_is_out_of_date(build):
