@@ -25,7 +25,11 @@ _NOISE = (
     # its category. Warnings raised by the writer's own code name our ``<autocast-demo-N>``.
     (re.compile(r"(?m)^(?:\S+\.py|<autocast-demo-\d+>):\d+: (\w+Warning): .*(\n[ \t]+.*)?$"),
      r"<\1>"),
-    (re.compile(r"[ \t]+$", re.M), ""),
+    # torch's own log lines start with a level, a timestamp, a pid and a source location.
+    (re.compile(r"(?m)^(\[\w+\]:)?[IWEVD]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "), "<log> "),
+    # Indentation is not recorded faithfully in an option (reST and MyST dedent it differently),
+    # so a multi-line tensor print compares by its lines' content.
+    (re.compile(r"^[ \t]+|[ \t]+$", re.M), ""),
 )
 
 
