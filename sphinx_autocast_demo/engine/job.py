@@ -13,6 +13,7 @@ import json
 import os
 import random
 import sys
+import threading
 import time
 import traceback
 from typing import Any
@@ -202,8 +203,18 @@ def watch(job: dict[str, Any]) -> None:
     timeout = float(job.get("timeout") or 0.0)
     if timeout > 0:
         # Again and again, so that the last dump is recent when the timeout strikes, however
-        # late a loaded machine started us (a few hundred bytes a dump).
-        faulthandler.dump_traceback_later(min(1.0, max(0.1, timeout / 10)), repeat=True, file=stack)
+        # late a loaded machine started us (a few hundred bytes a dump); but only in the second
+        # half of the run's time. faulthandler's watchdog thread reads the other threads' frames
+        # without the GIL: dumping a thread that is running Python code can crash the process
+        # (measured with torch 2.14.1+cu130, whose cold compiles in a child take 2-3 s: 4 of 60
+        # runs died of SIGSEGV inside such a dump, 0 of 80 without the dumps). Half the timeout
+        # is reached only by runs about to be stopped anyway, which are mostly waiting.
+        # threading.Timer needs the GIL to arm it: a loop, a sleep, a read all give it up.
+        interval = min(1.0, max(0.1, timeout / 10))
+        arm = threading.Timer(timeout / 2, faulthandler.dump_traceback_later,
+                              args=(interval,), kwargs={"repeat": True, "file": stack})
+        arm.daemon = True
+        arm.start()
 
 
 _KEEP: list[Any] = []  # faulthandler writes to the file's descriptor: keep it open

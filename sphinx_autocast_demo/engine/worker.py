@@ -61,20 +61,27 @@ def warm_up() -> dict[str, Any]:
         with torch.autocast("cpu", enabled=False):
             return (x.float() @ w.float()).sum() * 2
 
-    # Not on a CUDA build (measured: 2.14.1+cu130, no GPU): after a compile there, children
-    # fail their backward ("Unable to handle autograd's threading in combination with
-    # fork-based multiprocessing") or, after a forward-only compile, abort in a native thread
-    # (3 of 8). Children of a zygote that only imported compile slower; in a plain fork loop
-    # 8 of 8 ran, but some runs of the full engine still die in native code (not solved).
-    warm = torch.version.cuda is None and torch.version.hip is None
+    # On a GPU build (measured: 2.14.1+cu130, no GPU) the autograd engine starts one thread per
+    # device it knows of (8 pt_autograd_N threads, with no GPU) the first time it runs, and a
+    # compile that needs gradients runs it (AOTAutograd traces the backward). Started here, the
+    # threads are missing in every forked child, whose backward then fails ("Unable to handle
+    # autograd's threading in combination with fork-based multiprocessing"). So there the same
+    # compiles run without gradients: dynamo, AOTAutograd and fake tensors get warm (a child's
+    # first compile ~0.9 s instead of ~1.6 s) and no thread starts; ``main`` checks that.
+    gpu_build = torch.version.cuda is not None or torch.version.hip is not None
     linear = torch.nn.Linear(2, 2)
     w = torch.ones(2, 2, requires_grad=True)
-    for dtype in (torch.bfloat16, torch.float16) if warm else ():
-        with torch.autocast("cpu", dtype=dtype):
+    for dtype in (torch.bfloat16, torch.float16):
+        with torch.autocast("cpu", dtype=dtype), torch.set_grad_enabled(not gpu_build):
             out = torch.compile(region, backend="aot_eager")(torch.ones(2, 2), w)
             out = out + torch.compile(linear, backend="aot_eager")(torch.ones(2, 2)).sum()
-        out.backward()
+        if not gpu_build:
+            out.backward()
         torch._dynamo.reset()
+    if gpu_build:
+        # Inductor imports it in a child and, without a CUDA runtime, it logs "No CUDA runtime
+        # is found" into the run's printed output: let it log here, into the worker's log.
+        import torch.utils.cpp_extension
     # Children never free what they inherit: freezing it keeps their garbage collector from
     # touching (and so copying) every page of the zygote; measured: forked runs twice as fast.
     gc.collect()
@@ -85,9 +92,11 @@ def warm_up() -> dict[str, Any]:
 
 
 class Zygote:
-    def __init__(self, requests: int, events: IO[str]) -> None:
+    def __init__(self, requests: int, events: IO[str], fork_safe: bool = True) -> None:
         self.requests = requests
         self.events = events
+        # False: every run execs a fresh interpreter from its forked child (see ``main``).
+        self.fork_safe = fork_safe
         self.children: dict[int, dict[str, Any]] = {}  # pid -> request + deadline
         # A child forked ahead of time, waiting on a pipe for its request: the fork (~15 ms of
         # page-table copying for a process holding torch) happens while the previous run
@@ -181,8 +190,12 @@ class Zygote:
             sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
             sys.stdin = open(0, closefd=False)  # noqa: SIM115
             job = request["job"]
-            if request.get("fresh"):
+            if request.get("fresh") or not self.fork_safe:
+                if not request.get("fresh"):  # the build wrote no job file for a forked run
+                    with open(request["job_path"], "w", encoding="utf-8") as f:
+                        json.dump(job, f)
                 os.execv(sys.executable, [sys.executable, "-m", __spec__.name, "--job", request["job_path"]])
+            _renew_thread_pool()
             from .job import run_and_write
 
             run_and_write(job)
@@ -257,6 +270,29 @@ class Zygote:
             self.reap()
 
 
+def _renew_thread_pool() -> None:
+    """Rebuild, in a forked child, the intra-op thread pool the zygote made, before any thread can.
+
+    ``torch.set_num_threads(1)`` in the zygote created ATen's pthreadpool; a fork marks it
+    corrupt, and the next ``at::set_num_threads`` replaces it without a lock. On a GPU build
+    the child's first backward starts 8 autograd device threads at once, each of which calls
+    it: one can find the pool released and not yet replaced and aborts the run with SIGABRT
+    ("pool INTERNAL ASSERT FAILED at ATen/ParallelOpenMP.cpp: Invalid thread pool!", measured
+    with 2.14.1+cu130). Replaced here, by the only thread, nothing is left to race for.
+    """
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def single_threaded() -> bool:
+    """Whether this process has one thread: only then is ``os.fork()`` safe for torch."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:  # no /proc: trust the warm-up
+        return True
+
+
 def adopt_orphans() -> None:
     """Make what a snippet detaches from its process group (``setsid``, ``start_new_session``)
     our child when its parent ends, instead of init's, so that :func:`_kill_adopted` ends it."""
@@ -309,8 +345,15 @@ def main(argv: list[str]) -> int:
     events.flush()
     if "error" in info:
         return 1
+    # The warm-up must leave no thread behind: a forked child gets only the forking thread, and
+    # torch's state that expects the others breaks it in native code. A torch that starts one
+    # anyway (none known: see warm_up) gets a fresh interpreter per run, slower but sound.
+    fork_safe = single_threaded()
+    if not fork_safe:
+        print("autocast-demo worker: torch left threads running after its warm-up: "
+              "every run starts a fresh interpreter", file=sys.stderr, flush=True)
     adopt_orphans()
-    Zygote(requests, events).serve()
+    Zygote(requests, events, fork_safe).serve()
     _kill_adopted()  # every run has been reaped: what they left behind is ours now
     return 0
 
