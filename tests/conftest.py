@@ -16,6 +16,10 @@ from bs4 import BeautifulSoup
 
 pytest_plugins = ("sphinx.testing.fixtures",)
 
+# The tests read Sphinx's messages as text. Sphinx colours them whenever CI=true (as CI sets),
+# so ask every build, in process or not, for plain output.
+os.environ["NO_COLOR"] = "1"
+
 ROOTS = Path(__file__).parent / "roots"
 
 
