@@ -7,6 +7,7 @@ leave a placeholder that :mod:`.render` fills after the build has run everything
 from __future__ import annotations
 
 import difflib
+import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
@@ -87,6 +88,9 @@ class _Base(SphinxDirective):
         else:  # MyST: offsets count from the body, content_offset + 1 lines below the fence
             lines = tuple(self.lineno + self.content_offset + 1 + offset for _source, offset in items)
         source = self.content.items[0][0] if self.content.items else self.get_source_info()[0]
+        # docutils names an included file relative to the current directory: make it absolute
+        # like every other source, so locations do not depend on where sphinx-build ran.
+        source = os.path.abspath(source)
         return Code(text="\n".join(self.content), source=source, lines=lines)
 
     @property
