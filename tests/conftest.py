@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import uuid
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
@@ -43,6 +44,7 @@ class CliBuild:
     returncode: int
     stdout: str
     stderr: str
+    tag: str = ""  # AUTOCAST_DEMO_TEST_TAG of the build, for processes_tagged()
 
     def html(self, docname: str) -> BeautifulSoup:
         return BeautifulSoup((self.out / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
@@ -55,6 +57,15 @@ def sphinx_build(src: Path, out: Path, *args: str, env: dict[str, str] | None = 
         capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
     )
     return CliBuild(src, out, proc.returncode, proc.stdout, proc.stderr)
+
+
+def tagged_build(name: str, tmp_path_factory: pytest.TempPathFactory) -> CliBuild:
+    """A CLI build of test root ``name`` whose processes carry a fresh tag."""
+    src = copy_root(name, tmp_path_factory)
+    tag = uuid.uuid4().hex
+    result = sphinx_build(src, src / "_build" / "html", env={"AUTOCAST_DEMO_TEST_TAG": tag})
+    result.tag = tag
+    return result
 
 
 @dataclass

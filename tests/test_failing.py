@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
-from conftest import copy_root, processes_tagged, sphinx_build, verdicts
+from conftest import processes_tagged, tagged_build, verdicts
 
 
 @pytest.fixture(scope="module")
 def build(tmp_path_factory):
-    src = copy_root("failing", tmp_path_factory)
-    tag = uuid.uuid4().hex
-    result = sphinx_build(src, src / "_build" / "html", env={"AUTOCAST_DEMO_TEST_TAG": tag})
-    result.tag = tag  # type: ignore[attr-defined]
-    return result
+    return tagged_build("failing", tmp_path_factory)
 
 
 def test_exit_status_is_non_zero_without_dash_w(build):

@@ -7,22 +7,17 @@ pages still run. MyST would only warn about an unknown option and drop it: we re
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
-from conftest import copy_root, processes_tagged, sphinx_build, verdicts
+from conftest import processes_tagged, tagged_build, verdicts
 
 MATCH = "\u2713 matches eager"
 
 
 @pytest.fixture(scope="module")
 def build(tmp_path_factory):
-    src = copy_root("fault-directives", tmp_path_factory)
-    tag = uuid.uuid4().hex
-    result = sphinx_build(src, src / "_build" / "html", env={"AUTOCAST_DEMO_TEST_TAG": tag})
-    result.tag = tag  # type: ignore[attr-defined]
-    return result
+    return tagged_build("fault-directives", tmp_path_factory)
 
 
 def nth_line(path: Path, text: str, n: int = 1) -> int:

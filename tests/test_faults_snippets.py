@@ -7,22 +7,17 @@ lines come from ``# MARK-...`` comments in the root's sources, never from the ou
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
-from conftest import copy_root, processes_tagged, sphinx_build, verdicts
+from conftest import processes_tagged, tagged_build, verdicts
 
 MATCH, DIFFER, NOT_CHECKED = "\u2713 matches eager", "\u2717 differs", "\u2014 not checked"
 
 
 @pytest.fixture(scope="module")
 def build(tmp_path_factory):
-    src = copy_root("fault-snippets", tmp_path_factory)
-    tag = uuid.uuid4().hex
-    result = sphinx_build(src, src / "_build" / "html", env={"AUTOCAST_DEMO_TEST_TAG": tag})
-    result.tag = tag  # type: ignore[attr-defined]
-    return result
+    return tagged_build("fault-snippets", tmp_path_factory)
 
 
 def line_of(path: Path, marker: str) -> int:
