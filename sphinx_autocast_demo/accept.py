@@ -23,6 +23,7 @@ from sphinx.util import logging
 
 from . import syntax
 from .check import normalize_output
+from .model import WARNING_TYPE
 from .state import all_docs
 
 if TYPE_CHECKING:
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from .model import DemoResult
 
 logger = logging.getLogger(__name__)
-WARNING_TYPE = "autocast_demo"
 ENV = "AUTOCAST_DEMO_ACCEPT"
 _MODES = {"": "", "0": "", "false": "", "no": "", "1": "write", "true": "write", "yes": "write",
           "write": "write", "diff": "diff", "dry-run": "diff"}

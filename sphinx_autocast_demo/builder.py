@@ -131,7 +131,7 @@ def collect_cases(env: Any) -> list[Case]:
 
 
 def _findings_for(result: DemoResult, name: str) -> list[Finding]:
-    return [f for f in result.findings if f.variant and name in f.variant.split(", ")]
+    return [f for f in result.findings if f.concerns(name)]
 
 
 def _variant_case(result: DemoResult, vr: VariantResult) -> Case:

@@ -16,14 +16,13 @@ from sphinx.util.docutils import SphinxDirective
 
 from . import syntax
 from .config import BACKENDS, DEVICES, DTYPES, settings
-from .model import DEFAULT_CONFIG, Code, Demo, Finding, Setup, Tolerance
+from .model import DEFAULT_CONFIG, WARNING_TYPE, Code, Demo, Finding, Setup, Tolerance
 from .state import doc_state
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 logger = logging.getLogger(__name__)
-WARNING_TYPE = "autocast_demo"
 
 
 class results_placeholder(nodes.General, nodes.Element):

@@ -18,7 +18,7 @@ from .check import ENGINE_NOT_RUN, check, engine_problem
 from .compare import compare_runs
 from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
 from .engine.pool import EngineError, Run, WorkerPool
-from .model import DemoResult, RunRecord, Variant, VariantResult, Verdict
+from .model import WARNING_TYPE, DemoResult, RunRecord, Variant, VariantResult, Verdict
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from .state import DocState
 
 logger = logging.getLogger(__name__)
-WARNING_TYPE = "autocast_demo"
 
 
 def cores() -> int:

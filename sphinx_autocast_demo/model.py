@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+#: The type of every warning we emit (``suppress_warnings = ["autocast_demo.<subtype>"]``).
+WARNING_TYPE = "autocast_demo"
+
 #: The default compile-time config that a demo's variants set.
 DEFAULT_CONFIG = "torch._functorch.config.backward_pass_autocast"
 
@@ -209,6 +212,10 @@ class Finding:
     @property
     def failed(self) -> bool:
         return self.severity in ("mismatch", "error")
+
+    def concerns(self, variant: str) -> bool:
+        """Is ``variant`` one of the values this finding names (``"off, fp16"``)?"""
+        return self.variant is not None and variant in self.variant.split(", ")
 
 
 def run_record_from_json(data: dict[str, Any]) -> RunRecord:

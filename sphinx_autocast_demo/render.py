@@ -52,7 +52,7 @@ def result_nodes(result: DemoResult, tabs: bool = False) -> list[nodes.Node]:
     return out
 
 
-def _cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.entry:
+def cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.entry:
     entry = nodes.entry(classes=classes or [])
     entry += content if isinstance(content, nodes.Node) else nodes.paragraph(text=content)
     return entry
@@ -81,8 +81,7 @@ def _recorded(result: DemoResult, vr: VariantResult) -> tuple[str, list[str]]:
     expected = result.demo.expected(vr.variant.name)
     if expected is None:
         return "not recorded", ["autocast-demo-unrecorded"]
-    broken = any(f.failed and f.variant and vr.variant.name in f.variant.split(", ")
-                 for f in result.findings)
+    broken = any(f.failed and f.concerns(vr.variant.name) for f in result.findings)
     if broken:
         return f"{MARK['differs']} {expected} (no longer true)", ["autocast-demo-stale-cell"]
     return f"{MARK['matches']} {expected}", ["autocast-demo-holds"]
@@ -96,11 +95,11 @@ def _grads(vr: VariantResult) -> str:
 def results_table(result: DemoResult) -> nodes.table:
     variants = result.variants
     rows: list[tuple[str, list[nodes.entry]]] = [
-        ("value", [_cell(nodes.paragraph("", "", nodes.literal(text=vr.variant.source)))
+        ("value", [cell(nodes.paragraph("", "", nodes.literal(text=vr.variant.source)))
                    for vr in variants]),
-        ("compiled vs eager", [_cell(t, [c]) for t, c in map(_verdict, variants)]),
-        ("page records", [_cell(*_recorded(result, vr)) for vr in variants]),
-        ("gradient dtypes", [_cell(_grads(vr)) for vr in variants]),
+        ("compiled vs eager", [cell(t, [c]) for t, c in map(_verdict, variants)]),
+        ("page records", [cell(*_recorded(result, vr)) for vr in variants]),
+        ("gradient dtypes", [cell(_grads(vr)) for vr in variants]),
     ]
     table = nodes.table(classes=["autocast-demo-results"])
     group = nodes.tgroup(cols=len(variants) + 1)
@@ -113,17 +112,17 @@ def results_table(result: DemoResult) -> nodes.table:
         group += nodes.colspec(colwidth=min(32, max([8, len(header_text), *map(len, texts)])))
     head = nodes.thead()
     header = nodes.row()
-    header += _cell(result.demo.config.rsplit(".", 1)[-1])
+    header += cell(result.demo.config.rsplit(".", 1)[-1])
     for vr in variants:
-        header += _cell(vr.variant.name)
+        header += cell(vr.variant.name)
     head += header
     group += head
     body = nodes.tbody()
     for label, cells in rows:
         row = nodes.row()
-        row += _cell(label, ["autocast-demo-label"])
-        for cell in cells:
-            row += cell
+        row += cell(label, ["autocast-demo-label"])
+        for entry in cells:
+            row += entry
         body += row
     group += body
     return table

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 from sphinx.util.console import bold, red  # type: ignore[attr-defined]
 
+from .model import WARNING_TYPE
+
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
@@ -17,7 +19,6 @@ if TYPE_CHECKING:
     from .model import DemoResult, Finding
 
 logger = logging.getLogger(__name__)
-WARNING_TYPE = "autocast_demo"
 
 
 class _TypeSuffix(std_logging.Filter):

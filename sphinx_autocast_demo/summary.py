@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from .render import MARK
+from .render import MARK, cell
 from .state import all_docs
 
 if TYPE_CHECKING:
@@ -107,12 +107,6 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.entry:
-    entry = nodes.entry(classes=classes or [])
-    entry += content if isinstance(content, nodes.Node) else nodes.paragraph(text=content)
-    return entry
-
-
 def _verdict(vr: VariantResult | None) -> tuple[str, list[str]]:
     if vr is None:
         return "", ["autocast-demo-absent"]
@@ -166,7 +160,7 @@ def matrix(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
     head = nodes.thead()
     header = nodes.row()
     for text in ("demo", *values, "page records"):
-        header += _cell(text)
+        header += cell(text)
     head += header
     group += head
     body = nodes.tbody()
@@ -178,7 +172,7 @@ def matrix(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
             title = env.titles[docname].astext() if docname in env.titles else docname
             uri = app.builder.get_relative_uri(fromdocname, docname)
             link = nodes.reference("", "", nodes.Text(title), refuri=uri, internal=True)
-            entry = _cell(nodes.paragraph("", "", nodes.strong("", "", link)))
+            entry = cell(nodes.paragraph("", "", nodes.strong("", "", link)))
             entry["morecols"] = len(values) + 1
             heading += entry
             body += heading
@@ -194,15 +188,15 @@ def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
     title = _titles(app.env).get(docname, {}).get(ident, ident)
     uri = app.builder.get_relative_uri(fromdocname, docname) + "#" + ident
     link = nodes.reference("", "", nodes.Text(title), refuri=uri, internal=True)
-    row += _cell(nodes.paragraph("", "", link), ["autocast-demo-label"])
+    row += cell(nodes.paragraph("", "", link), ["autocast-demo-label"])
     by_name: dict[str, Any] = {vr.variant.name: vr for vr in result.variants} if result else {}
     names = {v.name for v in all_docs(app.env)[docname].demos[ident].variants}
     for value in values:
         if result is None and value in names:
-            row += _cell(f"{MARK['error']} not run", ["autocast-demo-error"])
+            row += cell(f"{MARK['error']} not run", ["autocast-demo-error"])
         else:
-            row += _cell(*_verdict(by_name.get(value)))
-    row += _cell(*_record(result)) if result else _cell("not run", ["autocast-demo-unrecorded"])
+            row += cell(*_verdict(by_name.get(value)))
+    row += cell(*_record(result)) if result else cell("not run", ["autocast-demo-unrecorded"])
     return row
 
 
