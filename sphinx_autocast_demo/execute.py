@@ -214,9 +214,11 @@ class Executor:
                 runnable.append(item)
         runs, owners = [], {}
         for index, item in enumerate(runnable):
+            fresh = item.demo.device == "cuda"  # CUDA: a new interpreter per run, never forked
             for mode in ("compiled", "eager"):
-                run = Run(key=f"{index:06d}-{mode}", timeout=item.demo.timeout,
-                          fresh=item.demo.device == "cuda",
+                run = Run(key=f"{index:06d}-{mode}", timeout=item.demo.timeout, fresh=fresh,
+                          group="" if fresh or self.conf.isolation == "run"
+                          else f"{item.demo.docname}\0{item.demo.ident}",
                           job=self.job(item.demo, codes_of[item.demo.docname, item.demo.ident],
                                        item.variant, mode))
                 runs.append(run)

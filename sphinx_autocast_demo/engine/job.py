@@ -11,7 +11,6 @@ import faulthandler
 import hashlib
 import json
 import os
-import random
 import sys
 import threading
 import time
@@ -165,11 +164,12 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     import torch
     import torch._dynamo
 
+    from .fresh import reseed
+
     start = time.perf_counter()
     torch._dynamo.reset()
     _patch_compile(job["mode"], job["backend"])
-    torch.manual_seed(0)
-    random.seed(0)
+    reseed()
 
     texts = [*job["setup"], job["code"]]
     parts = [f"{CODE_FILE}{index}>" for index in range(len(texts))]
@@ -189,32 +189,46 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def watch(job: dict[str, Any]) -> None:
+def watch(job: dict[str, Any]) -> threading.Timer | None:
     """Leave where the code is in ``stack_path`` if it crashes or runs close to its timeout.
 
     The parent reads it only for a run that crashed or was stopped, to point the writer at the
     line that hung or crashed. A separate file: the printed output stays the snippet's own.
+    Returns the timer that arms the repeated dumps, for :func:`unwatch`.
     """
     if not job.get("stack_path"):
-        return
-    stack = open(job["stack_path"], "w", encoding="utf-8")  # noqa: SIM115 (open until exit)
+        return None
+    stack = open(job["stack_path"], "w", encoding="utf-8")  # noqa: SIM115 (open until unwatch)
     _KEEP.append(stack)
     faulthandler.enable(file=stack)
     timeout = float(job.get("timeout") or 0.0)
-    if timeout > 0:
-        # Again and again, so that the last dump is recent when the timeout strikes, however
-        # late a loaded machine started us (a few hundred bytes a dump); but only in the second
-        # half of the run's time. faulthandler's watchdog thread reads the other threads' frames
-        # without the GIL: dumping a thread that is running Python code can crash the process
-        # (measured with torch 2.14.1+cu130, whose cold compiles in a child take 2-3 s: 4 of 60
-        # runs died of SIGSEGV inside such a dump, 0 of 80 without the dumps). Half the timeout
-        # is reached only by runs about to be stopped anyway, which are mostly waiting.
-        # threading.Timer needs the GIL to arm it: a loop, a sleep, a read all give it up.
-        interval = min(1.0, max(0.1, timeout / 10))
-        arm = threading.Timer(timeout / 2, faulthandler.dump_traceback_later,
-                              args=(interval,), kwargs={"repeat": True, "file": stack})
-        arm.daemon = True
-        arm.start()
+    if timeout <= 0:
+        return None
+    # Again and again, so that the last dump is recent when the timeout strikes, however
+    # late a loaded machine started us (a few hundred bytes a dump); but only in the second
+    # half of the run's time. faulthandler's watchdog thread reads the other threads' frames
+    # without the GIL: dumping a thread that is running Python code can crash the process
+    # (measured with torch 2.14.1+cu130, whose cold compiles in a child take 2-3 s: 4 of 60
+    # runs died of SIGSEGV inside such a dump, 0 of 80 without the dumps). Half the timeout
+    # is reached only by runs about to be stopped anyway, which are mostly waiting.
+    # threading.Timer needs the GIL to arm it: a loop, a sleep, a read all give it up.
+    interval = min(1.0, max(0.1, timeout / 10))
+    arm = threading.Timer(timeout / 2, faulthandler.dump_traceback_later,
+                          args=(interval,), kwargs={"repeat": True, "file": stack})
+    arm.daemon = True
+    arm.start()
+    return arm
+
+
+def unwatch(arm: threading.Timer | None) -> None:
+    """Stop :func:`watch`'s timer and dumps, so that the process's next run starts without them."""
+    if arm is not None:
+        arm.cancel()
+        arm.join()
+    faulthandler.cancel_dump_traceback_later()
+    faulthandler.disable()
+    while _KEEP:
+        _KEEP.pop().close()
 
 
 _KEEP: list[Any] = []  # faulthandler writes to the file's descriptor: keep it open
@@ -223,7 +237,7 @@ _KEEP: list[Any] = []  # faulthandler writes to the file's descriptor: keep it o
 def run_and_write(job: dict[str, Any]) -> None:
     """Child entry point: run, then write the record atomically where the parent looks."""
     os.chdir(job["cwd"])
-    watch(job)
+    arm = watch(job)
     record = run_job(job)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -231,3 +245,4 @@ def run_and_write(job: dict[str, Any]) -> None:
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(record, f)
     os.replace(tmp, job["result_path"])
+    unwatch(arm)

@@ -44,6 +44,9 @@ class Run:
     job: dict[str, Any]
     timeout: float
     fresh: bool = False
+    # Consecutive runs with the same group share one forked process, one after another (the
+    # process is reset between them: see engine/fresh.py); "" runs alone.
+    group: str = ""
 
 
 @dataclass
@@ -101,20 +104,30 @@ class WorkerPool:
         return self.info
 
     def run(self, runs: Iterable[Run]) -> Iterator[Finished]:
-        """Execute ``runs``, at most ``jobs`` at a time, yielding each as it finishes."""
+        """Execute ``runs``, at most ``jobs`` processes at a time, yielding each as it finishes."""
         self.ready()
         assert self.proc.stdin is not None
-        waiting = list(runs)[::-1]
+        batches = _batches(list(runs))[::-1]
+        longest = max((r.timeout for b in batches for r in b), default=0.0)
         in_flight: dict[str, Run] = {}
-        longest = max((r.timeout for r in waiting), default=0.0)
-        while waiting or in_flight:
-            while waiting and len(in_flight) < self.jobs:
-                run = waiting.pop()
-                in_flight[run.key] = run
-                self.proc.stdin.write((json.dumps(self._request(run)) + "\n").encode())
+        open_batches: dict[str, set[str]] = {}  # first run's key -> keys not yet finished
+        batch_of: dict[str, str] = {}
+        while batches or in_flight:
+            while batches and len(open_batches) < self.jobs:
+                batch = batches.pop()
+                open_batches[batch[0].key] = {r.key for r in batch}
+                for run in batch:
+                    in_flight[run.key] = run
+                    batch_of[run.key] = batch[0].key
+                line = {"batch": [self._request(run) for run in batch]}
+                self.proc.stdin.write((json.dumps(line) + "\n").encode())
                 self.proc.stdin.flush()
             event = self._read_event(longest + 60.0)
             run = in_flight.pop(event["id"])
+            left = open_batches[batch_of[run.key]]
+            left.discard(run.key)
+            if not left:
+                del open_batches[batch_of[run.key]]
             yield self._collect(run, event)
 
     def _paths(self, run: Run) -> dict[str, str]:
@@ -188,6 +201,17 @@ class WorkerPool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _batches(runs: list[Run]) -> list[list[Run]]:
+    """Consecutive runs of one group, each run without a group alone."""
+    batches: list[list[Run]] = []
+    for run in runs:
+        if batches and run.group and batches[-1][0].group == run.group:
+            batches[-1].append(run)
+        else:
+            batches.append([run])
+    return batches
 
 
 def _read_text(path: Path) -> str:

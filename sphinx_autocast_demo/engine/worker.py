@@ -1,9 +1,10 @@
-"""The worker process: a warm zygote that forks one isolated child per run.
+"""The worker process: a warm zygote that forks one isolated child per batch of runs.
 
 Started by :mod:`.pool` as ``python -m sphinx_autocast_demo.engine.worker``. It imports torch
-and the compiler stack once, warms one compile, then forks a child for every request, so each
-run starts from a clean process without paying the imports again. Protocol: JSON lines, requests
-on stdin, events on stdout. When stdin closes (the build ended or died) every child is killed.
+and the compiler stack once, warms one compile, then forks a child for every batch (one demo's
+runs, or one run), so no demo pays the imports again or sees another's state; within a batch
+the child resets itself between runs (:mod:`.fresh`). Protocol: JSON lines, batches on stdin,
+one event per run on stdout. When stdin closes (the build ended or died) every child is killed.
 
 ``--job FILE`` runs one job in a fresh interpreter instead (for CUDA, which must never be
 initialised before a fork).
@@ -12,7 +13,6 @@ initialised before a fork).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import gc
 import json
 import os
@@ -20,19 +20,18 @@ import selectors
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from typing import IO, Any
 
-PR_SET_PDEATHSIG = 1
-PR_SET_CHILD_SUBREAPER = 36
-
-
-def die_with_parent(sig: int = signal.SIGKILL) -> None:
-    """Ask Linux to signal this process when its parent dies, so nothing outlives a build."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: stdin EOF still ends the worker
-        pass
+from .processes import (
+    adopt_orphans,
+    die_with_parent,
+    kill_adopted,
+    killpg,
+    redirect_output,
+    renew_thread_pool,
+    single_threaded,
+)
 
 
 def warm_up() -> dict[str, Any]:
@@ -91,17 +90,43 @@ def warm_up() -> dict[str, Any]:
             "cuda": torch.cuda.is_available()}
 
 
+@dataclass
+class Child:
+    """A forked child and the runs of its batch that have not reported yet (the first runs
+    once ``started``)."""
+
+    runs: list[dict[str, Any]]
+    status: int | None  # read end of its status pipe; None: a fresh interpreter, one run
+    deadline: float
+    started: bool = False
+    start: float = 0.0
+    timed_out: bool = False
+    progress: bool = False
+    pending: bytes = b""
+
+
 class Zygote:
-    def __init__(self, requests: int, events: IO[str], fork_safe: bool = True) -> None:
+    """Forks a child per batch of runs (one demo's runs, or one run) and reports each run.
+
+    A forked child runs its batch one run after another, telling us on its status pipe when
+    each starts and ends, so that timeouts stay per run; a fresh interpreter (CUDA, or a torch
+    that left threads behind) runs one. When a child ends before its batch does (a crash, a
+    timeout, state it cannot reset), the run it was in fails and the rest go to a new child.
+    """
+
+    def __init__(self, requests: int, events: IO[str], fork_safe: bool = True,
+                 baseline: Any = None) -> None:
         self.requests = requests
         self.events = events
         # False: every run execs a fresh interpreter from its forked child (see ``main``).
         self.fork_safe = fork_safe
-        self.children: dict[int, dict[str, Any]] = {}  # pid -> request + deadline
-        # A child forked ahead of time, waiting on a pipe for its request: the fork (~15 ms of
-        # page-table copying for a process holding torch) happens while the previous run
-        # runs, not between two runs.
-        self.spare: tuple[int, int] | None = None  # (pid, write end of its pipe)
+        self.baseline = baseline  # fresh.Baseline: what a child resets between its runs
+        self.children: dict[int, Child] = {}
+        # A child forked ahead of time, waiting on a pipe for its batch: the fork (~5-15 ms of
+        # page-table copying for a process holding torch) happens while the previous batch
+        # runs, not between two. (pid, write end of its request pipe, read end of its status)
+        self.spare: tuple[int, int, int] | None = None
+        self.selector = selectors.DefaultSelector()
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
         signal.set_wakeup_fd(self.wake_w)
@@ -114,7 +139,7 @@ class Zygote:
         for pid in list(self.children):  # killed: gone at once, and their orphans are ours
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-        _kill_adopted()
+        kill_adopted()
         os._exit(128 + signum)
 
     def send(self, event: dict[str, Any]) -> None:
@@ -123,46 +148,63 @@ class Zygote:
 
     def kill_all(self) -> None:
         for pid in list(self.children):
-            _killpg(pid)
-        _kill_adopted()
+            killpg(pid)
+        kill_adopted()
         if self.spare is not None:
-            _killpg(self.spare[0])
+            killpg(self.spare[0])
 
-    def spawn(self, request: dict[str, Any]) -> None:
-        pid = self._dispatch(request)
-        request["_start"] = time.monotonic()
-        request["_deadline"] = request["_start"] + float(request["timeout"])
-        request["_timed_out"] = False
-        self.children[pid] = request
-        self._fork_spare()
+    def spawn(self, runs: list[dict[str, Any]]) -> None:
+        single = not self.fork_safe or bool(runs[0].get("fresh"))
+        pid, status = self._dispatch(runs, single)
+        now = time.monotonic()
+        child = Child(runs=runs, status=status, deadline=now + float(runs[0]["timeout"]))
+        if single:  # no status pipe: the run starts with the process
+            child.started, child.start = True, now
+        else:
+            assert status is not None
+            self.selector.register(status, selectors.EVENT_READ, pid)
+        self.children[pid] = child
+        if self.spare is None:
+            self._fork_spare()
 
-    def _dispatch(self, request: dict[str, Any]) -> int:
-        """Hand ``request`` to the spare child, or fork one for it if there is none."""
+    def _dispatch(self, runs: list[dict[str, Any]], single: bool) -> tuple[int, int | None]:
+        """Hand ``runs`` to the spare child, or fork one for them if there is none."""
         spare, self.spare = self.spare, None
         if spare is not None:
-            pid, pipe = spare
+            pid, pipe, status = spare
             try:
                 with os.fdopen(pipe, "wb") as f:
-                    f.write(json.dumps(request).encode())
-                return pid
+                    f.write(json.dumps(runs[:1] if single else runs).encode())
+                if single:
+                    os.close(status)
+                return pid, None if single else status
             except OSError:  # the spare died (killed from outside): fork as usual
-                _killpg(pid)
+                killpg(pid)
+                os.close(status)
+        status_r, status_w = os.pipe()
         pid = os.fork()
         if pid == 0:
-            self._child(request, None)
-        return pid
+            os.close(status_r)
+            self._child(runs[:1] if single else runs, None, status_w)
+        os.close(status_w)
+        if single:
+            os.close(status_r)
+        return pid, None if single else status_r
 
     def _fork_spare(self) -> None:
         read_end, write_end = os.pipe()
+        status_r, status_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(write_end)
-            self._child(None, read_end)
+            os.close(status_r)
+            self._child(None, read_end, status_w)
         os.close(read_end)
-        self.spare = (pid, write_end)
+        os.close(status_w)
+        self.spare = (pid, write_end, status_r)
 
-    def _child(self, request: dict[str, Any] | None, pipe: int | None) -> None:
-        """Become the run of ``request``, or of the request that arrives on ``pipe``."""
+    def _child(self, runs: list[dict[str, Any]] | None, pipe: int | None, status: int) -> None:
+        """Become the process of ``runs``, or of the runs that arrive on ``pipe``."""
         code = 70
         try:
             os.setpgid(0, 0)
@@ -170,35 +212,48 @@ class Zygote:
             signal.set_wakeup_fd(-1)
             for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_DFL)
-            for fd in (self.requests, self.wake_r, self.wake_w, self.events.fileno()):
-                os.close(fd)
-            if request is None:
+            inherited = [self.requests, self.wake_r, self.wake_w, self.events.fileno(),
+                         *(c.status for c in self.children.values() if c.status is not None)]
+            if self.spare is not None:
+                inherited += [self.spare[1], self.spare[2]]
+            for fd in inherited:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            self.selector.close()
+            if runs is None:
                 assert pipe is not None
                 with os.fdopen(pipe, "rb") as f:
                     raw = f.read()
                 if not raw:  # the worker is shutting down
                     code = 0
                     return
-                request = json.loads(raw)
-            assert request is not None
-            out = os.open(request["output_path"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            os.dup2(out, 1)
-            os.dup2(out, 2)
+                runs = json.loads(raw)
+            assert runs is not None
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
-            sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
-            sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
             sys.stdin = open(0, closefd=False)  # noqa: SIM115
-            job = request["job"]
-            if request.get("fresh") or not self.fork_safe:
+            if runs[0].get("fresh") or not self.fork_safe:
+                request = runs[0]
+                redirect_output(request["output_path"])
                 if not request.get("fresh"):  # the build wrote no job file for a forked run
                     with open(request["job_path"], "w", encoding="utf-8") as f:
-                        json.dump(job, f)
+                        json.dump(request["job"], f)
                 os.execv(sys.executable, [sys.executable, "-m", __spec__.name, "--job", request["job_path"]])
-            _renew_thread_pool()
+            renew_thread_pool()
             from .job import run_and_write
 
-            run_and_write(job)
+            with os.fdopen(status, "w", buffering=1) as report:
+                for index, request in enumerate(runs):
+                    if index and self.baseline is not None:
+                        reason = self.baseline.dirty()
+                        if reason:  # the rest go to a new child
+                            report.write(f"retire {reason}\n")
+                            break
+                        self.baseline.restore()
+                    report.write(f"start {request['id']}\n")
+                    redirect_output(request["output_path"])
+                    run_and_write(request["job"])
+                    report.write(f"done {request['id']}\n")
             code = 0
         except BaseException:
             import traceback
@@ -207,116 +262,117 @@ class Zygote:
         finally:
             os._exit(code)
 
+    def read_status(self, pid: int, drain: bool = False) -> None:
+        """Act on what child ``pid`` said: a run started, a run ended, or it gives up.
+
+        ``drain``: the child has ended; read everything it wrote before it did.
+        """
+        child = self.children[pid]
+        while child.status is not None:
+            try:
+                chunk = os.read(child.status, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                self.selector.unregister(child.status)
+                os.close(child.status)
+                child.status = None
+            child.pending += chunk
+            if not drain:
+                break
+        *lines, child.pending = child.pending.split(b"\n")
+        for line in lines:
+            verb, _, rest = line.decode().partition(" ")
+            now = time.monotonic()
+            if verb == "start":
+                child.started, child.start = True, now
+                child.deadline = now + float(child.runs[0]["timeout"])
+            elif verb == "done":
+                self._report(child.runs.pop(0)["id"], 0, False, now - child.start)
+                child.started, child.progress = False, True
+                if child.runs:
+                    child.deadline = now + float(child.runs[0]["timeout"])
+            elif verb == "retire":
+                print(f"autocast-demo worker: a new process for the next run: {rest}",
+                      file=sys.stderr, flush=True)
+
+    def _report(self, run_id: str, returncode: int, timed_out: bool, seconds: float) -> None:
+        self.send({"event": "exit", "id": run_id, "returncode": returncode,
+                   "timed_out": timed_out, "seconds": seconds})
+
     def reap(self) -> None:
-        while self.children:
+        while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
-            request = self.children.pop(pid, None)
-            if request is None:
+            if pid not in self.children:
                 if self.spare is not None and self.spare[0] == pid:
                     os.close(self.spare[1])
+                    os.close(self.spare[2])
                     self.spare = None
                 continue
-            _killpg(pid)  # anything the snippet started in its group goes with it
-            self.send({
-                "event": "exit",
-                "id": request["id"],
-                "returncode": os.waitstatus_to_exitcode(status),
-                "timed_out": request["_timed_out"],
-                "seconds": time.monotonic() - request["_start"],
-            })
+            killpg(pid)  # anything the snippet started in its group goes with it
+            child = self.children[pid]
+            if child.status is not None:  # what it said before it ended
+                os.set_blocking(child.status, False)
+                self.read_status(pid, drain=True)
+                if child.status is not None:  # a process it started holds the pipe open
+                    self.selector.unregister(child.status)
+                    os.close(child.status)
+            del self.children[pid]
+            if child.runs and (child.started or not child.progress):
+                # The run it was in fails with the process; a child that ended before its
+                # first run fails that run too, so that a batch always moves on.
+                seconds = time.monotonic() - child.start if child.started else 0.0
+                self._report(child.runs.pop(0)["id"], os.waitstatus_to_exitcode(status),
+                             child.timed_out, seconds)
+            if child.runs:
+                self.spawn(child.runs)
 
     def enforce_deadlines(self) -> float | None:
         now = time.monotonic()
         next_deadline: float | None = None
-        for pid, request in self.children.items():
-            if request["_timed_out"]:
+        for pid, child in self.children.items():
+            if child.timed_out:
                 continue
-            if now >= request["_deadline"]:
-                request["_timed_out"] = True
-                _killpg(pid)
-            elif next_deadline is None or request["_deadline"] < next_deadline:
-                next_deadline = request["_deadline"]
+            if now >= child.deadline:
+                child.timed_out = True
+                killpg(pid)
+            elif next_deadline is None or child.deadline < next_deadline:
+                next_deadline = child.deadline
         return None if next_deadline is None else max(0.0, next_deadline - now)
 
     def serve(self) -> None:
-        selector = selectors.DefaultSelector()
-        selector.register(self.requests, selectors.EVENT_READ, "requests")
-        selector.register(self.wake_r, selectors.EVENT_READ, "wake")
+        self.selector.register(self.requests, selectors.EVENT_READ, "requests")
+        self.selector.register(self.wake_r, selectors.EVENT_READ, "wake")
         pending = b""
         open_ = True
         self._fork_spare()
         while open_ or self.children:
             timeout = self.enforce_deadlines()
-            for key, _ in selector.select(timeout):
+            for key, _ in self.selector.select(timeout):
                 if key.data == "wake":
                     os.read(self.wake_r, 4096)
+                    continue
+                if key.data != "requests":
+                    if key.data in self.children:
+                        self.read_status(key.data)
                     continue
                 chunk = os.read(self.requests, 65536)
                 if not chunk:  # the build is gone: nobody will read results
                     open_ = False
-                    selector.unregister(self.requests)
+                    self.selector.unregister(self.requests)
                     self.kill_all()
                     continue
                 pending += chunk
                 *lines, pending = pending.split(b"\n")
                 for line in lines:
                     if line.strip():
-                        self.spawn(json.loads(line))
+                        self.spawn(json.loads(line)["batch"])
             self.reap()
-
-
-def _renew_thread_pool() -> None:
-    """Rebuild, in a forked child, the intra-op thread pool the zygote made, before any thread can.
-
-    ``torch.set_num_threads(1)`` in the zygote created ATen's pthreadpool; a fork marks it
-    corrupt, and the next ``at::set_num_threads`` replaces it without a lock. On a GPU build
-    the child's first backward starts 8 autograd device threads at once, each of which calls
-    it: one can find the pool released and not yet replaced and aborts the run with SIGABRT
-    ("pool INTERNAL ASSERT FAILED at ATen/ParallelOpenMP.cpp: Invalid thread pool!", measured
-    with 2.14.1+cu130). Replaced here, by the only thread, nothing is left to race for.
-    """
-    import torch
-
-    torch.set_num_threads(1)
-
-
-def single_threaded() -> bool:
-    """Whether this process has one thread: only then is ``os.fork()`` safe for torch."""
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:  # no /proc: trust the warm-up
-        return True
-
-
-def adopt_orphans() -> None:
-    """Make what a snippet detaches from its process group (``setsid``, ``start_new_session``)
-    our child when its parent ends, instead of init's, so that :func:`_kill_adopted` ends it."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-
-
-def _kill_adopted() -> None:
-    """Kill every child of ours: at the end of a build, only runs and adopted orphans are."""
-    me = str(os.getpid())
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8") as f:
-                parent = f.read().rsplit(")", 1)[1].split()[1]
-        except (OSError, IndexError):
-            continue
-        if parent == me:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(entry), signal.SIGKILL)
-
-
-def _killpg(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
 
 
 def main(argv: list[str]) -> int:
@@ -353,8 +409,12 @@ def main(argv: list[str]) -> int:
         print("autocast-demo worker: torch left threads running after its warm-up: "
               "every run starts a fresh interpreter", file=sys.stderr, flush=True)
     adopt_orphans()
-    Zygote(requests, events, fork_safe).serve()
-    _kill_adopted()  # every run has been reaped: what they left behind is ours now
+    from .fresh import Baseline
+
+    baseline = Baseline.take()
+    gc.freeze()  # the baseline too: children keep it and never free it
+    Zygote(requests, events, fork_safe, baseline).serve()
+    kill_adopted()  # every run has been reaped: what they left behind is ours now
     return 0
 
 
