@@ -114,6 +114,13 @@ def sphinx(src: Path, *args: str, env: dict[str, str] | None = None) -> Build:
                  err.count("WARNING"), cpu)
 
 
+def _floor(manifest: Path) -> dict[str, float]:
+    out = subprocess.run([sys.executable, "-m", "benchmarks.floor", str(manifest)],
+                         capture_output=True, text=True, check=True).stdout
+    result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
 def fresh(tree: Path, work: Path, name: str) -> Path:
     dest = work / name
     shutil.rmtree(dest, ignore_errors=True)
@@ -135,21 +142,26 @@ def main() -> None:
     print(f"workload: {args.pages} pages x {args.demos} demos = {len(manifest)} demos, {values} values,"
           f" {2 * values} runs; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}", flush=True)
 
-    floor = json.loads(subprocess.run(
-        [sys.executable, "-m", "benchmarks.floor", str(tree / "manifest.json")],
-        capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
-    print(f"floor (load {os.getloadavg()[0]:.1f} after): {floor['seconds']:.1f} s for {floor['runs']} runs",
-          flush=True)
+    floor = _floor(tree / "manifest.json")
+    print(f"floor (load {os.getloadavg()[0]:.1f} after): {floor['seconds']:.1f} s for {floor['runs']} runs "
+          f"(+ {floor['startup']:.1f} s importing torch and warming up, not counted)", flush=True)
+    # The same runs split over two processes at once: what two cores give these runs on this
+    # machine at best, with no Sphinx, no isolation and no serial part.
+    halves = [subprocess.Popen([sys.executable, "-m", "benchmarks.floor", str(tree / "manifest.json"),
+                                str(part), "2"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+              for part in (0, 1)]
+    two = max(json.loads(p.communicate()[0].strip().splitlines()[-1])["seconds"] for p in halves)
+    print(f"floor split over 2 processes at once: {two:.1f} s", flush=True)
 
     serial_src = fresh(tree, work, "serial")
     cold = sphinx(serial_src, "-j", "1")
     print(f"cold -j 1 (load {os.getloadavg()[0]:.1f} after): {cold.seconds:.1f} s ({cold.runs} runs, "
           f"execution {cold.exec_seconds:.1f} s, "
           f"exit {cold.returncode}, {cold.warnings} warnings)", flush=True)
-    # A second or two each: take the best of three, interleaved, so one hiccup of the shared
+    # A second or two each: take the best of five, interleaved, so one hiccup of the shared
     # machine does not decide the ratio.
     nochanges, offs = [], []
-    for _ in range(3):
+    for _ in range(5):
         nochanges.append(sphinx(serial_src, "-j", "1"))
         offs.append(sphinx(serial_src, "-j", "1", env={"AUTOCAST_DEMO_EXECUTE": "never"}))
     nochange = min(nochanges, key=lambda b: b.seconds)
@@ -182,6 +194,9 @@ def main() -> None:
           f"the cache (target: 6 = 3 values x compiled + eager)")
     print(f"4. -j 2 speedup, cold:            {cold.seconds:.1f} s / {parallel.seconds:.1f} s = "
           f"{cold.seconds / parallel.seconds:.2f}x  (target >= 1.6x)")
+    print("   what this machine allows: the floor's startup alone is "
+          f"{floor['startup'] / floor['seconds']:.2f} of the floor (a build pays it, the floor does not), "
+          f"and two cores run the floor's runs {floor['seconds'] / two:.2f}x as fast as one")
     print(f"5. peak memory (sphinx + worker tree): -j 1 RSS {cold.peak_rss / mib:.0f} MiB, "
           f"PSS {cold.peak_pss / mib:.0f} MiB; -j 2 RSS {parallel.peak_rss / mib:.0f} MiB, "
           f"PSS {parallel.peak_pss / mib:.0f} MiB")
