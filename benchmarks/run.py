@@ -114,6 +114,14 @@ def sphinx(src: Path, *args: str, env: dict[str, str] | None = None) -> Build:
                  err.count("WARNING"), cpu)
 
 
+def _median(builds: list[Build]) -> Build:
+    """The build of median time (of an odd number); its CPU time is the median's too."""
+    ordered = sorted(builds, key=lambda b: b.seconds)
+    middle = ordered[len(ordered) // 2]
+    cpu = sorted(b.cpu for b in builds)[len(builds) // 2]
+    return Build(**{**middle.__dict__, "cpu": cpu})
+
+
 def _floor(manifest: Path) -> dict[str, float]:
     out = subprocess.run([sys.executable, "-m", "benchmarks.floor", str(manifest)],
                          capture_output=True, text=True, check=True).stdout
@@ -145,27 +153,43 @@ def main() -> None:
     floor = _floor(tree / "manifest.json")
     print(f"floor (load {os.getloadavg()[0]:.1f} after): {floor['seconds']:.1f} s for {floor['runs']} runs "
           f"(+ {floor['startup']:.1f} s importing torch and warming up, not counted)", flush=True)
-    # The same runs split over two processes at once: what two cores give these runs on this
-    # machine at best, with no Sphinx, no isolation and no serial part.
-    halves = [subprocess.Popen([sys.executable, "-m", "benchmarks.floor", str(tree / "manifest.json"),
-                                str(part), "2"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-              for part in (0, 1)]
-    two = max(json.loads(p.communicate()[0].strip().splitlines()[-1])["seconds"] for p in halves)
-    print(f"floor split over 2 processes at once: {two:.1f} s", flush=True)
+    # The same runs split in two halves, one process each: one after the other, then both at
+    # once. Their ratio is what two cores give these runs on this machine at best, with no
+    # Sphinx, no isolation and no serial part. (Not the floor against the halves at once: a
+    # process's compiles get slower as it runs more of them, so the floor's one long process
+    # is slower than two short ones even on one core.)
+    def halves(together: bool) -> list[float]:
+        cmd = [sys.executable, "-m", "benchmarks.floor", str(tree / "manifest.json")]
+        procs, seconds = [], []
+        for part in ("0", "1"):
+            procs.append(subprocess.Popen([*cmd, part, "2"], stdout=subprocess.PIPE,
+                                          stderr=subprocess.DEVNULL, text=True))
+            if not together:
+                seconds.append(json.loads(procs[-1].communicate()[0].strip().splitlines()[-1])["seconds"])
+        if together:
+            seconds = [json.loads(p.communicate()[0].strip().splitlines()[-1])["seconds"] for p in procs]
+        return seconds
+
+    one_core, two_cores = sum(halves(together=False)), max(halves(together=True))
+    print(f"floor in two halves: {one_core:.1f} s one after the other, {two_cores:.1f} s at once",
+          flush=True)
 
     serial_src = fresh(tree, work, "serial")
     cold = sphinx(serial_src, "-j", "1")
     print(f"cold -j 1 (load {os.getloadavg()[0]:.1f} after): {cold.seconds:.1f} s ({cold.runs} runs, "
           f"execution {cold.exec_seconds:.1f} s, "
           f"exit {cold.returncode}, {cold.warnings} warnings)", flush=True)
-    # A second or two each: take the best of five, interleaved, so one hiccup of the shared
-    # machine does not decide the ratio.
+    # Under a second each, and this machine's noise is ~0.1 s: seven pairs, the order
+    # alternating within a pair, and the median of each side.
     nochanges, offs = [], []
-    for _ in range(5):
-        nochanges.append(sphinx(serial_src, "-j", "1"))
-        offs.append(sphinx(serial_src, "-j", "1", env={"AUTOCAST_DEMO_EXECUTE": "never"}))
-    nochange = min(nochanges, key=lambda b: b.seconds)
-    off = min(offs, key=lambda b: b.seconds)
+    for index in range(7):
+        for off_mode in (True, False) if index % 2 else (False, True):
+            if off_mode:
+                offs.append(sphinx(serial_src, "-j", "1", env={"AUTOCAST_DEMO_EXECUTE": "never"}))
+            else:
+                nochanges.append(sphinx(serial_src, "-j", "1"))
+    nochange = _median(nochanges)
+    off = _median(offs)
     assert all(b.runs == 0 for b in nochanges + offs)
     page = serial_src / "page-00.rst"
     page.write_text(page.read_text().replace("torch.manual_seed(0)", "torch.manual_seed(100)", 1))
@@ -196,7 +220,7 @@ def main() -> None:
           f"{cold.seconds / parallel.seconds:.2f}x  (target >= 1.6x)")
     print("   what this machine allows: the floor's startup alone is "
           f"{floor['startup'] / floor['seconds']:.2f} of the floor (a build pays it, the floor does not), "
-          f"and two cores run the floor's runs {floor['seconds'] / two:.2f}x as fast as one")
+          f"and two cores run the floor's runs {one_core / two_cores:.2f}x as fast as one")
     print(f"5. peak memory (sphinx + worker tree): -j 1 RSS {cold.peak_rss / mib:.0f} MiB, "
           f"PSS {cold.peak_pss / mib:.0f} MiB; -j 2 RSS {parallel.peak_rss / mib:.0f} MiB, "
           f"PSS {parallel.peak_pss / mib:.0f} MiB")
