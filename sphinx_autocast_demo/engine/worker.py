@@ -92,8 +92,8 @@ def warm_up() -> dict[str, Any]:
 
 @dataclass
 class Child:
-    """A forked child and the runs of its batch that have not reported yet (the first runs
-    once ``started``)."""
+    """A forked child and the runs of its batch that have not reported yet (the first of them
+    is running once ``started``)."""
 
     runs: list[dict[str, Any]]
     status: int | None  # read end of its status pipe; None: a fresh interpreter, one run
@@ -122,6 +122,7 @@ class Zygote:
         self.fork_safe = fork_safe
         self.baseline = baseline  # fresh.Baseline: what a child resets between its runs
         self.children: dict[int, Child] = {}
+        self.accepting = True  # False once the build is gone: no run starts any more
         # A child forked ahead of time, waiting on a pipe for its batch: the fork (~5-15 ms of
         # page-table copying for a process holding torch) happens while the previous batch
         # runs, not between two. (pid, write end of its request pipe, read end of its status)
@@ -143,8 +144,11 @@ class Zygote:
         os._exit(128 + signum)
 
     def send(self, event: dict[str, Any]) -> None:
-        self.events.write(json.dumps(event) + "\n")
-        self.events.flush()
+        try:
+            self.events.write(json.dumps(event) + "\n")
+            self.events.flush()
+        except BrokenPipeError:  # the build is gone: nobody reads results any more
+            self.accepting = False
 
     def kill_all(self) -> None:
         for pid in list(self.children):
@@ -329,7 +333,7 @@ class Zygote:
                 seconds = time.monotonic() - child.start if child.started else 0.0
                 self._report(child.runs.pop(0)["id"], os.waitstatus_to_exitcode(status),
                              child.timed_out, seconds)
-            if child.runs:
+            if child.runs and self.accepting:
                 self.spawn(child.runs)
 
     def enforce_deadlines(self) -> float | None:
@@ -363,7 +367,7 @@ class Zygote:
                     continue
                 chunk = os.read(self.requests, 65536)
                 if not chunk:  # the build is gone: nobody will read results
-                    open_ = False
+                    open_ = self.accepting = False
                     self.selector.unregister(self.requests)
                     self.kill_all()
                     continue
