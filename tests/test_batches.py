@@ -11,6 +11,7 @@ reset, and a crash or timeout failing only the run it hit.
 from __future__ import annotations
 
 import textwrap
+import time
 
 import pytest
 
@@ -114,3 +115,14 @@ def test_a_crash_fails_only_its_run_and_the_rest_of_the_batch_runs(pool):
     pids = [done[f"c{i}"][2] for i in (0, 1, 2, 4)]
     assert pids[0] == pids[1] and len(set(pids[1:])) == 3  # a new process after each failure
     assert done["c4"][1].split()[1:] == ["[3.0,", "3.0]"]
+
+
+def test_events_that_arrive_together_are_all_read(pool):
+    # A batch of quick runs reports faster than a busy build reads: several events then sit
+    # in the pipe at once, and each must be read without waiting for more to arrive.
+    runs = [make_run(f"q{i}", "print('quick')\n", "quick", mode="eager", timeout=2.0) for i in range(8)]
+    seen = []
+    for fin in pool.run(runs):
+        time.sleep(0.3)
+        seen.append((fin.run.key, fin.record.status))
+    assert sorted(seen) == [(f"q{i}", "ok") for i in range(8)]

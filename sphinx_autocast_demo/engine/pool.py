@@ -63,6 +63,7 @@ class WorkerPool:
         self.tmp = Path(tempfile.mkdtemp(prefix="autocast-demo-"))
         self.log = self.tmp / "worker.log"
         self.info: dict[str, Any] | None = None
+        self.pending = b""  # what the worker wrote after the last event we read
         # Prefer a fork-safe CUDA probe and single-threaded compile workers: both forked.
         child_env = {
             **os.environ,
@@ -82,11 +83,18 @@ class WorkerPool:
             )
 
     def _read_event(self, timeout: float) -> dict[str, Any]:
+        # Our own buffer over the raw descriptor: a buffered reader may hold several events
+        # read in one go, and select() on the descriptor would then wait for more that never
+        # come (a batch of quick runs reports faster than a busy build reads).
         assert self.proc.stdout is not None
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        line = self.proc.stdout.readline() if ready else b""
-        if not line:
-            raise EngineError(self._death_message(timed_out=not ready))
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.pending:
+            ready, _, _ = select.select([fd], [], [], timeout)
+            chunk = os.read(fd, 65536) if ready else b""
+            if not chunk:
+                raise EngineError(self._death_message(timed_out=not ready))
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
         event: dict[str, Any] = json.loads(line)
         return event
 
