@@ -19,6 +19,7 @@ Timings on a shared machine are noisy: run it twice and read both. Not a test.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -119,7 +120,7 @@ def _median(builds: list[Build]) -> Build:
     ordered = sorted(builds, key=lambda b: b.seconds)
     middle = ordered[len(ordered) // 2]
     cpu = sorted(b.cpu for b in builds)[len(builds) // 2]
-    return Build(**{**middle.__dict__, "cpu": cpu})
+    return dataclasses.replace(middle, cpu=cpu)
 
 
 def _floor(manifest: Path) -> dict[str, float]:

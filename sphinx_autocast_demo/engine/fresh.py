@@ -14,21 +14,18 @@ Imported by the worker only: it touches torch.
 
 from __future__ import annotations
 
-import copy
 import gc
 import os
 import random
 import sys
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 # Where installed code lives: a module imported from anywhere else is the docs' own code, and
 # its import-time effects (and its module state) would be seen by the next run.
 _INSTALLED = tuple({os.path.join(p, "") for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
 
-
-_MISSING = object()
 
 
 def _config_modules() -> dict[str, Any]:
@@ -57,7 +54,7 @@ class Baseline:
     path: list[str]
     filters: list[Any]
     showwarning: Any
-    modules: set[str] = field(default_factory=set)
+    modules: set[str]
 
     @classmethod
     def take(cls) -> Baseline:
@@ -74,7 +71,7 @@ class Baseline:
             deterministic=(torch.are_deterministic_algorithms_enabled(),
                            torch.is_deterministic_algorithms_warn_only_enabled()),
             matmul_precision=torch.get_float32_matmul_precision(),
-            print_options=copy.copy(vars(torch._tensor_str.PRINT_OPTS)),
+            print_options=dict(vars(torch._tensor_str.PRINT_OPTS)),
             anomaly=torch.is_anomaly_enabled(),
             environ=dict(os.environ),
             path=list(sys.path),
@@ -93,7 +90,7 @@ class Baseline:
                 continue
             # Only what changed: setting every key costs ~5 ms and re-warns deprecated ones.
             now = module.get_config_copy()
-            changed = {k: v for k, v in saved.items() if now.get(k, _MISSING) is not v and now.get(k) != v}
+            changed = {k: v for k, v in saved.items() if now.get(k) is not v and now.get(k) != v}
             if changed:
                 module.load_config(changed)
         torch.compile = self.compile

@@ -17,6 +17,8 @@ import time
 import traceback
 from typing import Any
 
+from .fresh import reseed
+
 #: Prefix of the file names given to ``compile()``, so that frames of the writer's code can be
 #: told from ours and mapped back to the docs.
 CODE_FILE = "<autocast-demo-"
@@ -163,8 +165,6 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """Execute ``job`` in this (fresh, forked) process and return the result record."""
     import torch
     import torch._dynamo
-
-    from .fresh import reseed
 
     start = time.perf_counter()
     torch._dynamo.reset()

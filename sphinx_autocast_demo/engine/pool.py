@@ -117,25 +117,21 @@ class WorkerPool:
         assert self.proc.stdin is not None
         batches = _batches(list(runs))[::-1]
         longest = max((r.timeout for b in batches for r in b), default=0.0)
-        in_flight: dict[str, Run] = {}
-        open_batches: dict[str, set[str]] = {}  # first run's key -> keys not yet finished
-        batch_of: dict[str, str] = {}
+        in_flight: dict[str, tuple[Run, int]] = {}  # key -> (run, its batch)
+        unfinished: dict[int, int] = {}  # batch -> runs not yet finished: a process each
         while batches or in_flight:
-            while batches and len(open_batches) < self.jobs:
+            while batches and len(unfinished) < self.jobs:
                 batch = batches.pop()
-                open_batches[batch[0].key] = {r.key for r in batch}
-                for run in batch:
-                    in_flight[run.key] = run
-                    batch_of[run.key] = batch[0].key
+                unfinished[len(batches)] = len(batch)
+                in_flight.update((run.key, (run, len(batches))) for run in batch)
                 line = {"batch": [self._request(run) for run in batch]}
                 self.proc.stdin.write((json.dumps(line) + "\n").encode())
                 self.proc.stdin.flush()
             event = self._read_event(longest + 60.0)
-            run = in_flight.pop(event["id"])
-            left = open_batches[batch_of[run.key]]
-            left.discard(run.key)
-            if not left:
-                del open_batches[batch_of[run.key]]
+            run, batch_index = in_flight.pop(event["id"])
+            unfinished[batch_index] -= 1
+            if not unfinished[batch_index]:
+                del unfinished[batch_index]
             yield self._collect(run, event)
 
     def _paths(self, run: Run) -> dict[str, str]:

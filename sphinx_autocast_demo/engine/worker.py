@@ -173,27 +173,33 @@ class Zygote:
 
     def _dispatch(self, runs: list[dict[str, Any]], single: bool) -> tuple[int, int | None]:
         """Hand ``runs`` to the spare child, or fork one for them if there is none."""
+        given = runs[:1] if single else runs  # a fresh interpreter runs one; the rest wait
         spare, self.spare = self.spare, None
         if spare is not None:
-            pid, pipe, status = spare
+            pid, pipe, status_r = spare
             try:
                 with os.fdopen(pipe, "wb") as f:
-                    f.write(json.dumps(runs[:1] if single else runs).encode())
-                if single:
-                    os.close(status)
-                return pid, None if single else status
+                    f.write(json.dumps(given).encode())
             except OSError:  # the spare died (killed from outside): fork as usual
                 killpg(pid)
-                os.close(status)
+                os.close(status_r)
+            else:
+                return pid, self._keep_status(status_r, single)
         status_r, status_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             os.close(status_r)
-            self._child(runs[:1] if single else runs, None, status_w)
+            self._child(given, None, status_w)
         os.close(status_w)
+        return pid, self._keep_status(status_r, single)
+
+    @staticmethod
+    def _keep_status(status_r: int, single: bool) -> int | None:
+        """A fresh interpreter says nothing on the status pipe: close our end of it."""
         if single:
             os.close(status_r)
-        return pid, None if single else status_r
+            return None
+        return status_r
 
     def _fork_spare(self) -> None:
         read_end, write_end = os.pipe()
@@ -216,10 +222,9 @@ class Zygote:
             signal.set_wakeup_fd(-1)
             for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_DFL)
+            # (There is never a spare when we fork: a spare is taken before, forked after.)
             inherited = [self.requests, self.wake_r, self.wake_w, self.events.fileno(),
                          *(c.status for c in self.children.values() if c.status is not None)]
-            if self.spare is not None:
-                inherited += [self.spare[1], self.spare[2]]
             for fd in inherited:
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -278,9 +283,7 @@ class Zygote:
             except BlockingIOError:
                 break
             if not chunk:
-                self.selector.unregister(child.status)
-                os.close(child.status)
-                child.status = None
+                self._close_status(child)
             child.pending += chunk
             if not drain:
                 break
@@ -299,6 +302,12 @@ class Zygote:
             elif verb == "retire":
                 print(f"autocast-demo worker: a new process for the next run: {rest}",
                       file=sys.stderr, flush=True)
+
+    def _close_status(self, child: Child) -> None:
+        if child.status is not None:
+            self.selector.unregister(child.status)
+            os.close(child.status)
+            child.status = None
 
     def _report(self, run_id: str, returncode: int, timed_out: bool, seconds: float) -> None:
         self.send({"event": "exit", "id": run_id, "returncode": returncode,
@@ -323,9 +332,7 @@ class Zygote:
             if child.status is not None:  # what it said before it ended
                 os.set_blocking(child.status, False)
                 self.read_status(pid, drain=True)
-                if child.status is not None:  # a process it started holds the pipe open
-                    self.selector.unregister(child.status)
-                    os.close(child.status)
+                self._close_status(child)  # if a process it started still holds the pipe open
             del self.children[pid]
             if child.runs and (child.started or not child.progress):
                 # The run it was in fails with the process; a child that ended before its
