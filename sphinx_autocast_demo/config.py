@@ -6,6 +6,7 @@ The reference page of the docs is generated from :data:`OPTIONS` and a test keep
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -103,17 +104,31 @@ def validate(app: Sphinx, config: Config) -> None:
         value = config[PREFIX + option.name]
         if not isinstance(value, option.types) or (isinstance(value, bool) and bool not in option.types):
             raise ConfigError(
-                f"conf.py: {PREFIX}{option.name} = {value!r} must be of type "
+                f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r} must be of type "
                 f"{' or '.join(t.__name__ for t in option.types)} (default {option.default!r})"
             )
         if option.choices and value not in option.choices:
             raise ConfigError(
-                f"conf.py: {PREFIX}{option.name} = {value!r}; choose one of "
+                f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r}; choose one of "
                 + ", ".join(repr(c) for c in option.choices)
             )
     env_mode = os.environ.get("AUTOCAST_DEMO_EXECUTE")
     if env_mode and env_mode not in EXECUTE_MODES:
         raise ConfigError(f"AUTOCAST_DEMO_EXECUTE={env_mode!r}; choose one of {', '.join(EXECUTE_MODES)}")
+
+
+def _where(app: Sphinx, name: str) -> str:
+    """``conf.py:LINE`` where ``name`` is assigned, or where to look (it may come from ``-D``)."""
+    path = os.path.join(app.confdir, "conf.py")
+    assignment = re.compile(rf"^\s*{PREFIX}{name}\s*=")
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if assignment.match(line):
+                    return f"{path}:{number}"
+    except OSError:
+        pass
+    return f"{path} (or sphinx-build -D)"
 
 
 def settings(config: Config) -> Settings:

@@ -56,3 +56,14 @@ def test_isolation_run_gives_every_run_its_own_process(builds):
     build, found = builds["run"]
     assert verdicts(build.html("index"), "pids") == [MATCH, MATCH]
     assert len(set(found["pids"])) == 4 and len(set(found["threads"])) == 4
+
+
+def test_an_unknown_isolation_is_refused_at_its_conf_py_line(tmp_path_factory):
+    src = copy_root("isolation", tmp_path_factory)
+    conf = src / "conf.py"
+    conf.write_text(conf.read_text(encoding="utf-8") + 'autocast_demo_isolation = "page"\n', encoding="utf-8")
+    build = sphinx_build(src, src / "_build" / "bad")
+    assert build.returncode != 0
+    line = len(conf.read_text(encoding="utf-8").splitlines())
+    assert (f"{conf}:{line}: autocast_demo_isolation = 'page'; choose one of 'demo', 'run'"
+            in build.stderr), build.stderr
