@@ -1,0 +1,32 @@
+"""A snippet's text made safe to print and to publish: no terminal escapes, no control bytes, bounded.
+
+Whatever a snippet prints (or puts in an exception message) reaches the terminal, the HTML, the
+LaTeX and the JUnit XML; an ANSI escape or a NUL there recolours a CI log or breaks a writer.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: How much of a run's printed output is kept, so a snippet that floods stdout cannot fill the
+#: page, the cache or the disk.
+MAX_OUTPUT = 20_000
+
+# CSI (colours, cursor moves), OSC (titles, links) and the other two-byte escapes.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# C0 and C1 controls but tab and newline; DEL.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` without escape sequences; other control characters shown as ``\\xNN``."""
+    text = _ANSI.sub("", text.replace("\r\n", "\n"))
+    text = re.sub(r"\r(?!\n)", "\n", text)  # a progress bar's carriage returns: one line each
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def bounded(text: str, limit: int = MAX_OUTPUT) -> str:
+    """At most ``limit`` characters of ``text``, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit} more characters not shown ...]\n"
