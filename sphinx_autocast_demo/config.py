@@ -55,10 +55,6 @@ OPTIONS: tuple[Option, ...] = (
            "only (for hosts without torch).", EXECUTE_MODES),
     Option("jobs", 0, (int,), "",
            "Runs in flight at once; 0 follows ``sphinx-build -j``, capped at the cores."),
-    Option("isolation", "demo", (str,), "",
-           "demo: one fresh process per demo, its runs one after another, the process reset "
-           "between them (torch config, RNG, modes, compiler); run: one fresh process per run "
-           "(slower: each pays its fork).", ("demo", "run")),
     Option("cache_dir", "", (str,), "",
            "Result cache directory; empty: ``autocast_demo_cache`` in the doctree directory."),
     Option("fail_on_mismatch", True, (bool,), "",
@@ -84,7 +80,6 @@ class Settings:
     tolerance: Tolerance
     execute: str
     jobs: int
-    isolation: str
     cache_dir: str
     fail_on_mismatch: bool
     cuda_unavailable: str
@@ -147,7 +142,6 @@ def settings(config: Config) -> Settings:
         # The environment wins so that CI can switch modes without editing conf.py.
         execute=os.environ.get("AUTOCAST_DEMO_EXECUTE") or config[PREFIX + "execute"],
         jobs=int(config[PREFIX + "jobs"]),
-        isolation=config[PREFIX + "isolation"],
         cache_dir=config[PREFIX + "cache_dir"],
         fail_on_mismatch=bool(config[PREFIX + "fail_on_mismatch"]),
         cuda_unavailable=config[PREFIX + "cuda_unavailable"],

@@ -14,7 +14,7 @@ from sphinx.util import logging
 from sphinx.util.display import status_iterator
 
 from . import __version__
-from .check import ENGINE_NOT_RUN, check, engine_problem
+from .check import ENGINE_NOT_RUN, _conf_line, check, engine_problem
 from .compare import compare_runs
 from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
 from .engine.pool import EngineError, Run, WorkerPool
@@ -66,6 +66,7 @@ class Pending:
 @dataclass
 class Stats:
     executed: int = 0  # runs (one value, compiled or eager) that went to a worker
+    fresh: int = 0  # of those, runs in a new interpreter instead of a fork of the warm worker
     cached: int = 0  # variants answered from the cache
     seconds: float = 0.0
     per_demo: dict[str, float] = field(default_factory=dict)  # location -> run seconds
@@ -212,13 +213,12 @@ class Executor:
                     item.variant, reason, status="refused" if refuse else "skipped")
             else:
                 runnable.append(item)
+        self.announce_fresh(info)
         runs, owners = [], {}
         for index, item in enumerate(runnable):
             fresh = item.demo.device == "cuda"  # CUDA: a new interpreter per run, never forked
             for mode in ("compiled", "eager"):
                 run = Run(key=f"{index:06d}-{mode}", timeout=item.demo.timeout, fresh=fresh,
-                          group="" if fresh or self.conf.isolation == "run"
-                          else f"{item.demo.docname}\0{item.demo.ident}",
                           job=self.job(item.demo, codes_of[item.demo.docname, item.demo.ident],
                                        item.variant, mode))
                 runs.append(run)
@@ -234,6 +234,7 @@ class Executor:
             item, mode = owners[fin.run.key]
             item.runs[mode] = fin
             self.stats.executed += 1
+            self.stats.fresh += fin.fresh
             location = item.demo.location
             self.stats.per_demo[location] = self.stats.per_demo.get(location, 0.0) + fin.record.seconds
             if len(item.runs) == 2:
@@ -258,9 +259,27 @@ class Executor:
             "device": demo.device,
             "config": demo.config,
             "value": variant.value,
-            # Absolute: an included file's source is relative to where sphinx-build was started.
-            "cwd": os.path.dirname(os.path.abspath(demo.code.source)),
+            # The snippet's ``__file__``: it runs in a scratch directory, and finds files beside
+            # its page from here. Absolute: an included file's source is relative to where
+            # sphinx-build was started.
+            "page": os.path.abspath(demo.code.source),
         }
+
+    def announce_fresh(self, info: dict[str, Any]) -> None:
+        """Say once, with why, that runs cannot fork from the warm worker (each then pays
+        Python's and torch's start, seconds instead of milliseconds)."""
+        if info.get("fork", True):
+            return
+        threads = info.get("threads", [])
+        logger.warning(
+            f"autocast-demo: every run starts a new Python interpreter (seconds each instead of "
+            f"a fork of the warm worker): after importing torch the worker had {len(threads)} "
+            f"more thread(s) running ({', '.join(sorted(set(threads)))}), and forking a process "
+            "with threads is unsafe. A library started a thread pool at import: find it with "
+            "python -c 'import torch, threading' and /proc/self/task, and set its thread-count "
+            "variable to 1 (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS are set "
+            "for the worker already)", type=WARNING_TYPE, subtype="slow",
+            location=_conf_line(str(self.app.confdir), "sphinx_autocast_demo"))
 
 
 def skipped(variant: Variant, reason: str, status: str = "skipped") -> VariantResult:

@@ -25,8 +25,9 @@ def printable(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-def bounded(text: str, limit: int = MAX_OUTPUT) -> str:
-    """At most ``limit`` characters of ``text``, saying how much was left out."""
-    if len(text) <= limit:
+def bounded(text: str, limit: int = MAX_OUTPUT, cut: bool = False) -> str:
+    """At most ``limit`` characters of ``text``, saying so when anything was left out
+    (``cut``: some was left out before it reached us)."""
+    if len(text) <= limit and not cut:
         return text
-    return f"{text[:limit]}\n[... {len(text) - limit} more characters not shown ...]\n"
+    return f"{text[:limit].rstrip()}\n[... output cut here ...]\n"

@@ -11,13 +11,12 @@ import faulthandler
 import hashlib
 import json
 import os
+import random
 import sys
 import threading
 import time
 import traceback
 from typing import Any
-
-from .fresh import reseed
 
 #: Prefix of the file names given to ``compile()``, so that frames of the writer's code can be
 #: told from ours and mapped back to the docs.
@@ -133,6 +132,34 @@ def _names(exc: BaseException) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _first_lines(exc: BaseException) -> str:
+    """The exception's own reason, in one line: its first line, and the next one when the
+    first only introduces it (``backend='aot_eager' raised:`` then ``AssertionError: ...``)."""
+    message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    lines = [line.strip() for line in (message or "").splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].endswith(":"):
+        return f"{lines[0]} {lines[1]}"
+    return lines[0] if lines else ""
+
+
+def _reason(exc: BaseException) -> str:
+    """The reasons of the whole chain (``raise ... from``, or raised while handling another),
+    each said once: the cause is often what the page teaches."""
+    reason = _first_lines(exc)
+    seen = {id(exc)}
+    current: BaseException | None = exc
+    while current is not None:
+        cause = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+        if cause is None or id(cause) in seen:
+            break
+        seen.add(id(cause))
+        said = _first_lines(cause)
+        if said and said not in reason:
+            reason += f"; caused by {type(cause).__name__}: {said}"
+        current = cause
+    return reason
+
+
 def describe_error(exc: BaseException, parts: list[str], texts: list[str]) -> dict[str, Any]:
     """The exception in the writer's terms: frames as (part, line) of the code we were given.
 
@@ -151,14 +178,46 @@ def describe_error(exc: BaseException, parts: list[str], texts: list[str]) -> di
     if isinstance(exc, SyntaxError) and exc.filename in parts:
         frames.append([parts.index(exc.filename), exc.lineno or 1, "<module>",
                        (exc.text or "").strip()])
-    message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-    first_line = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
     return {
         "type": type(exc).__name__,
         "names": _names(exc),
-        "message": first_line,
+        "message": _reason(exc),
         "frames": frames,
     }
+
+
+def reseed() -> None:
+    """The same random state at the start of every run."""
+    import torch
+
+    torch.manual_seed(0)
+    random.seed(0)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(0)
+
+
+class ModeLeftOpen(RuntimeError):
+    """The snippet ended inside a torch function or dispatch mode it entered."""
+
+
+def _close_modes() -> list[str]:
+    """Exit the torch modes left on the stacks; the names of those the writer must close.
+
+    ``torch.set_default_device`` is kept on the stack as a mode too, and that is no mistake.
+    """
+    import torch
+    from torch.utils._device import DeviceContext
+    from torch.utils._python_dispatch import _pop_mode
+
+    left = []
+    while torch._C._len_torch_function_stack():
+        mode = torch._C._pop_torch_function_stack()
+        if not isinstance(mode, DeviceContext):
+            left.append(type(mode).__name__)
+    while torch._C._len_torch_dispatch_stack():
+        left.append(type(_pop_mode()).__name__)
+    return left
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -174,36 +233,48 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     texts = [*job["setup"], job["code"]]
     parts = [f"{CODE_FILE}{index}>" for index in range(len(texts))]
 
-    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__}
+    # ``__file__``: the page, so that a snippet finds files beside it (it runs elsewhere).
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__,
+                                 "__file__": job.get("page", "")}
     record: dict[str, Any] = {"status": "ok"}
     try:
         module, attr = resolve_config(job["config"])
         setattr(module, attr, decode_value(job["value"]))
         for filename, text in zip(parts, texts, strict=True):
             exec(compile(text, filename, "exec"), namespace)
+        left = _close_modes()
+        if left:
+            raise ModeLeftOpen(
+                f"the snippet ended inside the torch mode {', '.join(left)}, entered with "
+                "__enter__() and never exited: enter it in a with block, so that it ends "
+                "with the code it is for")
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # MemoryError is an Exception
+        _close_modes()
         record = {"status": "raised", "error": describe_error(exc, parts, texts)}
     else:
-        record["tensors"] = collect_tensors(namespace, job["data_path"])
+        try:
+            record["tensors"] = collect_tensors(namespace, job["data_path"])
+        except Exception as exc:  # a tensor subclass or a storage we cannot read
+            record = {"status": "raised", "error": describe_error(exc, parts, texts)}
+            record["error"]["message"] = f"its tensors could not be read: {record['error']['message']}"
     record["seconds"] = time.perf_counter() - start
     return record
 
 
-def watch(job: dict[str, Any]) -> threading.Timer | None:
+def watch(job: dict[str, Any]) -> None:
     """Leave where the code is in ``stack_path`` if it crashes or runs close to its timeout.
 
     The parent reads it only for a run that crashed or was stopped, to point the writer at the
     line that hung or crashed. A separate file: the printed output stays the snippet's own.
-    Returns the timer that arms the repeated dumps, for :func:`unwatch`.
     """
     if not job.get("stack_path"):
-        return None
-    stack = open(job["stack_path"], "w", encoding="utf-8")  # noqa: SIM115 (open until unwatch)
+        return
+    stack = open(job["stack_path"], "w", encoding="utf-8")  # noqa: SIM115 (open until the process ends)
     _KEEP.append(stack)
     faulthandler.enable(file=stack)
     timeout = float(job.get("timeout") or 0.0)
     if timeout <= 0:
-        return None
+        return
     # Again and again, so that the last dump is recent when the timeout strikes, however
     # late a loaded machine started us (a few hundred bytes a dump); but only in the second
     # half of the run's time. faulthandler's watchdog thread reads the other threads' frames
@@ -217,18 +288,6 @@ def watch(job: dict[str, Any]) -> threading.Timer | None:
                           args=(interval,), kwargs={"repeat": True, "file": stack})
     arm.daemon = True
     arm.start()
-    return arm
-
-
-def unwatch(arm: threading.Timer | None) -> None:
-    """Stop :func:`watch`'s timer and dumps, so that the process's next run starts without them."""
-    if arm is not None:
-        arm.cancel()
-        arm.join()
-    faulthandler.cancel_dump_traceback_later()
-    faulthandler.disable()
-    while _KEEP:
-        _KEEP.pop().close()
 
 
 _KEEP: list[Any] = []  # faulthandler writes to the file's descriptor: keep it open
@@ -237,7 +296,7 @@ _KEEP: list[Any] = []  # faulthandler writes to the file's descriptor: keep it o
 def run_and_write(job: dict[str, Any]) -> None:
     """Child entry point: run, then write the record atomically where the parent looks."""
     os.chdir(job["cwd"])
-    arm = watch(job)
+    watch(job)
     record = run_job(job)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -245,4 +304,3 @@ def run_and_write(job: dict[str, Any]) -> None:
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(record, f)
     os.replace(tmp, job["result_path"])
-    unwatch(arm)

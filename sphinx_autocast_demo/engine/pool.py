@@ -20,16 +20,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..model import Frame, RunRecord, SnippetError, run_record_from_json
+from ..text import bounded, printable
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-#: How much of a run's printed output is kept (head), so a snippet that floods stdout cannot
-#: fill the page or the cache.
-MAX_OUTPUT = 20_000
-
 #: How long the worker may take to import torch and warm up before we give up on it.
 STARTUP_TIMEOUT = 300.0
+
+
+#: Thread pools that libraries start as they are imported: numpy's OpenBLAS starts one thread
+#: per core but one when torch imports it, MKL and OpenMP runtimes likewise. A worker with
+#: threads cannot fork safely, so its imports see 1; the runs get the user's values back
+#: (``worker.restore_user_environment``).
+SINGLE_THREADED = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "MKL_NUM_THREADS",
+                   "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
 class EngineError(Exception):
@@ -43,10 +48,7 @@ class Run:
     key: str  # unique within the build
     job: dict[str, Any]
     timeout: float
-    fresh: bool = False
-    # Consecutive runs with the same group share one forked process, one after another (the
-    # process is reset between them: see engine/fresh.py); "" runs alone.
-    group: str = ""
+    fresh: bool = False  # a new interpreter, never a fork of the warm worker (CUDA)
 
 
 @dataclass
@@ -55,6 +57,7 @@ class Finished:
     record: RunRecord
     data: bytes  # float64 copies of the run's tensors (see ``TensorRecord``'s offsets)
     offsets: dict[str, int | None]
+    fresh: bool = False  # it ran in a new interpreter, not a fork of the warm worker
 
 
 class WorkerPool:
@@ -67,6 +70,8 @@ class WorkerPool:
         # Prefer a fork-safe CUDA probe and single-threaded compile workers: both forked.
         child_env = {
             **os.environ,
+            **dict.fromkeys(SINGLE_THREADED, "1"),
+            "AUTOCAST_DEMO_USER_ENV": json.dumps({k: os.environ.get(k) for k in SINGLE_THREADED}),
             "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
             "TORCHINDUCTOR_COMPILE_THREADS": "1",
             "PYTHONHASHSEED": "0",
@@ -85,7 +90,7 @@ class WorkerPool:
     def _read_event(self, timeout: float) -> dict[str, Any]:
         # Our own buffer over the raw descriptor: a buffered reader may hold several events
         # read in one go, and select() on the descriptor would then wait for more that never
-        # come (a batch of quick runs reports faster than a busy build reads).
+        # come (quick runs report faster than a busy build reads).
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.pending:
@@ -115,24 +120,17 @@ class WorkerPool:
         """Execute ``runs``, at most ``jobs`` processes at a time, yielding each as it finishes."""
         self.ready()
         assert self.proc.stdin is not None
-        batches = _batches(list(runs))[::-1]
-        longest = max((r.timeout for b in batches for r in b), default=0.0)
-        in_flight: dict[str, tuple[Run, int]] = {}  # key -> (run, its batch)
-        unfinished: dict[int, int] = {}  # batch -> runs not yet finished: a process each
-        while batches or in_flight:
-            while batches and len(unfinished) < self.jobs:
-                batch = batches.pop()
-                unfinished[len(batches)] = len(batch)
-                in_flight.update((run.key, (run, len(batches))) for run in batch)
-                line = {"batch": [self._request(run) for run in batch]}
-                self.proc.stdin.write((json.dumps(line) + "\n").encode())
+        waiting = list(runs)[::-1]
+        in_flight: dict[str, Run] = {}
+        longest = max((r.timeout for r in waiting), default=0.0)
+        while waiting or in_flight:
+            while waiting and len(in_flight) < self.jobs:
+                run = waiting.pop()
+                in_flight[run.key] = run
+                self.proc.stdin.write((json.dumps(self._request(run)) + "\n").encode())
                 self.proc.stdin.flush()
             event = self._read_event(longest + 60.0)
-            run, batch_index = in_flight.pop(event["id"])
-            unfinished[batch_index] -= 1
-            if not unfinished[batch_index]:
-                del unfinished[batch_index]
-            yield self._collect(run, event)
+            yield self._collect(in_flight.pop(event["id"]), event)
 
     def _paths(self, run: Run) -> dict[str, str]:
         stem = str(self.tmp / run.key)
@@ -142,25 +140,22 @@ class WorkerPool:
             "data_path": stem + ".bin",
             "job_path": stem + ".job.json",
             "stack_path": stem + ".stack",
+            "cwd": stem + ".cwd",
         }
 
     def _request(self, run: Run) -> dict[str, Any]:
         paths = self._paths(run)
+        # A scratch directory: a relative write (``torch.save(m, "m.pt")``) must not land in
+        # the docs' sources; the snippet finds its page's files through ``__file__``.
+        os.mkdir(paths["cwd"])
         job = {**run.job, "result_path": paths["result_path"], "data_path": paths["data_path"],
-               "stack_path": paths["stack_path"], "timeout": run.timeout}
-        if run.fresh:
-            Path(paths["job_path"]).write_text(json.dumps(job), encoding="utf-8")
-        return {
-            "id": run.key,
-            "job": job,
-            "timeout": run.timeout,
-            "fresh": run.fresh,
-            **paths,
-        }
+               "stack_path": paths["stack_path"], "cwd": paths["cwd"], "timeout": run.timeout}
+        return {"id": run.key, "job": job, "timeout": run.timeout, "fresh": run.fresh,
+                "output_path": paths["output_path"], "job_path": paths["job_path"]}
 
     def _collect(self, run: Run, event: dict[str, Any]) -> Finished:
         paths = {name: Path(p) for name, p in self._paths(run).items()}
-        output = _read_text(paths["output_path"])
+        output = _read_output(paths["output_path"], int(event.get("dropped", 0)))
         seconds = float(event.get("seconds", 0.0))
         data = paths["data_path"].read_bytes() if paths["data_path"].exists() else b""
         offsets: dict[str, int | None] = {}
@@ -180,9 +175,11 @@ class WorkerPool:
                 status="crashed", output=output, seconds=seconds, detail=detail,
                 error=_stopped_at(paths["stack_path"], run.job, "Crash", detail),
             )
+        shutil.rmtree(paths.pop("cwd"), ignore_errors=True)
         for path in paths.values():
             path.unlink(missing_ok=True)
-        return Finished(run=run, record=record, data=data, offsets=offsets)
+        return Finished(run=run, record=record, data=data, offsets=offsets,
+                        fresh=bool(event.get("fresh")))
 
     def close(self) -> None:
         """End the worker; it kills its children when its stdin closes."""
@@ -207,24 +204,15 @@ class WorkerPool:
         self.close()
 
 
-def _batches(runs: list[Run]) -> list[list[Run]]:
-    """Consecutive runs of one group, each run without a group alone."""
-    batches: list[list[Run]] = []
-    for run in runs:
-        if batches and run.group and batches[-1][0].group == run.group:
-            batches[-1].append(run)
-        else:
-            batches.append([run])
-    return batches
-
-
-def _read_text(path: Path) -> str:
-    if not path.exists():
+def _read_output(path: Path, dropped: int) -> str:
+    """What a run printed, as the worker kept it (``dropped`` bytes past its limit), made
+    printable and cut to what a page shows."""
+    try:
+        raw = path.read_bytes()
+    except OSError:
         return ""
-    with open(path, "rb") as f:
-        raw = f.read(MAX_OUTPUT + 1)
-    text = raw[:MAX_OUTPUT].decode("utf-8", errors="replace")
-    return text + ("\n[... output cut ...]\n" if len(raw) > MAX_OUTPUT else "")
+    text = printable(raw.decode("utf-8", errors="replace"))
+    return bounded(text, cut=dropped > 0)
 
 
 # A frame of the writer's code in a faulthandler dump (file names from job.CODE_FILE).

@@ -10,7 +10,7 @@ import contextlib
 import ctypes
 import os
 import signal
-import sys
+import threading
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -23,21 +23,6 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
         libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: stdin EOF still ends the worker
         pass
-
-
-def redirect_output(path: str) -> None:
-    """Send this process's stdout and stderr (Python's and the C library's) to ``path``."""
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        with contextlib.suppress(Exception):
-            if stream is not None:
-                stream.flush()
-    out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(out, 1)
-    os.dup2(out, 2)
-    os.close(out)
-    # A snippet may have replaced them: every run prints to the real descriptors.
-    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
-    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
 
 
 def renew_thread_pool() -> None:
@@ -55,12 +40,22 @@ def renew_thread_pool() -> None:
     torch.set_num_threads(1)
 
 
-def single_threaded() -> bool:
-    """Whether this process has one thread: only then is ``os.fork()`` safe for torch."""
+def running_threads() -> list[str]:
+    """The threads of this process besides the calling one, by name (empty: forking is safe)."""
     try:
-        return len(os.listdir("/proc/self/task")) == 1
+        tids = os.listdir("/proc/self/task")
     except OSError:  # no /proc: trust the warm-up
-        return True
+        return []
+    names = []
+    for tid in tids:
+        if int(tid) == threading.get_native_id():
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/comm", encoding="utf-8", errors="replace") as f:
+                names.append(f.read().strip())
+        except OSError:  # ended meanwhile
+            pass
+    return names
 
 
 def adopt_orphans() -> None:

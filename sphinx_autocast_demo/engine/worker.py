@@ -1,13 +1,15 @@
-"""The worker process: a warm zygote that forks one isolated child per batch of runs.
+"""The worker process: a warm zygote that forks one fresh child per run.
 
 Started by :mod:`.pool` as ``python -m sphinx_autocast_demo.engine.worker``. It imports torch
-and the compiler stack once, warms one compile, then forks a child for every batch (one demo's
-runs, or one run), so no demo pays the imports again or sees another's state; within a batch
-the child resets itself between runs (:mod:`.fresh`). Protocol: JSON lines, batches on stdin,
-one event per run on stdout. When stdin closes (the build ended or died) every child is killed.
+and the compiler stack once, warms one compile, then forks a child for every run (one demo
+under one value, compiled or eager): no run pays the imports again, and every run starts from
+the zygote's untouched memory, so nothing a run changes can reach another run's verdict.
+Protocol: JSON lines, one run a line on stdin, one event a run on stdout. A run's printed
+output reaches its file through a pipe that the zygote reads, so a flood is cut where it is
+written. When stdin closes (the build ended or died) every child is killed.
 
-``--job FILE`` runs one job in a fresh interpreter instead (for CUDA, which must never be
-initialised before a fork).
+``--job FILE`` runs one job in a fresh interpreter instead (CUDA, which must never be
+initialised before a fork, or a zygote that could not fork safely).
 """
 
 from __future__ import annotations
@@ -23,15 +25,18 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any
 
+from ..text import MAX_OUTPUT
 from .processes import (
     adopt_orphans,
     die_with_parent,
     kill_adopted,
     killpg,
-    redirect_output,
     renew_thread_pool,
-    single_threaded,
+    running_threads,
 )
+
+#: Bytes of a run's output kept on disk (a character can take four); the rest is counted only.
+KEEP_BYTES = 4 * MAX_OUTPUT
 
 
 def warm_up() -> dict[str, Any]:
@@ -92,41 +97,40 @@ def warm_up() -> dict[str, Any]:
 
 @dataclass
 class Child:
-    """A forked child and the runs of its batch that have not reported yet (the first of them
-    is running once ``started``)."""
+    """A run's process, from the moment the run was handed to it."""
 
-    runs: list[dict[str, Any]]
-    status: int | None  # read end of its status pipe; None: a fresh interpreter, one run
+    run: dict[str, Any]
+    fresh: bool  # a fresh interpreter (exec), not a fork of the warm zygote
+    start: float
     deadline: float
-    started: bool = False
-    start: float = 0.0
+    output: int  # read end of the pipe that is its stdout and stderr
+    sink: IO[bytes]  # the run's output file
+    kept: int = 0  # bytes written to ``sink``
+    dropped: int = 0  # bytes read past KEEP_BYTES
     timed_out: bool = False
-    progress: bool = False
-    pending: bytes = b""
+
+
+@dataclass
+class Spare:
+    """A child forked ahead of time, waiting on a pipe for its run: the fork (~5-15 ms of
+    page-table copying for a process holding torch) happens while other runs run."""
+
+    pid: int
+    request: int  # write end of the pipe it reads its run from
+    output: int  # read end of its output pipe
 
 
 class Zygote:
-    """Forks a child per batch of runs (one demo's runs, or one run) and reports each run.
+    """Forks a child per run, enforces each run's timeout, and reports each run's end."""
 
-    A forked child runs its batch one run after another, telling us on its status pipe when
-    each starts and ends, so that timeouts stay per run; a fresh interpreter (CUDA, or a torch
-    that left threads behind) runs one. When a child ends before its batch does (a crash, a
-    timeout, state it cannot reset), the run it was in fails and the rest go to a new child.
-    """
-
-    def __init__(self, requests: int, events: IO[str], fork_safe: bool = True,
-                 baseline: Any = None) -> None:
+    def __init__(self, requests: int, events: IO[str], fork_safe: bool = True) -> None:
         self.requests = requests
         self.events = events
         # False: every run execs a fresh interpreter from its forked child (see ``main``).
         self.fork_safe = fork_safe
-        self.baseline = baseline  # fresh.Baseline: what a child resets between its runs
         self.children: dict[int, Child] = {}
         self.accepting = True  # False once the build is gone: no run starts any more
-        # A child forked ahead of time, waiting on a pipe for its batch: the fork (~5-15 ms of
-        # page-table copying for a process holding torch) happens while the previous batch
-        # runs, not between two. (pid, write end of its request pipe, read end of its status)
-        self.spare: tuple[int, int, int] | None = None
+        self.spare: Spare | None = None
         self.selector = selectors.DefaultSelector()
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
@@ -155,66 +159,62 @@ class Zygote:
             killpg(pid)
         kill_adopted()
         if self.spare is not None:
-            killpg(self.spare[0])
+            killpg(self.spare.pid)
 
-    def spawn(self, runs: list[dict[str, Any]]) -> None:
-        single = not self.fork_safe or bool(runs[0].get("fresh"))
-        pid, status = self._dispatch(runs, single)
-        now = time.monotonic()
-        child = Child(runs=runs, status=status, deadline=now + float(runs[0]["timeout"]))
-        if single:  # no status pipe: the run starts with the process
-            child.started, child.start = True, now
-        else:
-            assert status is not None
-            self.selector.register(status, selectors.EVENT_READ, pid)
-        self.children[pid] = child
-        if self.spare is None:
-            self._fork_spare()
+    def _private(self) -> list[int]:
+        """Our descriptors that no child may keep (it would hold another run's pipes open)."""
+        fds = [self.requests, self.wake_r, self.wake_w, self.events.fileno()]
+        fds += [c.output for c in self.children.values()] + [c.sink.fileno() for c in self.children.values()]
+        if self.spare is not None:
+            fds += [self.spare.request, self.spare.output]
+        return fds
 
-    def _dispatch(self, runs: list[dict[str, Any]], single: bool) -> tuple[int, int | None]:
-        """Hand ``runs`` to the spare child, or fork one for them if there is none."""
-        given = runs[:1] if single else runs  # a fresh interpreter runs one; the rest wait
+    def spawn(self, run: dict[str, Any]) -> None:
+        fresh = not self.fork_safe or bool(run.get("fresh"))
+        if fresh:  # the exec'd interpreter reads its job from a file
+            with open(run["job_path"], "w", encoding="utf-8") as f:
+                json.dump(run["job"], f)
         spare, self.spare = self.spare, None
         if spare is not None:
-            pid, pipe, status_r = spare
             try:
-                with os.fdopen(pipe, "wb") as f:
-                    f.write(json.dumps(given).encode())
+                with os.fdopen(spare.request, "wb") as f:
+                    f.write(json.dumps(run).encode())
             except OSError:  # the spare died (killed from outside): fork as usual
-                killpg(pid)
-                os.close(status_r)
-            else:
-                return pid, self._keep_status(status_r, single)
-        status_r, status_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(status_r)
-            self._child(given, None, status_w)
-        os.close(status_w)
-        return pid, self._keep_status(status_r, single)
-
-    @staticmethod
-    def _keep_status(status_r: int, single: bool) -> int | None:
-        """A fresh interpreter says nothing on the status pipe: close our end of it."""
-        if single:
-            os.close(status_r)
-            return None
-        return status_r
+                killpg(spare.pid)
+                os.close(spare.output)
+                spare = None
+        if spare is not None:
+            pid, output = spare.pid, spare.output
+        else:
+            output, out_w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(output)
+                self._child(run, None, out_w)
+            os.close(out_w)
+        now = time.monotonic()
+        os.set_blocking(output, False)
+        sink = open(run["output_path"], "wb")  # noqa: SIM115 (closed when the child is reaped)
+        self.children[pid] = Child(run=run, fresh=fresh, start=now,
+                                   deadline=now + float(run["timeout"]), output=output, sink=sink)
+        self.selector.register(output, selectors.EVENT_READ, pid)
+        if self.spare is None and self.accepting:
+            self._fork_spare()
 
     def _fork_spare(self) -> None:
-        read_end, write_end = os.pipe()
-        status_r, status_w = os.pipe()
+        request_r, request_w = os.pipe()
+        output, out_w = os.pipe()
         pid = os.fork()
         if pid == 0:
-            os.close(write_end)
-            os.close(status_r)
-            self._child(None, read_end, status_w)
-        os.close(read_end)
-        os.close(status_w)
-        self.spare = (pid, write_end, status_r)
+            os.close(request_w)
+            os.close(output)
+            self._child(None, request_r, out_w)
+        os.close(request_r)
+        os.close(out_w)
+        self.spare = Spare(pid, request_w, output)
 
-    def _child(self, runs: list[dict[str, Any]] | None, pipe: int | None, status: int) -> None:
-        """Become the process of ``runs``, or of the runs that arrive on ``pipe``."""
+    def _child(self, run: dict[str, Any] | None, request: int | None, output: int) -> None:
+        """Become the process of ``run``, or of the run that arrives on ``request``."""
         code = 70
         try:
             os.setpgid(0, 0)
@@ -222,47 +222,33 @@ class Zygote:
             signal.set_wakeup_fd(-1)
             for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, signal.SIG_DFL)
-            # (There is never a spare when we fork: a spare is taken before, forked after.)
-            inherited = [self.requests, self.wake_r, self.wake_w, self.events.fileno(),
-                         *(c.status for c in self.children.values() if c.status is not None)]
-            for fd in inherited:
+            for fd in self._private():
                 with contextlib.suppress(OSError):
                     os.close(fd)
             self.selector.close()
-            if runs is None:
-                assert pipe is not None
-                with os.fdopen(pipe, "rb") as f:
+            if run is None:
+                assert request is not None
+                with os.fdopen(request, "rb") as f:
                     raw = f.read()
                 if not raw:  # the worker is shutting down
                     code = 0
                     return
-                runs = json.loads(raw)
-            assert runs is not None
+                run = json.loads(raw)
+            assert run is not None
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
+            os.dup2(output, 1)
+            os.dup2(output, 2)
+            os.close(output)
             sys.stdin = open(0, closefd=False)  # noqa: SIM115
-            if runs[0].get("fresh") or not self.fork_safe:
-                request = runs[0]
-                redirect_output(request["output_path"])
-                if not request.get("fresh"):  # the build wrote no job file for a forked run
-                    with open(request["job_path"], "w", encoding="utf-8") as f:
-                        json.dump(request["job"], f)
-                os.execv(sys.executable, [sys.executable, "-m", __spec__.name, "--job", request["job_path"]])
+            sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+            sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+            if not self.fork_safe or run.get("fresh"):
+                os.execv(sys.executable, [sys.executable, "-m", __spec__.name, "--job", run["job_path"]])
             renew_thread_pool()
             from .job import run_and_write
 
-            with os.fdopen(status, "w", buffering=1) as report:
-                for index, request in enumerate(runs):
-                    if index and self.baseline is not None:
-                        reason = self.baseline.dirty()
-                        if reason:  # the rest go to a new child
-                            report.write(f"retire {reason}\n")
-                            break
-                        self.baseline.restore()
-                    report.write(f"start {request['id']}\n")
-                    redirect_output(request["output_path"])
-                    run_and_write(request["job"])
-                    report.write(f"done {request['id']}\n")
+            run_and_write(run["job"])
             code = 0
         except BaseException:
             import traceback
@@ -271,47 +257,33 @@ class Zygote:
         finally:
             os._exit(code)
 
-    def read_status(self, pid: int, drain: bool = False) -> None:
-        """Act on what child ``pid`` said: a run started, a run ended, or it gives up.
+    def read_output(self, pid: int, drain: bool = False) -> None:
+        """Copy what child ``pid`` printed to its file, up to KEEP_BYTES; count the rest.
 
         ``drain``: the child has ended; read everything it wrote before it did.
         """
         child = self.children[pid]
-        while child.status is not None:
+        while child.output >= 0:
             try:
-                chunk = os.read(child.status, 65536)
+                chunk = os.read(child.output, 65536)
             except BlockingIOError:
-                break
+                return
             if not chunk:
-                self._close_status(child)
-            child.pending += chunk
+                self._close_output(child)
+                return
+            room = max(0, KEEP_BYTES - child.kept)
+            if room:
+                child.sink.write(chunk[:room])
+                child.kept += min(room, len(chunk))
+            child.dropped += max(0, len(chunk) - room)
             if not drain:
-                break
-        *lines, child.pending = child.pending.split(b"\n")
-        for line in lines:
-            verb, _, rest = line.decode().partition(" ")
-            now = time.monotonic()
-            if verb == "start":
-                child.started, child.start = True, now
-                child.deadline = now + float(child.runs[0]["timeout"])
-            elif verb == "done":
-                self._report(child.runs.pop(0)["id"], 0, False, now - child.start)
-                child.started, child.progress = False, True
-                if child.runs:
-                    child.deadline = now + float(child.runs[0]["timeout"])
-            elif verb == "retire":
-                print(f"autocast-demo worker: a new process for the next run: {rest}",
-                      file=sys.stderr, flush=True)
+                return
 
-    def _close_status(self, child: Child) -> None:
-        if child.status is not None:
-            self.selector.unregister(child.status)
-            os.close(child.status)
-            child.status = None
-
-    def _report(self, run_id: str, returncode: int, timed_out: bool, seconds: float) -> None:
-        self.send({"event": "exit", "id": run_id, "returncode": returncode,
-                   "timed_out": timed_out, "seconds": seconds})
+    def _close_output(self, child: Child) -> None:
+        if child.output >= 0:
+            self.selector.unregister(child.output)
+            os.close(child.output)
+            child.output = -1
 
     def reap(self) -> None:
         while True:
@@ -322,26 +294,20 @@ class Zygote:
             if pid == 0:
                 return
             if pid not in self.children:
-                if self.spare is not None and self.spare[0] == pid:
-                    os.close(self.spare[1])
-                    os.close(self.spare[2])
+                if self.spare is not None and self.spare.pid == pid:
+                    os.close(self.spare.request)
+                    os.close(self.spare.output)
                     self.spare = None
                 continue
             killpg(pid)  # anything the snippet started in its group goes with it
-            child = self.children[pid]
-            if child.status is not None:  # what it said before it ended
-                os.set_blocking(child.status, False)
-                self.read_status(pid, drain=True)
-                self._close_status(child)  # if a process it started still holds the pipe open
-            del self.children[pid]
-            if child.runs and (child.started or not child.progress):
-                # The run it was in fails with the process; a child that ended before its
-                # first run fails that run too, so that a batch always moves on.
-                seconds = time.monotonic() - child.start if child.started else 0.0
-                self._report(child.runs.pop(0)["id"], os.waitstatus_to_exitcode(status),
-                             child.timed_out, seconds)
-            if child.runs and self.accepting:
-                self.spawn(child.runs)
+            self.read_output(pid, drain=True)
+            child = self.children.pop(pid)
+            self._close_output(child)  # if a process it started still holds the pipe open
+            child.sink.close()
+            self.send({"event": "exit", "id": child.run["id"],
+                       "returncode": os.waitstatus_to_exitcode(status),
+                       "timed_out": child.timed_out, "seconds": time.monotonic() - child.start,
+                       "fresh": child.fresh, "dropped": child.dropped})
 
     def enforce_deadlines(self) -> float | None:
         now = time.monotonic()
@@ -367,22 +333,20 @@ class Zygote:
             for key, _ in self.selector.select(timeout):
                 if key.data == "wake":
                     os.read(self.wake_r, 4096)
-                    continue
-                if key.data != "requests":
-                    if key.data in self.children:
-                        self.read_status(key.data)
-                    continue
-                chunk = os.read(self.requests, 65536)
-                if not chunk:  # the build is gone: nobody will read results
-                    open_ = self.accepting = False
-                    self.selector.unregister(self.requests)
-                    self.kill_all()
-                    continue
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                for line in lines:
-                    if line.strip():
-                        self.spawn(json.loads(line)["batch"])
+                elif key.data == "requests":
+                    chunk = os.read(self.requests, 65536)
+                    if not chunk:  # the build is gone: nobody will read results
+                        open_ = self.accepting = False
+                        self.selector.unregister(self.requests)
+                        self.kill_all()
+                        continue
+                    pending += chunk
+                    *lines, pending = pending.split(b"\n")
+                    for line in lines:
+                        if line.strip():
+                            self.spawn(json.loads(line))
+                elif key.data in self.children:
+                    self.read_output(key.data)
             self.reap()
 
 
@@ -408,25 +372,34 @@ def main(argv: list[str]) -> int:
         info = warm_up()
     except Exception as exc:
         info = {"error": f"the worker could not import torch: {type(exc).__name__}: {exc}"}
+    # The warm-up must leave no thread behind: a forked child gets only the forking thread, and
+    # state that expects the others breaks it in native code. A library that starts one anyway
+    # gets every run a fresh interpreter, slower but sound; the build says so, with the threads.
+    threads = running_threads()
+    info["fork"] = not threads
+    if threads:
+        info["threads"] = threads
+    restore_user_environment()
     events.write(json.dumps({"event": "ready", **info}) + "\n")
     events.flush()
     if "error" in info:
         return 1
-    # The warm-up must leave no thread behind: a forked child gets only the forking thread, and
-    # torch's state that expects the others breaks it in native code. A torch that starts one
-    # anyway (none known: see warm_up) gets a fresh interpreter per run, slower but sound.
-    fork_safe = single_threaded()
-    if not fork_safe:
-        print("autocast-demo worker: torch left threads running after its warm-up: "
-              "every run starts a fresh interpreter", file=sys.stderr, flush=True)
     adopt_orphans()
-    from .fresh import Baseline
-
-    baseline = Baseline.take()
-    gc.freeze()  # the baseline too: children keep it and never free it
-    Zygote(requests, events, fork_safe, baseline).serve()
+    Zygote(requests, events, fork_safe=not threads).serve()
     kill_adopted()  # every run has been reaped: what they left behind is ours now
     return 0
+
+
+def restore_user_environment() -> None:
+    """Give the runs the user's own environment back (see ``pool.SINGLE_THREADED``)."""
+    saved = os.environ.pop("AUTOCAST_DEMO_USER_ENV", None)
+    if saved is None:
+        return
+    for name, value in json.loads(saved).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 if __name__ == "__main__":
