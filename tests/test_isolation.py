@@ -58,6 +58,12 @@ def test_every_run_has_its_own_process_and_the_users_thread_settings(build):
     assert {line[-1] for line in lines} == {"8"}  # what the user set, not the worker's 1
 
 
+def test_a_relative_write_lands_in_a_scratch_directory_not_the_sources(build):
+    result, _ = build
+    assert not list(result.src.rglob("written-by-a-snippet.pt"))
+    assert not list(result.out.rglob("written-by-a-snippet.pt"))
+
+
 def test_a_torch_mode_left_open_is_the_snippets_located_error(build):
     result, _ = build
     assert result.returncode == 1
