@@ -1,0 +1,137 @@
+"""The project's own setup as the README tells it: the quick start, the Python versions, tox,
+and the CI recipe, whose HTML build must take every result from the check build's cache."""
+
+from __future__ import annotations
+
+import configparser
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from conftest import ROOTS
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+REPO = Path(__file__).resolve().parent.parent
+README = REPO / "README.md"
+SUMMARY = re.compile(r"\((\d+) runs, (\d+) from the cache\)")
+
+
+def _quickstart():
+    spec = importlib.util.spec_from_file_location("quickstart", REPO / ".ci" / "quickstart.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+quickstart = _quickstart()
+
+
+def pyproject() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_quickstart_commands_work_alone_on_a_fresh_debian():
+    docs, tests = quickstart.commands(README)
+    for command, extra in ((docs, "docs"), (tests, "test")):
+        steps = [step.strip() for step in command.split("&&")]
+        # Each makes (or reuses) its own venv, so it needs nothing the other one did.
+        assert steps[0] == "python3 -m venv .venv", command
+        assert f'.venv/bin/python -m pip install -c constraints.txt -e ".[{extra}]"' in steps, command
+        # No bare `python` (a fresh Debian has only python3) and no pip outside the venv
+        # (PEP 668 refuses it).
+        for step in steps[1:]:
+            assert step.startswith(".venv/bin/python -m "), step
+    assert docs.endswith(".venv/bin/python -m sphinx -W -b html docs docs/_build/html")
+    assert tests.endswith(".venv/bin/python -m pytest")
+    intro = README.read_text(encoding="utf-8").split("## Quick start", 1)[1].split("```bash", 1)[0]
+    assert "python3-venv" in intro
+
+
+def test_python_versions_agree():
+    project = pyproject()
+    minor = re.fullmatch(r">=3\.(\d+)", project["project"]["requires-python"])
+    assert minor is not None, project["project"]["requires-python"]
+    oldest = f"3.{minor[1]}"
+    assert project["tool"]["ruff"]["target-version"] == f"py3{minor[1]}"
+    assert project["tool"]["mypy"]["python_version"] == oldest
+    for doc in (README, REPO / "docs" / "guide.rst"):
+        said = re.findall(r"Python (3\.\d+)(?:\+| or newer)", doc.read_text(encoding="utf-8"))
+        assert said and set(said) == {oldest}, (doc.name, said, oldest)
+    assert sys.version_info >= tuple(map(int, oldest.split(".")))
+
+
+def test_the_test_extra_has_numpy_pinned():
+    extras = pyproject()["project"]["optional-dependencies"]
+    assert "numpy" in {Requirement(r).name for r in extras["test"]}
+    pins = (REPO / "constraints.txt").read_text(encoding="utf-8")
+    assert re.search(r"^numpy==", pins, re.M)
+
+
+def test_tox_applies_constraints_the_way_pip_accepts():
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(REPO / "tox.ini", encoding="utf-8")
+    # `pip install -c constraints.txt` with no requirement is refused by pip: tox's own
+    # `constraints` setting (tox 4.28+) passes the file along with what it installs.
+    assert "-c" not in tox["testenv"].get("deps", "")
+    assert tox["testenv"]["constraints"].strip() == "constraints.txt"
+    assert Version(tox["tox"]["min_version"]) >= Version("4.28")
+    for env in tox["tox"]["envlist"].replace(",", " ").split():
+        section = tox[f"testenv:{env}"]
+        assert "constraints" not in section and "-c" not in section.get("deps", ""), env
+
+
+@pytest.fixture(scope="module")
+def recipe(tmp_path_factory):
+    """The README's CI commands, as written, run from a project whose docs are a tiny root."""
+    project = tmp_path_factory.mktemp("ci-recipe")
+    shutil.copytree(ROOTS / "test-ci-recipe", project / "docs")
+    # `python` in the commands is this interpreter (CI runs the tests where `python` is not).
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("GITHUB_ACTIONS", None)
+    builds = [subprocess.run(["bash", "-c", command], cwd=project, env=env, capture_output=True,
+                             text=True, timeout=600)
+              for command in quickstart.commands(README, "## In CI")]
+    return project, builds
+
+
+def runs(build: subprocess.CompletedProcess[str]) -> tuple[int, int]:
+    found = SUMMARY.findall(build.stdout)
+    assert len(found) == 1, build.stdout[-3000:] + build.stderr[-3000:]
+    return int(found[0][0]), int(found[0][1])
+
+
+def test_ci_recipe_check_then_html_runs_each_demo_once(recipe):
+    project, builds = recipe
+    assert [re.search(r" -b (\S+)", b.args[2])[1] for b in builds] == ["autocast-check", "html"]
+    for build in builds:
+        assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    check, html = builds
+    assert runs(check) == (4, 0)  # 2 values, compiled and eager
+    assert runs(html) == (0, 2)  # both values from the check's cache
+    assert (project / "_build" / "check" / "autocast-check.json").exists()
+    assert (project / "_build" / "demo-cache").is_dir()  # $PWD: where the commands ran
+    assert "\u2713 matches" in (project / "_build" / "html" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_relative_cache_dir_is_taken_from_conf_py_not_from_the_cwd(recipe, tmp_path):
+    project, _ = recipe
+    build = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", str(project / "docs"), str(tmp_path / "html"),
+         "-D", "autocast_demo_cache_dir=../_build/demo-cache"],  # docs/../_build: the recipe's cache
+        cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-3000:]
+    assert runs(build) == (0, 2)
+
+
+def test_the_ci_page_workflow_runs_the_readme_recipe():
+    workflow = (REPO / "docs" / "ci.rst").read_text(encoding="utf-8")
+    steps = [line.strip().removeprefix("- run: ") for line in workflow.splitlines()
+             if line.strip().startswith("- run: python -m sphinx")]
+    assert steps == quickstart.commands(README, "## In CI")
