@@ -1,9 +1,10 @@
 """Faults around the result cache and the build process itself (issue 5, cases 9 and 10).
 
 A corrupt, truncated, hostile or mistyped cache entry is re-run with a located warning and never
-executed; a build killed with SIGKILL leaves a cache the next build trusts; two builds sharing one
+executed; a cache directory no build can write is said once, before anything runs, and the build
+goes on; a build killed with SIGKILL leaves a cache the next build trusts; two builds sharing one
 cache at once lose nothing; Ctrl-C stops a build promptly. Every build here is a real
-``python -m sphinx`` on tests/roots/test-fault-cache, and no case may leave a process behind.
+``python -m sphinx`` on tests/roots/test-fault-cache*, and no case may leave a process behind.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+import sphinx
 from conftest import copy_root, processes_tagged, sphinx_build, verdicts
 
 from sphinx_autocast_demo.engine.cache import CorruptEntry, Entry, ResultCache
@@ -396,3 +398,48 @@ def test_a_flood_of_output_in_an_entry_is_cut_like_a_live_runs(mistyped):
     assert len(text) < MAX_OUTPUT + 100 and "more characters not shown" in text
     assert len((build.out / "index.html").read_bytes()) < 200_000
     assert json.loads(flooded.read_text())["compiled"]["output"].count("spam") == 1_000_000
+
+
+# A cache directory that cannot be written (under a regular file: root cannot write there either).
+
+@pytest.fixture(scope="module")
+def unstorable(tmp_path_factory):
+    src = copy_root("fault-cache-dir", tmp_path_factory)
+    tag = uuid.uuid4().hex
+    build = sphinx_build(src, src / "_build" / "html", env={"AUTOCAST_DEMO_TEST_TAG": tag})
+    build.tag = tag
+    return build
+
+
+def test_an_unwritable_cache_dir_is_said_once_at_its_conf_py_line(unstorable):
+    build = unstorable
+    assert build.returncode == 0, build.stderr
+    conf = build.src / "conf.py"
+    warned = [line for line in build.stderr.splitlines() if "WARNING" in line]
+    assert len(warned) == 1, build.stderr
+    assert warned[0].startswith(f"{conf}:{line_of(conf, 'autocast_demo_cache_dir =')}: WARNING: ")
+    assert f"cannot store results in the cache directory {build.src / 'blocker' / 'cache'}" in warned[0]
+    assert "Not a directory" in warned[0] and "autocast_demo_cache_dir" in warned[0]
+    assert warned[0].endswith("[autocast_demo.cache]")
+    assert "Traceback" not in build.stderr
+
+
+def test_an_unwritable_cache_dir_still_runs_and_renders_every_demo(unstorable):
+    build = unstorable
+    assert "(2 runs, 0 from the cache)" in build.stdout
+    assert verdicts(build.html("index"), "tiny") == [MATCH]
+    assert (build.src / "blocker").is_file()  # nothing was stored, nothing was replaced
+    assert no_process_left(build.tag) == []
+
+
+@pytest.mark.skipif(sphinx.version_info < (8, 1), reason="--exception-on-warning is new in Sphinx 8.1")
+def test_an_unwritable_cache_dir_is_found_before_anything_runs(tmp_path_factory):
+    # Stopping at the first warning shows when it came: before any demo ran, not after all.
+    src = copy_root("fault-cache-dir", tmp_path_factory)
+    tag = uuid.uuid4().hex
+    build = sphinx_build(src, src / "_build" / "html", "--exception-on-warning",
+                         env={"AUTOCAST_DEMO_TEST_TAG": tag})
+    assert build.returncode != 0
+    assert "cannot store results in the cache directory" in build.stderr, build.stderr
+    assert "running autocast demos" not in build.stdout, build.stdout
+    assert no_process_left(tag) == []

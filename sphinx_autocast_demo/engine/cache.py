@@ -53,7 +53,7 @@ class ResultCache:
         path = self._path(key)
         try:
             raw = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # the latter: a file where a directory goes
             return None
         except (OSError, UnicodeDecodeError) as exc:  # binary junk, e.g. a pickle: data only
             raise CorruptEntry(f"{path}: {exc}") from None
@@ -64,6 +64,21 @@ class ResultCache:
             return from_json(Entry, data)
         except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             raise CorruptEntry(f"{path}: {exc}") from None
+
+    def unwritable(self) -> str | None:
+        """Why no entry can be stored under the root (found by storing an empty file), or ``None``."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
+            os.close(fd)
+            os.unlink(tmp)
+        except OSError as exc:
+            return self.why(exc)
+        return None
+
+    def why(self, exc: OSError) -> str:
+        """An OS error in words, with the path it is about."""
+        return f"{exc.strerror or exc}: {exc.filename or self.root}"
 
     def put(self, key: str, entry: Entry) -> None:
         path = self._path(key)
