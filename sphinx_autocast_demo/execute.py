@@ -78,6 +78,7 @@ class Executor:
         self.conf = conf
         root = Path(conf.cache_dir) if conf.cache_dir else Path(app.doctreedir) / "autocast_demo_cache"
         self.cache = ResultCache(root if root.is_absolute() else Path(app.confdir) / root)
+        self.storing: bool | None = None  # whether results can be stored; None: not known yet
         # Read from metadata, never from the worker: the cache, the environment's fingerprint
         # and the pages must all name the same version, and the build must not import torch.
         self.torch = installed_torch()
@@ -163,15 +164,15 @@ class Executor:
         return results
 
     def lookup(self, demo: Demo, variant: Variant, key: str) -> VariantResult | None:
-        if self.conf.execute == "force":
-            return None
-        try:
-            entry = self.cache.get(key)
-        except CorruptEntry as exc:
-            logger.warning(f"unreadable cache entry, running again: {exc}", type=WARNING_TYPE,
-                           subtype="cache", location=demo.location)
-            return None
         never = self.conf.execute == "never"
+        entry = None
+        if self.conf.execute != "force":
+            try:
+                entry = self.cache.get(key)
+            except CorruptEntry as exc:
+                then = "not run (autocast_demo_execute is 'never')" if never else "running again"
+                logger.warning(f"unreadable cache entry, {then}: {exc}", type=WARNING_TYPE,
+                               subtype="cache", location=demo.location)
         if entry is not None and (never or self.current(entry)):
             self.stats.cached += 1
             if entry.torch_version != self.torch:
@@ -180,7 +181,24 @@ class Executor:
         if never:
             return skipped(variant, "not run: autocast_demo_execute is 'never' and the cache "
                                     "has no result for it")
+        self.check_storage()  # before the first run, not after the last
         return None
+
+    def check_storage(self) -> None:
+        """Say once, before anything runs, that results cannot be stored (the build goes on)."""
+        if self.storing is None:
+            problem = self.cache.unwritable()
+            self.storing = problem is None
+            if problem is not None:
+                self.cannot_store(problem)
+
+    def cannot_store(self, problem: str) -> None:
+        logger.warning(
+            f"autocast-demo: cannot store results in the cache directory {self.cache.root} "
+            f"({problem}): the demos run and render but are not kept, so the next build runs "
+            "them again; set autocast_demo_cache_dir to a directory this build can write",
+            type=WARNING_TYPE, subtype="cache",
+            location=_conf_line(str(self.app.confdir), "autocast_demo_cache_dir"))
 
     def execute(
         self,
@@ -245,9 +263,13 @@ class Executor:
         compiled, eager = item.runs["compiled"], item.runs["eager"]
         verdict = compare_runs(compiled.record, eager.record, (compiled.data, compiled.offsets),
                                (eager.data, eager.offsets), item.demo.tolerance)
-        if verdict.outcome != "error":  # timeouts and crashes are always run again
-            self.cache.put(item.key, Entry(self.torch, verdict, compiled.record, eager.record,
-                                           python_version=self.python))
+        if verdict.outcome != "error" and self.storing is not False:  # failures run again
+            try:
+                self.cache.put(item.key, Entry(self.torch, verdict, compiled.record, eager.record,
+                                               python_version=self.python))
+            except OSError as exc:  # e.g. the disk filled up during the build
+                self.storing = False
+                self.cannot_store(self.cache.why(exc))
         return VariantResult(item.variant, verdict, compiled.record, eager.record)
 
     def job(self, demo: Demo, codes: tuple[Code, ...], variant: Variant, mode: str) -> dict[str, Any]:

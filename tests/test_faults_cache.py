@@ -1,9 +1,10 @@
 """Faults around the result cache and the build process itself (issue 5, cases 9 and 10).
 
-A corrupt, truncated or hostile cache entry is re-run with a located warning and never executed;
-a build killed with SIGKILL leaves a cache the next build trusts; two builds sharing one cache at
-once lose nothing; Ctrl-C stops a build promptly. Every build here is a real ``python -m sphinx``
-on tests/roots/test-fault-cache, and no case may leave a process behind.
+A corrupt, truncated, hostile or mistyped cache entry is re-run with a located warning and never
+executed; a cache directory no build can write is said once, before anything runs, and the build
+goes on; a build killed with SIGKILL leaves a cache the next build trusts; two builds sharing one
+cache at once lose nothing; Ctrl-C stops a build promptly. Every build here is a real
+``python -m sphinx`` on tests/roots/test-fault-cache*, and no case may leave a process behind.
 """
 
 from __future__ import annotations
@@ -19,7 +20,20 @@ import uuid
 from pathlib import Path
 
 import pytest
+import sphinx
 from conftest import copy_root, processes_tagged, sphinx_build, verdicts
+
+from sphinx_autocast_demo.engine.cache import CorruptEntry, Entry, ResultCache
+from sphinx_autocast_demo.model import (
+    MAX_ITEMS,
+    Frame,
+    RunRecord,
+    SnippetError,
+    TensorDiff,
+    TensorRecord,
+    Verdict,
+)
+from sphinx_autocast_demo.text import MAX_OUTPUT, bounded, printable
 
 MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
 DEMOS = ("first", "second", "gate")
@@ -235,3 +249,197 @@ def test_ctrl_c_stops_the_build_promptly(interrupted):
 
 def test_ctrl_c_leaves_no_process(interrupted):
     assert interrupted[4] == []
+
+
+# Entries that are JSON of the right shape but not what we wrote: each field is checked on read.
+
+ENTRY = Entry(
+    torch_version="2.13.0",
+    verdict=Verdict(outcome="raises", exception="E", max_abs=0.5, note="n",
+                    diffs=(TensorDiff("x", "value", "float32", None, False, None, "only eager"),)),
+    compiled=RunRecord(
+        status="raised", output="hi\n", seconds=0.25,
+        tensors=(TensorRecord("x", "value", "float32", (2, 3), "ab" * 32),),
+        error=SnippetError("E", ("E", "Exception"), "m", (Frame(0, 2, "<module>", "f(x)"),)),
+    ),
+    eager=RunRecord(status="ok", detail="d"),
+    python_version="3.11.7",
+)
+
+
+def stored(tmp_path: Path, change=None) -> ResultCache:
+    """A cache holding ``ENTRY`` under key ``k``, its JSON changed by ``change(data)``."""
+    cache = ResultCache(tmp_path)
+    cache.put("k", ENTRY)
+    path = tmp_path / "k" / "k.json"
+    if change is not None:
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data))
+    return cache
+
+
+def setting(path: tuple[object, ...], value: object):
+    """A change that puts ``value`` at ``path`` (keys and list indices) in an entry's JSON."""
+    def change(data):
+        *parents, last = path
+        for step in parents:
+            data = data[step]
+        data[last] = value
+    return change
+
+
+MISTYPED = {  # where in the entry -> a value of the wrong type, or not allowed there
+    ("compiled", "output"): 12345,
+    ("compiled", "seconds"): "1.5",
+    ("compiled", "tensors"): [3],
+    ("compiled", "tensors", 0, "shape"): [2, [3]],
+    ("compiled", "tensors", 0, "kind"): "bias",
+    ("compiled", "error", "frames", 0, "line"): "seven",
+    ("compiled", "error", "frames", 0, "part"): -1,
+    ("compiled", "error", "names"): ["E"] * (MAX_ITEMS + 1),
+    ("compiled", "status"): "finished",
+    ("eager", "error"): {"type": "E", "message": "m", "frames": []},
+    ("verdict", "outcome"): "sort of",
+    ("verdict", "max_abs"): True,
+    ("verdict", "diffs", 0, "equal"): "yes",
+    ("verdict", "diffs", 0, "max_abs"): 10**400,
+    ("torch_version",): ["2.13.0"],
+}
+
+
+def test_an_entry_read_back_is_the_entry_written(tmp_path):
+    assert stored(tmp_path).get("k") == ENTRY
+
+
+@pytest.mark.parametrize("path", list(MISTYPED), ids=lambda p: ".".join(map(str, p)))
+def test_a_mistyped_field_rejects_the_entry_and_names_the_field(tmp_path, path):
+    cache = stored(tmp_path, setting(path, MISTYPED[path]))
+    with pytest.raises(CorruptEntry) as caught:
+        cache.get("k")
+    field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)[1:]
+    assert str(caught.value).startswith(f"{tmp_path / 'k' / 'k.json'}: {field}")
+
+
+def test_text_from_an_entry_is_printable_and_bounded_like_a_live_runs(tmp_path):
+    flood = "\x1b[31mred\x1b[0m \x00\udc80\n" + "spam\n" * 2_000_000
+    already_cut = bounded("x" * (MAX_OUTPUT + 5))  # as a live run stores it: kept as it is
+
+    def change(data):
+        data["compiled"]["output"] = flood
+        data["compiled"]["error"]["message"] = flood
+        data["eager"]["output"] = already_cut
+        data["verdict"]["max_abs"] = float("nan")  # an inf - inf: a float JSON may hold
+    entry = stored(tmp_path, change).get("k")
+    assert entry is not None
+    expected = bounded(printable(flood.replace("\udc80", "?")))
+    assert entry.compiled.output == expected and entry.compiled.error.message == expected
+    assert len(expected) < MAX_OUTPUT + 100 and expected.startswith("red \\x00?\nspam\n")
+    assert entry.eager.output == already_cut
+    assert entry.verdict.max_abs != entry.verdict.max_abs
+
+
+@pytest.fixture(scope="module")
+def mistyped(corrupt):
+    """Give four of the five entries a field of the wrong type, one a flood of output; build again."""
+    src, cache, _files, _marker, _build, _tag = corrupt
+    tag = uuid.uuid4().hex
+    by_demo: dict[str, list[Path]] = {}
+    for path in entries(cache):
+        shape = json.loads(path.read_text())["compiled"]["tensors"][0]["shape"]
+        by_demo.setdefault({(64, 64): "first", (3,): "second", (2,): "gate"}[tuple(shape)], []).append(path)
+    flood = "\x1b[31m" + "spam\n" * 1_000_000
+
+    def change(path: Path, edit) -> None:
+        data = json.loads(path.read_text())
+        edit(data)
+        path.write_text(json.dumps(data))
+
+    first, second, (gate,) = sorted(by_demo["first"]), sorted(by_demo["second"]), by_demo["gate"]
+    change(first[0], lambda d: d["compiled"].update(output=12345))
+    change(first[1], lambda d: d["verdict"].update(outcome="sort of"))
+    change(second[0], lambda d: d["compiled"].update(status="raised", error={
+        "type": "E", "names": ["E"], "message": "m", "frames": [[0, "seven", "<module>", "x"]]}))
+    change(second[1], lambda d: d["compiled"].update(output=flood))
+    change(gate, lambda d: d["eager"].update(status="finished"))
+    build = sphinx_build(src, src / "_build" / "three", "-E",
+                         "-D", f"autocast_demo_cache_dir={cache}", env={"AUTOCAST_DEMO_TEST_TAG": tag})
+    return src, cache, second[1], build, tag
+
+
+def test_mistyped_entries_are_rerun_with_a_located_warning_naming_the_field(mistyped):
+    src, _cache, _flooded, build, tag = mistyped
+    assert build.returncode == 0, build.stderr
+    index = src / "index.rst"
+    where = {name: f"{index}:{line_of(index, f':name: {name}') - 1}" for name in DEMOS}
+    warned = sorted(line for line in build.stderr.splitlines() if "WARNING" in line)
+    fields = ("compiled.output is 12345, not str", "verdict.outcome is 'sort of', not one of",
+              "compiled.error.frames[0].line is 'seven', not int", "eager.status is 'finished', not one of")
+    assert len(warned) == 4, build.stderr
+    for line in warned:
+        assert "unreadable cache entry, running again" in line and "[autocast_demo.cache]" in line
+    assert sorted(line.split(": WARNING:")[0] for line in warned) == sorted(
+        [where["first"], where["first"], where["second"], where["gate"]])
+    assert all(any(field in line for line in warned) for field in fields), warned
+    assert "(8 runs, 1 from the cache)" in build.stdout
+    check_pages(build.out)
+    assert no_process_left(tag) == []
+
+
+def test_a_flood_of_output_in_an_entry_is_cut_like_a_live_runs(mistyped):
+    _src, _cache, flooded, build, _tag = mistyped
+    assert build.returncode == 0, build.stderr
+    page = build.html("index")
+    shown = [pre for pre in page.find(id="second").select(".autocast-demo-output pre")
+             if pre.get_text().strip()]
+    assert len(shown) == 1, shown  # the flooded value's; the other printed nothing
+    text = shown[0].get_text()
+    assert text.startswith("spam\nspam\n") and "\x1b" not in text
+    assert len(text) < MAX_OUTPUT + 100 and "more characters not shown" in text
+    assert len((build.out / "index.html").read_bytes()) < 200_000
+    assert json.loads(flooded.read_text())["compiled"]["output"].count("spam") == 1_000_000
+
+
+# A cache directory that cannot be written (under a regular file: root cannot write there either).
+
+@pytest.fixture(scope="module")
+def unstorable(tmp_path_factory):
+    src = copy_root("fault-cache-dir", tmp_path_factory)
+    tag = uuid.uuid4().hex
+    build = sphinx_build(src, src / "_build" / "html", env={"AUTOCAST_DEMO_TEST_TAG": tag})
+    build.tag = tag
+    return build
+
+
+def test_an_unwritable_cache_dir_is_said_once_at_its_conf_py_line(unstorable):
+    build = unstorable
+    assert build.returncode == 0, build.stderr
+    conf = build.src / "conf.py"
+    warned = [line for line in build.stderr.splitlines() if "WARNING" in line]
+    assert len(warned) == 1, build.stderr
+    assert warned[0].startswith(f"{conf}:{line_of(conf, 'autocast_demo_cache_dir =')}: WARNING: ")
+    assert f"cannot store results in the cache directory {build.src / 'blocker' / 'cache'}" in warned[0]
+    assert "Not a directory" in warned[0] and "autocast_demo_cache_dir" in warned[0]
+    assert warned[0].endswith("[autocast_demo.cache]")
+    assert "Traceback" not in build.stderr
+
+
+def test_an_unwritable_cache_dir_still_runs_and_renders_every_demo(unstorable):
+    build = unstorable
+    assert "(2 runs, 0 from the cache)" in build.stdout
+    assert verdicts(build.html("index"), "tiny") == [MATCH]
+    assert (build.src / "blocker").is_file()  # nothing was stored, nothing was replaced
+    assert no_process_left(build.tag) == []
+
+
+@pytest.mark.skipif(sphinx.version_info < (8, 1), reason="--exception-on-warning is new in Sphinx 8.1")
+def test_an_unwritable_cache_dir_is_found_before_anything_runs(tmp_path_factory):
+    # Stopping at the first warning shows when it came: before any demo ran, not after all.
+    src = copy_root("fault-cache-dir", tmp_path_factory)
+    tag = uuid.uuid4().hex
+    build = sphinx_build(src, src / "_build" / "html", "--exception-on-warning",
+                         env={"AUTOCAST_DEMO_TEST_TAG": tag})
+    assert build.returncode != 0
+    assert "cannot store results in the cache directory" in build.stderr, build.stderr
+    assert "running autocast demos" not in build.stdout, build.stdout
+    assert no_process_left(tag) == []

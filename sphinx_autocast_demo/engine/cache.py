@@ -1,7 +1,8 @@
 """Results on disk, one JSON file per (demo, variant), keyed by everything that decides them.
 
-Entries are data: read with ``json``, validated field by field, never unpickled or executed, so
-a cache restored from an untrusted CI artifact can at worst show wrong numbers (and a re-run with
+Entries are data: read with ``json``, validated field by field (type, allowed values, sizes;
+text made printable and bounded as a live run's), never unpickled or executed, so a cache
+restored from an untrusted CI artifact can at worst show wrong numbers (and a re-run with
 ``autocast_demo_execute = "force"`` replaces them). Writes go to a temporary file and are
 renamed into place, so concurrent builds and a build killed mid-write leave whole entries only.
 """
@@ -16,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..model import RunRecord, Verdict, run_record_from_json, verdict_from_json
+from ..model import RunRecord, Verdict, from_json
 
 FORMAT = 1
 
@@ -52,23 +53,32 @@ class ResultCache:
         path = self._path(key)
         try:
             raw = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # the latter: a file where a directory goes
             return None
         except (OSError, UnicodeDecodeError) as exc:  # binary junk, e.g. a pickle: data only
             raise CorruptEntry(f"{path}: {exc}") from None
         try:
             data = json.loads(raw)
-            if data.get("format") != FORMAT or data.get("key") != key:
+            if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
                 raise ValueError("written by another version or for another key")
-            return Entry(
-                torch_version=str(data["torch_version"]),
-                verdict=verdict_from_json(data["verdict"]),
-                compiled=run_record_from_json(data["compiled"]),
-                eager=run_record_from_json(data["eager"]),
-                python_version=str(data.get("python_version", "")),
-            )
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            return from_json(Entry, data)
+        except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             raise CorruptEntry(f"{path}: {exc}") from None
+
+    def unwritable(self) -> str | None:
+        """Why no entry can be stored under the root (found by storing an empty file), or ``None``."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
+            os.close(fd)
+            os.unlink(tmp)
+        except OSError as exc:
+            return self.why(exc)
+        return None
+
+    def why(self, exc: OSError) -> str:
+        """An OS error in words, with the path it is about."""
+        return f"{exc.strerror or exc}: {exc.filename or self.root}"
 
     def put(self, key: str, entry: Entry) -> None:
         path = self._path(key)
