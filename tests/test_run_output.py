@@ -1,0 +1,72 @@
+"""What a run prints and raises, as the page and the log show it (a real build).
+
+tests/roots/test-run-output: a snippet that prints 50 MB, one that prints terminal escapes and
+control bytes, and one whose ``BackendCompilerFailed`` carries its reason (the AssertionError
+that the upstream page teaches) on the message's second line.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import threading
+
+import pytest
+from conftest import copy_root, sphinx_build
+
+from sphinx_autocast_demo.engine.worker import KEEP_BYTES
+from sphinx_autocast_demo.text import MAX_OUTPUT
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    src = copy_root("run-output", tmp_path_factory)
+    tmp = tmp_path_factory.mktemp("tmp")
+    largest = [0]
+    done = threading.Event()
+
+    def watch() -> None:  # the largest output file the worker ever wrote in its temp dir
+        while not done.wait(0.02):
+            for path in glob.glob(f"{tmp}/autocast-demo-*/*.out"):
+                try:
+                    largest[0] = max(largest[0], os.path.getsize(path))
+                except OSError:
+                    pass
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        result = sphinx_build(src, src / "_build" / "html", env={"TMPDIR": str(tmp)})
+    finally:
+        done.set()
+        watcher.join()
+    return result, largest[0]
+
+
+def printed(build, ident: str) -> str:
+    result, _ = build
+    return result.html("index").find(id=ident).select(".autocast-demo-output pre")[0].get_text()
+
+
+def test_a_flood_is_cut_where_it_is_written(build):
+    result, largest = build
+    assert result.returncode == 0, result.stderr
+    assert 0 < largest <= KEEP_BYTES  # never 50 MB on disk
+    text = printed(build, "flood")
+    assert text.startswith("x" * 1000) and text.rstrip().endswith("[... output cut here ...]")
+    assert len(text) < MAX_OUTPUT + 100
+
+
+def test_escapes_and_control_bytes_never_reach_the_page_or_the_log(build):
+    result, _ = build
+    text = printed(build, "escapes")
+    assert text.splitlines() == ["red and a bell\\x07 and a NUL\\x00", "progress 1", "progress 2"]
+    page = (result.out / "index.html").read_text(encoding="utf-8")
+    assert "\x1b" not in page and "\x07" not in page and "\x00" not in page
+
+
+def test_the_reason_of_a_backend_failure_is_kept(build):
+    result, _ = build
+    text = printed(build, "chain")
+    assert ("BackendCompilerFailed: backend='aot_eager' raised: AssertionError: expected "
+            "backward_pass_autocast to be a list, got <class 'dict'>") in text, text
