@@ -55,6 +55,10 @@ def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], s
         f"autocast-demo: {len(results)} demos, {values} values checked "
         f"({stats.executed} runs, {stats.cached} from the cache) in {stats.seconds:.1f} s"
     ))
+    if stats.executed:
+        why = " (CUDA, or a worker that could not fork: see above)" if stats.fresh else ""
+        logger.info(f"autocast-demo: {stats.executed - stats.fresh} runs forked from the warm "
+                    f"worker, {stats.fresh} in a new interpreter{why}")
     slowest = sorted(stats.per_demo.items(), key=lambda kv: -kv[1])[:3]
     if slowest and stats.executed:
         logger.info("autocast-demo: slowest: " + ", ".join(f"{loc} ({s:.2f} s)" for loc, s in slowest))

@@ -72,3 +72,35 @@ def test_a_torch_mode_left_open_is_the_snippets_located_error(build):
     assert (f"index.rst:{line}: WARNING: value off: the snippet raised ModeLeftOpen: the snippet "
             "ended inside the torch mode Logged") in result.stderr, result.stderr
     assert result.stderr.count("WARNING") == 1, result.stderr
+
+
+def test_the_summary_says_every_run_was_forked(build):
+    # With the thread-count variables of a many-core machine set, and numpy installed (the
+    # test extra has it; torch imports it and OpenBLAS starts its pool at import).
+    result, _ = build
+    assert "autocast-demo: 10 runs forked from the warm worker, 0 in a new interpreter" in result.stdout
+    assert "[autocast_demo.slow]" not in result.stderr
+
+
+def test_a_worker_that_cannot_fork_says_so_once_and_still_checks(tmp_path):
+    # A library that starts a thread at import (sitecustomize stands in for it here) leaves
+    # the worker unable to fork: every run gets a new interpreter, and the build says why.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import threading\n"
+        "threading.Thread(target=threading.Event().wait, name='pool-at-import', daemon=True).start()\n")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text('extensions = ["sphinx_autocast_demo"]\n')
+    (src / "index.rst").write_text(
+        "Slow\n====\n\n.. autocast-demo::\n   :values: off\n   :expect: off: matches\n\n"
+        "   import torch\n   w = torch.ones(2, requires_grad=True)\n"
+        "   torch.compile(lambda w: (w * 2).sum())(w).backward()\n")
+    result = sphinx_build(src, src / "_build", env={"PYTHONPATH": str(site)})
+    assert result.returncode == 0, result.stderr
+    assert verdicts(result.html("index"), "autocast-demo-1") == [MATCH]
+    warnings = [line for line in result.stderr.splitlines() if "[autocast_demo.slow]" in line]
+    assert len(warnings) == 1, result.stderr
+    assert "pool-at-import" in warnings[0] and "conf.py:1" in warnings[0]
+    assert "autocast-demo: 0 runs forked from the warm worker, 2 in a new interpreter" in result.stdout

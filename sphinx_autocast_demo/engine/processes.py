@@ -41,18 +41,22 @@ def renew_thread_pool() -> None:
 
 
 def running_threads() -> list[str]:
-    """The threads of this process besides the calling one, by name (empty: forking is safe)."""
+    """The threads of this process besides the calling one, by name (empty: forking is safe).
+
+    A Python thread by its Python name; a native one (a BLAS pool) by its kernel name.
+    """
     try:
-        tids = os.listdir("/proc/self/task")
+        tids = [int(tid) for tid in os.listdir("/proc/self/task")]
     except OSError:  # no /proc: trust the warm-up
         return []
+    python = {t.native_id: t.name for t in threading.enumerate()}
     names = []
     for tid in tids:
-        if int(tid) == threading.get_native_id():
+        if tid == threading.get_native_id():
             continue
         try:
             with open(f"/proc/self/task/{tid}/comm", encoding="utf-8", errors="replace") as f:
-                names.append(f.read().strip())
+                names.append(python.get(tid) or f.read().strip())
         except OSError:  # ended meanwhile
             pass
     return names
