@@ -65,7 +65,6 @@ def test_escapes_and_control_bytes_never_reach_the_page_or_the_log(build):
 
 
 def test_the_reason_of_a_backend_failure_is_kept(build):
-    result, _ = build
     text = printed(build, "chain")
     assert ("BackendCompilerFailed: backend='aot_eager' raised: AssertionError: expected "
             "backward_pass_autocast to be a list, got <class 'dict'>") in text, text
