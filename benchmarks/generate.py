@@ -132,7 +132,7 @@ def fence(directive: str, body: str, *options: str) -> str:
     return "\n".join([*head, body.rstrip("\n"), "```", ""])
 
 
-def anchor_cells(name: str, expect: tuple[str, str, str], code: str) -> list[str]:
+def anchor_cells(expect: tuple[str, str, str], code: str) -> list[str]:
     """One cell defining the demo, then one cell per value: the anchors' and the floor's text."""
     definition = f"def demo():\n{textwrap.indent(code, '    ')}    return locals()\n"
     return [definition, *(f'check(demo, "{v}", "{e}")\n' for v, e in zip(VALUES, expect, strict=True))]
@@ -157,7 +157,7 @@ def page(tool: str, number: int) -> str:
             parts.append(fence("{autocast-demo}", code, f":name: {name}", f":values: {', '.join(VALUES)}",
                                f":expect: {outcomes}"))
         elif cell:
-            parts += [fence(cell, text) for text in anchor_cells(name, expect, code)]
+            parts += [fence(cell, text) for text in anchor_cells(expect, code)]
         else:
             parts.append(fence("python", code))
     return "\n".join(parts)
@@ -190,8 +190,8 @@ def floor_script(pages: int = PAGES) -> str:
     """The 54 checks in one plain Python process: the anchors' cells, one after another."""
     cells = [SETUP, CHECK]
     for number in range(pages):
-        for name, expect, code in demos(number):
-            cells += anchor_cells(name, expect, code)
+        for _, expect, code in demos(number):
+            cells += anchor_cells(expect, code)
     return "\n".join(cells)
 
 
