@@ -1,30 +1,37 @@
-"""Measure the build against its floor, in one run, and print the five figures of issue 4.
+"""What users get: this extension beside jupyter-sphinx, myst-nb, plain Sphinx and the floor.
 
-``python -m benchmarks.run [--pages 20] [--demos 4] [--work DIR]``
+``python -m benchmarks.run [--work DIR] [--rounds 1] [--pairs 7]``
 
-1. cold ``-j 1`` build time / floor (the same snippets in one warm process, no Sphinx, no
-   isolation: :mod:`benchmarks.floor`). Target <= 1.3. Beside it, the same build with a fresh
-   process per run (``autocast_demo_isolation = "run"``) instead of one per demo.
-2. no-change rebuild / the same rebuild with execution off (``AUTOCAST_DEMO_EXECUTE=never``).
-   Target <= 1.1, with zero executions.
-3. one edited demo: executions (target: that demo's values x 2).
-4. cold ``-j 2`` speedup over cold ``-j 1``. Target >= 1.6 on 2 cores.
-5. peak memory of the build: the sphinx process and every descendant (worker, children),
-   sampled every 50 ms; RSS summed (counts shared pages once per process) and PSS summed
-   (shares them out: the real footprint).
+Makes (or reuses) two venvs under ``--work`` as a user makes theirs (:mod:`benchmarks.envs`:
+torch 2.13.0 CPU, numpy, myst-parser, the pydata theme; Sphinx 9.0.4 with jupyter-sphinx,
+myst-nb and ipykernel, and Sphinx 7.2.6), installs this repository into both, writes the
+issue's workload for every tool (:mod:`benchmarks.generate`: 6 pages x 3 demos x 3 values,
+54 compiled-against-eager checks, the same program text everywhere) and times, with each
+venv's own python:
 
-Timings on a shared machine are noisy: run it twice and read both. Not a test.
+- the floor: one plain Python process running the 54 checks, import included;
+- per row (ours on Sphinx 9 and 7.2.6, jupyter-sphinx, myst-nb, plain Sphinx without
+  execution): a cold ``-j 1`` build, a no-change rebuild (median of ``--pairs`` rounds over
+  all rows, the order alternating), one edited demo (its seed: ours reruns that demo's 3
+  values x 2 runs, the anchors the page), a cold ``-j 2`` build;
+
+then prints a markdown table, the ratios to the floor and to the best anchor (per column,
+the faster of jupyter-sphinx and myst-nb), and the issue's targets with PASS or MISS.
+Timings on a shared machine are noisy: the CPU seconds (the build and the processes it
+waited for) are printed beside the wall times, and the load average with every figure.
+Takes 10-30 minutes (plus a few for the venvs the first time). Not a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
+import platform
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,49 +39,82 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from benchmarks.generate import generate
-from sphinx_autocast_demo.syntax import parse_values
+from benchmarks import envs
+from benchmarks.generate import DEMOS, PAGES, TOOLS, VALUES, edit, generate
 
-SUMMARY = re.compile(r"\((\d+) runs, (\d+) from the cache\) in (\d+\.\d) s")
+FLOOR_SCRIPT = "floor.py"
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str
+    label: str
+    tool: str  # a tree of benchmarks.generate
+    venv: str  # a key of envs.ENVS
+
+
+ROWS = [
+    Row("ours9", "sphinx-autocast-demo, Sphinx 9.0.4", "ours", "sphinx9"),
+    Row("ours72", "sphinx-autocast-demo, Sphinx 7.2.6", "ours", "sphinx72"),
+    Row("jupyter-sphinx", "jupyter-sphinx 0.5.3, Sphinx 9.0.4", "jupyter-sphinx", "sphinx9"),
+    Row("myst-nb", "myst-nb 1.4.0 (cache mode), Sphinx 9.0.4", "myst-nb", "sphinx9"),
+    Row("plain9", "plain Sphinx 9.0.4, no execution", "plain", "sphinx9"),
+    Row("plain72", "plain Sphinx 7.2.6, no execution", "plain", "sphinx72"),
+]
+ANCHORS = ("jupyter-sphinx", "myst-nb")
+PLAIN = {"ours9": "plain9", "ours72": "plain72"}  # the same Sphinx without execution
 
 
 @dataclass
 class Build:
     seconds: float
-    runs: int
-    cached: int
-    exec_seconds: float
-    peak_rss: int
-    peak_pss: int
+    cpu: float  # user + system of the process and every process it waited for
     returncode: int
     warnings: int
-    cpu: float = 0.0  # user + system seconds of sphinx and every process it waited for
+    read: int  # documents Sphinx read (added + changed)
+    pages: int  # of those, pages with demos (-j 1: Sphinx names each document it reads)
+    runs: int | None  # ours: runs the summary reports
+    forked: int | None
+    fresh: int | None
+    notebooks: int | None  # myst-nb: notebooks executed
+    peak_rss: int = 0
+    peak_pss: int = 0
+    failed_tries: int = 0  # cold builds that failed and were tried again on a fresh tree
+
+    @property
+    def clean(self) -> bool:
+        return self.returncode == 0 and self.warnings == 0
 
 
-def _tree(pid: int) -> list[int]:
-    """``pid`` and all its live descendants."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
+# ---------------------------------------------------------------- processes and memory
+
+
+def _descendants(pid: int) -> list[int]:
+    """``pid`` and its live descendants, through /proc/PID/task/TID/children (cheap: no scan
+    of every process, so sampling costs the measured build little)."""
     found, todo = [], [pid]
     while todo:
         current = todo.pop()
         found.append(current)
-        todo.extend(children.get(current, []))
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children") as f:
+                    todo.extend(int(c) for c in f.read().split())
+            except OSError:
+                continue
     return found
 
 
 def _memory(pid: int) -> tuple[int, int]:
+    """RSS (shared pages counted once per process) and PSS (shared out) of the tree, bytes."""
     rss = pss = 0
-    for p in _tree(pid):
+    for p in _descendants(pid):
         try:
             with open(f"/proc/{p}/smaps_rollup") as f:
                 for line in f:
@@ -87,148 +127,352 @@ def _memory(pid: int) -> tuple[int, int]:
     return rss, pss
 
 
-def sphinx(src: Path, *args: str, env: dict[str, str] | None = None) -> Build:
+def timed(cmd: list[str], env: dict[str, str], log: Path,
+          sample: bool) -> tuple[float, float, int, str, int, int]:
+    """Run ``cmd``: (wall s, CPU s, exit status, output, peak RSS, peak PSS)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cmd = [sys.executable, "-m", "sphinx", "-b", "html", str(src), str(src / "_build" / "html"), *args]
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})})
-    peak = [0, 0]
-    done = threading.Event()
+    with open(log, "w+", encoding="utf-8", errors="replace") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        peak = [0, 0]
+        done = threading.Event()
 
-    def sample() -> None:
-        while not done.wait(0.05):
-            rss, pss = _memory(proc.pid)
-            peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
+        def watch() -> None:
+            while not done.wait(0.1):
+                rss, pss = _memory(proc.pid)
+                peak[0], peak[1] = max(peak[0], rss), max(peak[1], pss)
 
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    out, err = proc.communicate()
-    seconds = time.perf_counter() - start
-    done.set()
-    sampler.join()
+        sampler = threading.Thread(target=watch, daemon=True)
+        if sample:
+            sampler.start()
+        returncode = proc.wait()
+        seconds = time.perf_counter() - start
+        done.set()
+        if sample:
+            sampler.join()
+        out.seek(0)
+        text = out.read()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    found = SUMMARY.search(out + err)
-    return Build(seconds, int(found[1]) if found else 0, int(found[2]) if found else 0,
-                 float(found[3]) if found else 0.0, peak[0], peak[1], proc.returncode,
-                 err.count("WARNING"), cpu)
+    return seconds, cpu, returncode, text, peak[0], peak[1]
+
+
+# ---------------------------------------------------------------- reading a build's output
+
+READ = re.compile(r"updating environment: (?:\[[^\]]*\] )?(\d+) added, (\d+) changed")
+PAGE_READ = re.compile(r"reading sources\.\.\. \[\s*\d+%\] (page-\d+)")
+WARNING = re.compile(r"(?:WARNING|ERROR|CRITICAL): ")
+
+
+def summary_counts(text: str) -> dict[str, int]:
+    """The numbers of the extension's summary line, by what each counts. The line is
+    ``autocast-demo: N demos, M values checked (K runs, C from the cache) in S s`` today and may
+    gain forked / fresh counts in other words: every "<number> <words>" is sorted by keyword."""
+    line = next((ln for ln in text.splitlines()
+                 if ln.startswith("autocast-demo:") and "checked" in ln), "")
+    counts: dict[str, int] = {}
+    inner = line[line.find("("):] if "(" in line else ""
+    for number, words in re.findall(r"(\d+)\s+([A-Za-z][A-Za-z ]*)", inner):
+        keys = ["runs"] if words.startswith("run") else []  # "108 runs forked ..." says two things
+        keys += ["fresh" if "fresh" in words or "interpreter" in words else
+                 "forked" if "fork" in words else
+                 "cached" if "cache" in words else ""]
+        for key in keys:
+            if key and key not in counts:
+                counts[key] = int(number)
+    return counts
+
+
+def parse(text: str) -> dict[str, Any]:
+    read = READ.search(text)
+    counts = summary_counts(text)
+    runs = counts.get("runs")
+    fresh, forked = counts.get("fresh"), counts.get("forked")
+    if runs is not None and (fresh is None) != (forked is None):  # one of them given: the other follows
+        fresh = runs - forked if fresh is None and forked is not None else fresh
+        forked = runs - fresh if forked is None and fresh is not None else forked
+    notebooks = text.count("Executing notebook")
+    return {"read": int(read[1]) + int(read[2]) if read else 0, "pages": len(set(PAGE_READ.findall(text))),
+            "runs": runs, "forked": forked,
+            "fresh": fresh, "notebooks": notebooks if "myst-nb v" in text else None}
+
+
+# ---------------------------------------------------------------- the measurements
+
+
+class Bench:
+    def __init__(self, work: Path, venvs: dict[str, Path]) -> None:
+        self.work = work
+        self.venvs = venvs
+        self.logs = work / "logs"
+        shutil.rmtree(self.logs, ignore_errors=True)
+        self.logs.mkdir(parents=True)
+        self.count = 0
+
+    def _log(self, name: str) -> Path:
+        self.count += 1
+        return self.logs / f"{self.count:03d}-{re.sub(r'[^A-Za-z0-9]+', '-', name)}.log"
+
+    def fresh_tree(self, row: Row, name: str) -> Path:
+        """A copy of the row's pristine tree with no build output, no caches."""
+        dest = self.work / "builds" / f"{row.key}-{name}"
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(self.work / "trees" / row.tool, dest)
+        return dest
+
+    def sphinx(self, row: Row, src: Path, jobs: int, phase: str, sample: bool = False) -> Build:
+        venv = self.venvs[row.venv]
+        cmd = [str(envs.python(venv)), "-m", "sphinx", "-b", "html", "-j", str(jobs),
+               str(src), str(src / "_build" / "html")]
+        seconds, cpu, code, text, rss, pss = timed(cmd, envs.activated(venv),
+                                                   self._log(f"{row.key}-{phase}"), sample)
+        build = Build(seconds, cpu, code, len(WARNING.findall(text)), peak_rss=rss, peak_pss=pss,
+                      **parse(text))
+        if row.tool == "ours" and build.runs is None and code == 0:
+            build.runs = 0  # the extension prints no summary when it checked nothing
+        runs = "" if build.runs is None else f", {build.runs} runs"
+        notebooks = "" if build.notebooks is None else f", {build.notebooks} notebooks executed"
+        trouble = (f", EXIT {code}, {build.warnings} warnings: see {self.logs}"
+                   if code or build.warnings else "")
+        print(f"  {phase:10} {row.label:42} {seconds:6.1f} s (CPU {cpu:5.1f} s), {build.read} read"
+              f"{runs}{notebooks}{trouble}; load {os.getloadavg()[0]:.1f}", flush=True)
+        return build
+
+    def cold(self, row: Row, jobs: int, name: str) -> tuple[Path, Build]:
+        """A cold build on a fresh copy; one that fails is tried once more (myst-nb's cache can
+        fail a parallel build: two readers racing in jupyter-cache's database)."""
+        phase = f"cold -j {jobs}"
+        src = self.fresh_tree(row, name)
+        build = self.sphinx(row, src, jobs, phase, sample=True)
+        if build.returncode:
+            src = self.fresh_tree(row, name)
+            build = dataclasses.replace(self.sphinx(row, src, jobs, phase + " again", sample=True),
+                                        failed_tries=1)
+        return src, build
+
+    def floor(self) -> Build:
+        venv = self.venvs["sphinx9"]
+        script = self.work / "trees" / "floor" / FLOOR_SCRIPT
+        seconds, cpu, code, text, rss, pss = timed([str(envs.python(venv)), str(script)],
+                                                   envs.activated(venv), self._log("floor"), True)
+        checks = text.count(" eager")
+        trouble = f", EXIT {code}: see {self.logs}" if code else ""
+        print(f"  floor      {'one Python process, import included':42} {seconds:6.1f} s (CPU {cpu:5.1f} s), "
+              f"{checks} checks{trouble}; load {os.getloadavg()[0]:.1f}", flush=True)
+        return Build(seconds, cpu, code, 0, 0, 0, None, None, None, None, rss, pss)
 
 
 def _median(builds: list[Build]) -> Build:
-    """The build of median time (of an odd number); its CPU time is the median's too."""
+    """The build of median wall time; its CPU time is the median CPU time."""
     ordered = sorted(builds, key=lambda b: b.seconds)
-    middle = ordered[len(ordered) // 2]
-    cpu = sorted(b.cpu for b in builds)[len(builds) // 2]
-    return dataclasses.replace(middle, cpu=cpu)
+    cpu = statistics.median(b.cpu for b in builds)
+    return dataclasses.replace(ordered[(len(ordered) - 1) // 2], cpu=cpu)
 
 
-def _floor(manifest: Path) -> dict[str, float]:
-    out = subprocess.run([sys.executable, "-m", "benchmarks.floor", str(manifest)],
-                         capture_output=True, text=True, check=True).stdout
-    result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
-    return result
+def warm_up(venvs: dict[str, Path]) -> None:
+    """Read every venv's libraries once, so that no row pays the disk for the others."""
+    imports = {"sphinx9": "import torch._dynamo, sphinx, myst_parser, jupyter_sphinx, myst_nb, ipykernel",
+               "sphinx72": "import torch._dynamo, sphinx, myst_parser"}
+    for name, venv in venvs.items():
+        subprocess.run([str(envs.python(venv)), "-c", imports[name]], env=envs.activated(venv), check=True)
 
 
-def fresh(tree: Path, work: Path, name: str) -> Path:
-    dest = work / name
-    shutil.rmtree(dest, ignore_errors=True)
-    shutil.copytree(tree, dest, ignore=shutil.ignore_patterns("_build"))
-    return dest
+def measure(bench: Bench, rounds: int, pairs: int) -> tuple[list[Build], dict[str, dict[str, Build]]]:
+    """Every phase for every row, the rows in turn within a phase (alternating order from
+    round to round), so that a drift of the machine's load spreads over all of them."""
+    def order(index: int) -> list[Row]:
+        return ROWS if index % 2 == 0 else ROWS[::-1]
+
+    floors = [bench.floor()]
+    serial: dict[str, Path] = {}
+    results: dict[str, dict[str, list[Build]]] = {row.key: {} for row in ROWS}
+
+    def add(row: Row, phase: str, build: Build) -> None:
+        results[row.key].setdefault(phase, []).append(build)
+
+    print("cold -j 1 (a fresh copy of the tree each time)", flush=True)
+    for index in range(rounds):
+        for row in order(index):
+            serial[row.key], build = bench.cold(row, 1, "serial")
+            add(row, "cold -j 1", build)
+    floors.append(bench.floor())
+    print(f"no-change rebuild ({pairs} rounds over every row)", flush=True)
+    for index in range(pairs):
+        for row in order(index):
+            add(row, "no-change", bench.sphinx(row, serial[row.key], 1, "no-change"))
+    print("one edited demo (its seed, on the first page)", flush=True)
+    for index in range(rounds):
+        for row in order(index):
+            edit(serial[row.key], index + 1)
+            add(row, "edit", bench.sphinx(row, serial[row.key], 1, "edit"))
+    print("cold -j 2", flush=True)
+    for index in range(rounds):
+        for row in order(index):
+            add(row, "cold -j 2", bench.cold(row, 2, "parallel")[1])
+    floors.append(bench.floor())
+    return floors, {key: {phase: _median(b) for phase, b in phases.items()}
+                    for key, phases in results.items()}
+
+
+# ---------------------------------------------------------------- the report
+
+PHASES = ("cold -j 1", "no-change", "edit", "cold -j 2")
+
+
+def _s(build: Build) -> str:
+    if build.returncode:
+        return f"failed (exit {build.returncode})"
+    text = f"{build.seconds:.1f} s (CPU {build.cpu:.1f})"
+    if build.warnings:
+        text += f", {_count(build.warnings, 'warning')}"
+    return text + (", after a failed try" if build.failed_tries else "")
+
+
+def _count(n: int | None, noun: str) -> str:
+    return "?" if n is None else f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _ratio(a: Build, b: Build) -> str:
+    """Wall time of ``a`` over ``b``; none where either build failed."""
+    return f"{a.seconds / b.seconds:.2f}x" if not (a.returncode or b.returncode) and b.seconds > 0 else "-"
+
+
+def _executed(row: Row, phases: dict[str, Build]) -> str:
+    picks = [phases[p] for p in ("cold -j 1", "no-change", "edit")]
+    if row.tool == "ours":
+        return " / ".join(_count(b.runs, "run") for b in picks)
+    if row.tool == "myst-nb":
+        return " / ".join(_count(b.notebooks, "notebook") for b in picks)
+    if row.tool == "jupyter-sphinx":  # every page it reads runs in a new kernel
+        return " / ".join(_count(b.pages, "page") for b in picks)
+    return "none"
+
+
+def _processes(row: Row, phases: dict[str, Build]) -> str:
+    cold = phases["cold -j 1"]
+    if row.tool != "ours":
+        return "-"
+    if cold.forked is None or cold.fresh is None:  # the summary does not say
+        return "n/a"
+    return f"{cold.forked} / {cold.fresh}"
+
+
+def best_anchor(results: dict[str, dict[str, Build]], phase: str) -> tuple[str, Build]:
+    """The faster anchor in ``phase``, of those whose build succeeded."""
+    ok = [k for k in ANCHORS if results[k][phase].returncode == 0] or list(ANCHORS)
+    key = min(ok, key=lambda k: results[k][phase].seconds)
+    return key, results[key][phase]
+
+
+def report(floors: list[Build], results: dict[str, dict[str, Build]], checks: int) -> None:
+    floor = _median(floors)
+    mib = 1024 * 1024
+    print()
+    print(f"floor: {', '.join(f'{b.seconds:.1f}' for b in floors)} s (start, middle, end of the run); "
+          f"median {floor.seconds:.1f} s, CPU {floor.cpu:.1f} s; peak PSS {floor.peak_pss / mib:.0f} MiB")
+    print()
+    print("| row | cold `-j 1` | no-change rebuild | one edited demo | cold `-j 2` "
+          "| executed: cold / no-change / edit | runs forked / fresh | peak PSS (RSS) `-j 1`; `-j 2` |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(f"| floor: one Python process, {checks} checks | {_s(floor)} | - | - | - "
+          f"| {checks} checks | - | {floor.peak_pss / mib:.0f} ({floor.peak_rss / mib:.0f}) MiB |")
+    for row in ROWS:
+        phases = results[row.key]
+        c1, c2 = phases["cold -j 1"], phases["cold -j 2"]
+        print(f"| {row.label} | " + " | ".join(_s(phases[p]) for p in PHASES)
+              + f" | {_executed(row, phases)} | {_processes(row, phases)} | {c1.peak_pss / mib:.0f} "
+              f"({c1.peak_rss / mib:.0f}); {c2.peak_pss / mib:.0f} ({c2.peak_rss / mib:.0f}) MiB |")
+    print()
+    print("Ratios (wall time; the best anchor is, per column, the faster of jupyter-sphinx and myst-nb;"
+          " no-change against plain Sphinx of the same version):")
+    print()
+    print("| row | cold `-j 1` / floor | / best anchor | cold `-j 2` / floor | / best anchor "
+          "| edited demo / best anchor | no-change / plain Sphinx |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for row in ROWS:
+        phases = results[row.key]
+        cells = []
+        for phase in ("cold -j 1", "cold -j 2"):
+            cells += [_ratio(phases[phase], floor), _ratio(phases[phase], best_anchor(results, phase)[1])]
+        cells.append(_ratio(phases["edit"], best_anchor(results, "edit")[1]))
+        plain = PLAIN.get(row.key)
+        cells.append(_ratio(phases["no-change"], results[plain]["no-change"]) if plain else "-")
+        print(f"| {row.label} | " + " | ".join(cells) + " |")
+    print()
+    targets(floor, results)
+
+
+def targets(floor: Build, results: dict[str, dict[str, Build]]) -> None:
+    ours = results["ours9"]
+    cold1, cold2, edit, nochange = (ours[p] for p in ("cold -j 1", "cold -j 2", "edit", "no-change"))
+    anchor, anchor_edit = best_anchor(results, "edit")
+    plain = results["plain9"]["no-change"]
+
+    def line(what: str, ok: bool, figures: str) -> None:
+        print(f"  {'PASS' if ok else 'MISS'}  {what:46} {figures}")
+
+    print("Targets (sphinx-autocast-demo, Sphinx 9.0.4; CPU seconds in brackets, less noisy):")
+    line("cold -j 1 <= 1.3x floor", cold1.seconds <= 1.3 * floor.seconds,
+         f"{cold1.seconds:.1f} / {floor.seconds:.1f} s = {cold1.seconds / floor.seconds:.2f}x "
+         f"[CPU {cold1.cpu:.1f} / {floor.cpu:.1f} s = {cold1.cpu / floor.cpu:.2f}x]")
+    line("cold -j 2 <= 0.85x floor", cold2.seconds <= 0.85 * floor.seconds,
+         f"{cold2.seconds:.1f} / {floor.seconds:.1f} s = {cold2.seconds / floor.seconds:.2f}x")
+    line("one edited demo <= 0.5x the anchors' edit", edit.seconds <= 0.5 * anchor_edit.seconds,
+         f"{edit.seconds:.1f} / {anchor_edit.seconds:.1f} s ({anchor}) = "
+         f"{edit.seconds / anchor_edit.seconds:.2f}x [CPU {edit.cpu:.1f} / {anchor_edit.cpu:.1f} s = "
+         f"{edit.cpu / anchor_edit.cpu:.2f}x]; {edit.runs} runs (6 expected)")
+    line("no-change <= 1.1x plain Sphinx, 0 executions",
+         nochange.seconds <= 1.1 * plain.seconds and nochange.runs in (0, None) and nochange.read == 0,
+         f"{nochange.seconds:.2f} / {plain.seconds:.2f} s = {nochange.seconds / plain.seconds:.2f}x "
+         f"[CPU {nochange.cpu:.2f} / {plain.cpu:.2f} s = {nochange.cpu / plain.cpu:.2f}x]; "
+         f"{nochange.runs or 0} runs, {nochange.read} documents read")
+    broken = [f"{row.label} ({phase})" for row in ROWS for phase, b in results[row.key].items()
+              if not b.clean or b.failed_tries]
+    if broken:
+        print("warning: not clean (a failed try, an exit status or warnings; see the logs): "
+              + ", ".join(broken))
+
+
+def describe(venvs: dict[str, Path], pages: int) -> None:
+    def version(venv: Path, package: str) -> str:
+        out = subprocess.run([str(envs.python(venv)), "-c",
+                              f"import importlib.metadata as m; print(m.version({package!r}))"],
+                             capture_output=True, text=True, check=False).stdout
+        return out.strip() or "?"
+
+    venv = venvs["sphinx9"]
+    print(f"machine: {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
+          f"load {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}; "
+          f"Python {platform.python_version()}; torch {version(venv, 'torch')}, "
+          f"numpy {version(venv, 'numpy')}, "
+          f"myst-parser {version(venv, 'myst-parser')} / {version(venvs['sphinx72'], 'myst-parser')}, "
+          f"pydata-sphinx-theme {version(venv, 'pydata-sphinx-theme')} / "
+          f"{version(venvs['sphinx72'], 'pydata-sphinx-theme')}", flush=True)
+    checks = pages * DEMOS * len(VALUES)
+    print(f"workload: {pages} pages x {DEMOS} demos x {len(VALUES)} values = {checks} checks "
+          "(compiled with aot_eager against eager), MyST pages, pydata theme", flush=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    parser.add_argument("--pages", type=int, default=20)
-    parser.add_argument("--demos", type=int, default=4)
-    parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--work", type=Path, default=None,
+                        help="venvs, trees and logs (reused: the venvs are made once); default: a temp dir")
+    parser.add_argument("--rounds", type=int, default=1, help="cold and edited builds per row (median)")
+    parser.add_argument("--pairs", type=int, default=7, help="no-change rebuilds per row (median)")
+    parser.add_argument("--pages", type=int, default=PAGES, help="the issue's 6; fewer for a quick try")
     args = parser.parse_args()
-    work = args.work or Path(tempfile.mkdtemp(prefix="autocast-bench-"))
-    tree = work / "tree"
-    shutil.rmtree(tree, ignore_errors=True)
-    manifest = generate(tree, args.pages, args.demos)
-    values = sum(len(parse_values(m["values"], "cpu", "bfloat16")) for m in manifest)
-    print(f"workload: {args.pages} pages x {args.demos} demos = {len(manifest)} demos, {values} values,"
-          f" {2 * values} runs; {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}", flush=True)
-
-    floor = _floor(tree / "manifest.json")
-    print(f"floor (load {os.getloadavg()[0]:.1f} after): {floor['seconds']:.1f} s for {floor['runs']} runs "
-          f"(+ {floor['startup']:.1f} s importing torch and warming up, not counted)", flush=True)
-    # The same runs split in two halves, one process each: one after the other, then both at
-    # once. Their ratio is what two cores give these runs on this machine at best, with no
-    # Sphinx, no isolation and no serial part. (Not the floor against the halves at once: a
-    # process's compiles get slower as it runs more of them, so the floor's one long process
-    # is slower than two short ones even on one core.)
-    def halves(together: bool) -> list[float]:
-        cmd = [sys.executable, "-m", "benchmarks.floor", str(tree / "manifest.json")]
-        procs, seconds = [], []
-        for part in ("0", "1"):
-            procs.append(subprocess.Popen([*cmd, part, "2"], stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL, text=True))
-            if not together:
-                seconds.append(json.loads(procs[-1].communicate()[0].strip().splitlines()[-1])["seconds"])
-        if together:
-            seconds = [json.loads(p.communicate()[0].strip().splitlines()[-1])["seconds"] for p in procs]
-        return seconds
-
-    one_core, two_cores = sum(halves(together=False)), max(halves(together=True))
-    print(f"floor in two halves: {one_core:.1f} s one after the other, {two_cores:.1f} s at once",
-          flush=True)
-
-    serial_src = fresh(tree, work, "serial")
-    cold = sphinx(serial_src, "-j", "1")
-    print(f"cold -j 1 (load {os.getloadavg()[0]:.1f} after): {cold.seconds:.1f} s ({cold.runs} runs, "
-          f"execution {cold.exec_seconds:.1f} s, "
-          f"exit {cold.returncode}, {cold.warnings} warnings)", flush=True)
-    # Under a second each, and this machine's noise is ~0.1 s: seven pairs, the order
-    # alternating within a pair, and the median of each side.
-    nochanges, offs = [], []
-    for index in range(7):
-        for off_mode in (True, False) if index % 2 else (False, True):
-            if off_mode:
-                offs.append(sphinx(serial_src, "-j", "1", env={"AUTOCAST_DEMO_EXECUTE": "never"}))
-            else:
-                nochanges.append(sphinx(serial_src, "-j", "1"))
-    nochange = _median(nochanges)
-    off = _median(offs)
-    assert all(b.runs == 0 for b in nochanges + offs)
-    page = serial_src / "page-00.rst"
-    page.write_text(page.read_text().replace("torch.manual_seed(0)", "torch.manual_seed(100)", 1))
-    edited = sphinx(serial_src, "-j", "1")
-
-    # The same cold build with a fresh process per run instead of per demo: what batching buys.
-    strict = sphinx(fresh(tree, work, "strict"), "-j", "1", "-D", "autocast_demo_isolation=run")
-    print(f"cold -j 1, isolation=run (load {os.getloadavg()[0]:.1f} after): {strict.seconds:.1f} s "
-          f"({strict.runs} runs, execution {strict.exec_seconds:.1f} s, CPU {strict.cpu:.1f} s against "
-          f"{cold.cpu:.1f} s per demo)", flush=True)
-
-    parallel = sphinx(fresh(tree, work, "parallel"), "-j", "2")
-    print(f"cold -j 2 (load {os.getloadavg()[0]:.1f} after): {parallel.seconds:.1f} s "
-          f"({parallel.runs} runs, execution {parallel.exec_seconds:.1f} s, exit {parallel.returncode})",
-          flush=True)
-
-    mib = 1024 * 1024
-    print()
-    print(f"1. cold build / floor:            {cold.seconds:6.1f} s / {floor['seconds']:.1f} s = "
-          f"{cold.seconds / floor['seconds']:.2f}  (target <= 1.3); a process per run instead: "
-          f"{strict.seconds / floor['seconds']:.2f}")
-    print(f"2. no-change rebuild / exec off:  {nochange.seconds:6.2f} s / {off.seconds:.2f} s = "
-          f"{nochange.seconds / off.seconds:.2f}  (target <= 1.1), {nochange.runs} executions; "
-          f"CPU {nochange.cpu:.2f} s / {off.cpu:.2f} s = {nochange.cpu / off.cpu:.2f} (less noisy)")
-    print(f"3. one edited demo:               {edited.runs} executions, {edited.cached} values from "
-          f"the cache (target: 6 = 3 values x compiled + eager)")
-    print(f"4. -j 2 speedup, cold:            {cold.seconds:.1f} s / {parallel.seconds:.1f} s = "
-          f"{cold.seconds / parallel.seconds:.2f}x  (target >= 1.6x)")
-    print("   what this machine allows: the floor's startup alone is "
-          f"{floor['startup'] / floor['seconds']:.2f} of the floor (a build pays it, the floor does not), "
-          f"and two cores run the floor's runs {one_core / two_cores:.2f}x as fast as one")
-    print(f"5. peak memory (sphinx + worker tree): -j 1 RSS {cold.peak_rss / mib:.0f} MiB, "
-          f"PSS {cold.peak_pss / mib:.0f} MiB; -j 2 RSS {parallel.peak_rss / mib:.0f} MiB, "
-          f"PSS {parallel.peak_pss / mib:.0f} MiB")
-    if cold.warnings or cold.returncode or parallel.returncode or strict.returncode:
-        print("warning: the builds were not clean; the figures may mean little")
-    if args.work is None:
-        shutil.rmtree(work, ignore_errors=True)
+    work = (args.work or Path(tempfile.mkdtemp(prefix="autocast-bench-"))).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    print(f"$ {' '.join([Path(sys.executable).name, '-m', 'benchmarks.run', *sys.argv[1:]])}", flush=True)
+    venvs = {name: envs.ensure(work, name) for name in envs.ENVS}
+    shutil.rmtree(work / "trees", ignore_errors=True)
+    for tool in (*TOOLS, "floor"):
+        generate(work / "trees" / tool, tool, args.pages)
+    describe(venvs, args.pages)
+    warm_up(venvs)
+    floors, results = measure(Bench(work, venvs), args.rounds, args.pairs)
+    report(floors, results, args.pages * DEMOS * len(VALUES))
+    print(f"\nlogs of every build: {work / 'logs'}; load at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
