@@ -168,7 +168,11 @@ class WorkerPool:
         elif paths["result_path"].exists() and event["returncode"] == 0:
             raw = json.loads(paths["result_path"].read_text(encoding="utf-8"))
             offsets = {t["name"]: t.get("offset") for t in raw.get("tensors", ())}
-            record = run_record_from_json({**raw, "output": output})
+            try:
+                record = run_record_from_json({**raw, "output": output})
+            except ValueError as exc:  # past the model's bounds (10,000 tensors, say)
+                record = RunRecord(status="crashed", output=output, seconds=seconds,
+                                   detail=f"its result could not be read: {exc}")
         else:
             detail = _describe_exit(event["returncode"])
             record = RunRecord(
