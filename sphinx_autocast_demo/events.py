@@ -103,7 +103,7 @@ def execute_all(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
             docs[result.demo.docname].results[result.demo.ident] = result
             for finding in result.findings:
                 if finding.subtype != "engine":  # said once for the whole build already
-                    warn(finding)
+                    warn(finding, app)
     executor(app).close()
     _checked[app] = (results, problems)
     # Summary pages show every demo's result: re-write them whenever any result is new.
