@@ -36,6 +36,23 @@ logger = logging.getLogger(__name__)
 JUNIT = "junit.xml"
 REPORT = "autocast-check.json"
 
+#: Builders without document output (``format`` empty) that still run the demos: their job is
+#: to check the docs (``dummy``: Sphinx's "parse and check" builder, used to lint with ``-W``).
+CHECKING_BUILDERS = ("autocast-check", "dummy")
+
+
+def runs_demos(builder: Builder) -> bool:
+    """Whether a build with ``builder`` runs the docs' code.
+
+    Only where the results are seen: a builder that writes documents (Sphinx's ``format``,
+    "'' if no document output is produced": html, latex, text, man, texinfo, xml...) or one
+    that checks the docs. gettext, linkcheck, changes, a spelling checker and any other builder
+    without document output never run anything: a translator extracting messages must not
+    execute the docs' code. Their pages render no results (see :func:`.render.resolve`).
+    """
+    return bool(builder.format) or builder.name in CHECKING_BUILDERS
+
+
 @dataclass(frozen=True)
 class Case:
     """One test case: a demo under one value, or a directive that could not be read."""

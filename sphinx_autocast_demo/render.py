@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from docutils import nodes
 
+from .builder import runs_demos
 from .directives import results_placeholder
 from .report import installed, not_checked, publish
 from .state import all_docs
@@ -20,12 +21,19 @@ MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "error": "
 
 
 def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """``doctree-resolved``: replace each placeholder with its demo's results."""
+    """``doctree-resolved``: replace each placeholder with its demo's results.
+
+    A builder that runs no demo (gettext, linkcheck...: :func:`.builder.runs_demos`) gets no
+    results at all: nothing was checked for it, and their text is no message to translate.
+    """
     state = all_docs(app.env).get(docname)
+    shown = runs_demos(app.builder)
     tabs = use_tabs(app)
     for node in list(doctree.findall(results_placeholder)):
         result = state.results.get(node["ident"]) if state else None
-        if result is None:
+        if not shown:
+            node.parent.remove(node)
+        elif result is None:
             para = nodes.paragraph(text="This demo has not been run.",
                                    classes=["autocast-demo-provenance"])
             node.replace_self(para)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from .builder import runs_demos
 from .render import MARK, cell
 from .report import installed, not_checked
 from .state import all_docs
@@ -87,9 +88,15 @@ def merge(app: Sphinx, env: BuildEnvironment, docnames: Set[str], other: BuildEn
 
 
 def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """``doctree-resolved``: fill each placeholder with the matrix as it stands now."""
+    """``doctree-resolved``: fill each placeholder with the matrix as it stands now.
+
+    Empty for a builder that runs no demo (gettext, linkcheck...), as the demos' own tables.
+    """
     for node in list(doctree.findall(summary_placeholder)):
-        node.replace_self(matrix(app, docname))
+        if runs_demos(app.builder):
+            node.replace_self(matrix(app, docname))
+        else:
+            node.parent.remove(node)
 
 
 def _reading_order(env: BuildEnvironment) -> list[str]:
