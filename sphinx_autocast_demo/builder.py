@@ -15,7 +15,7 @@ import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinx.builders import Builder
 from sphinx.util import logging
@@ -28,12 +28,29 @@ if TYPE_CHECKING:
     from docutils import nodes
     from sphinx.application import Sphinx
 
+    from .check import NotChecked
     from .model import DemoResult, Finding, VariantResult
 
 logger = logging.getLogger(__name__)
 
 JUNIT = "junit.xml"
 REPORT = "autocast-check.json"
+
+#: Builders without document output (``format`` empty) that still run the demos: their job is
+#: to check the docs (``dummy``: Sphinx's "parse and check" builder, used to lint with ``-W``).
+CHECKING_BUILDERS = ("autocast-check", "dummy")
+
+
+def runs_demos(builder: Builder) -> bool:
+    """Whether a build with ``builder`` runs the docs' code.
+
+    Only where the results are seen: a builder that writes documents (Sphinx's ``format``,
+    "'' if no document output is produced": html, latex, text, man, texinfo, xml...) or one
+    that checks the docs. gettext, linkcheck, changes, a spelling checker and any other builder
+    without document output never run anything: a translator extracting messages must not
+    execute the docs' code. Their pages render no results (see :func:`.render.resolve`).
+    """
+    return bool(builder.format) or builder.name in CHECKING_BUILDERS
 
 
 @dataclass(frozen=True)
@@ -75,7 +92,7 @@ class AutocastCheckBuilder(Builder):
         pass
 
     def finish(self) -> None:
-        cases = collect_cases(self.env)
+        cases = collect_cases(_sphinx_app(self))
         out = Path(self.outdir)
         out.mkdir(parents=True, exist_ok=True)
         write_junit(cases, out / JUNIT)
@@ -111,14 +128,16 @@ def _split(location: str) -> tuple[str, int]:
     return (path, int(line)) if line.isdigit() else (location, 0)
 
 
-def collect_cases(env: Any) -> list[Case]:
+def collect_cases(app: Sphinx) -> list[Case]:
+    from .report import not_checked, publish
+
     cases: list[Case] = []
-    for docname, state in sorted(all_docs(env).items()):
+    for docname, state in sorted(all_docs(app.env).items()):
         for problem in state.problems:
             path, line = _split(problem.location)
             cases.append(Case(suite=docname, name=f"directive at line {line}",
                               file=display_path(path), line=line, status="error",
-                              message=problem.message, kind=problem.subtype))
+                              message=publish(problem.message, app), kind=problem.subtype))
         for ident, demo in state.demos.items():
             result = state.results.get(ident)
             if result is None:
@@ -126,7 +145,11 @@ def collect_cases(env: Any) -> list[Case]:
                                   line=demo.lineno, status="error", kind="not-run",
                                   message="the demo was not run in this build"))
                 continue
-            cases.extend(_variant_case(result, vr) for vr in result.variants)
+            missed = not_checked(result, app.env)
+            cases.extend(replace(case, message=publish(case.message, app),
+                                 output=publish(case.output, app))
+                         for case in (_variant_case(result, vr, missed.get(vr.variant.name))
+                                      for vr in result.variants))
     return cases
 
 
@@ -134,7 +157,12 @@ def _findings_for(result: DemoResult, name: str) -> list[Finding]:
     return [f for f in result.findings if f.concerns(name)]
 
 
-def _variant_case(result: DemoResult, vr: VariantResult) -> Case:
+def _variant_case(result: DemoResult, vr: VariantResult, why: NotChecked | None) -> Case:
+    """Failed only for a record that the build checked and found broken; never passed unchecked.
+
+    A run that did not finish (timeout, crash, refused) is an error; a value that was not
+    checked by choice (execution off, CUDA skipped, another torch's cached result) is skipped.
+    """
     demo, name = result.demo, vr.variant.name
     findings = _findings_for(result, name)
     failing = [f for f in findings if f.failed]
@@ -142,14 +170,15 @@ def _variant_case(result: DemoResult, vr: VariantResult) -> Case:
                 line=demo.lineno, status="passed", value=name, outcome=vr.verdict.text,
                 expected=demo.expected(name), seconds=vr.compiled.seconds + vr.eager.seconds,
                 output=vr.compiled.output)
-    if failing:
+    errors = [f for f in failing if f.severity == "error"]
+    if errors or (failing and why is None):
         path, line = _split(failing[0].location)
-        status = "failed" if all(f.severity == "mismatch" for f in failing) else "error"
+        status = "error" if errors else "failed"
         return replace(base, file=display_path(path), line=line, status=status,
                        message="\n\n".join(f.message for f in failing), kind=failing[0].subtype)
-    skipped = [f for f in findings if f.severity == "missing"]
-    if skipped:  # not run (execute = "never" without a cached result)
-        return replace(base, status="skipped", message=skipped[0].message, kind=skipped[0].subtype)
+    if why is not None:
+        return replace(base, status="skipped", kind="not-run",
+                       message=f"not checked in this build: {why.text}")
     if demo.expected(name) is None:
         return replace(base, status="skipped", kind="missing-expectation",
                        message=f"no recorded expectation for {name}; torch says: {vr.verdict.text}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +12,7 @@ from . import syntax
 from .model import Finding
 
 if TYPE_CHECKING:
-    from .model import DemoResult, RunRecord, VariantResult
+    from .model import Demo, DemoResult, RunRecord, VariantResult
 
 #: Prefix of the ``detail`` of runs refused because the build cannot run any demo (no torch,
 #: no worker): one error says so for the whole build, so these are not repeated per demo.
@@ -33,6 +33,64 @@ _NOISE = (
 )
 
 
+@dataclass(frozen=True)
+class NotChecked:
+    """Why a value's result was not checked in this build against the installed torch."""
+
+    kind: str  # what the reader is told first: ``skipped``, ``not run``, ``not checked``
+    reason: str  # why, for a reader: ``no CUDA on the build machine``
+    short: str  # the same in a few words, for the summary matrix
+    other_torch: str = ""  # set when the result is real but another torch's, cached earlier
+
+    @property
+    def text(self) -> str:
+        """For a table cell: ``skipped: no CUDA on the build machine``."""
+        return f"{self.kind}: {self.reason}"
+
+    @property
+    def sentence(self) -> str:
+        """To follow "Not checked in this build: ": ``skipped (no CUDA on the build machine)``."""
+        return self.reason if self.kind == "not checked" else f"{self.kind} ({self.reason})"
+
+
+def unchecked(result: DemoResult, vr: VariantResult, torch: str) -> NotChecked | None:
+    """``None`` if ``vr`` was checked with ``torch`` (the installed one), else why it was not.
+
+    Checked: both runs finished in this build, or they finished in an earlier build of the
+    same code with the same torch (a cache hit). Not checked: a run was skipped, refused,
+    stopped or died, or the result comes from the cache of another torch.
+    """
+    demo = result.demo
+    for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager")):
+        if run.status in ("ok", "raised"):
+            continue
+        if run.status in ("skipped", "refused"):
+            if no_cuda(demo, run):
+                kind = "skipped" if run.status == "skipped" else "not run"
+                return NotChecked(kind, "no CUDA on the build machine", f"{kind}: no CUDA")
+            if run.detail.startswith(ENGINE_NOT_RUN):
+                return NotChecked("not run", "no demo can run on the build machine", "not run")
+            if run.status == "skipped":  # execution off and no cached result
+                return NotChecked("not run", "execution is off and nothing is cached", "not run")
+            return NotChecked("not run", run.detail.splitlines()[0] if run.detail else "refused",
+                              "not run")
+        what = {"timeout": "timed out", "crashed": "crashed"}.get(run.status, run.status)
+        return NotChecked("not checked", f"the {label} run {what}", what)
+    if vr.verdict.outcome == "error":
+        return NotChecked("not checked", vr.verdict.note or "no verdict", "not checked")
+    if vr.cached and result.torch_version != torch:
+        return NotChecked("not checked", f"cached result of torch {result.torch_version}, not "
+                          f"checked with the installed torch {torch}",
+                          f"torch {result.torch_version}", other_torch=result.torch_version)
+    return None
+
+
+def no_cuda(demo: Demo, run: RunRecord) -> bool:
+    """The run was not started because the demo is on CUDA and the build machine has none."""
+    return (demo.device == "cuda" and run.status in ("skipped", "refused")
+            and "no CUDA" in run.detail)
+
+
 def normalize_output(text: str) -> str:
     """Drop what varies between runs and machines: addresses, timings, warning locations."""
     for pattern, replacement in _NOISE:
@@ -48,6 +106,8 @@ def check(result: DemoResult) -> DemoResult:
     errors: dict[tuple[str, str], tuple[Finding, list[str]]] = {}
     missing: list[tuple[str, str]] = []
     for vr in result.variants:
+        if vr.compiled.status == "skipped" and no_cuda(demo, vr.compiled):
+            continue  # autocast_demo_cuda_unavailable = "skip": asked for, counted in the summary
         name = vr.variant.name
         expected = demo.expected(name)
         error = _run_error(result, vr)

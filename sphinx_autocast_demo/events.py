@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 from . import __version__
+from .builder import runs_demos
 from .config import settings
 from .execute import Executor, installed_torch
 from .report import summarize, warn, write_timings
@@ -67,9 +68,11 @@ def before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None
     warnings) need no worker; an edited page needs one if its source mentions a demo. A page
     whose demos come from an included file is missed here and starts the worker after reading.
     """
+    edited = _edited.pop(app, set(docnames))
+    if not runs_demos(app.builder):
+        return
     ex = executor(app)
     docs = all_docs(env)
-    edited = _edited.pop(app, set(docnames))
     for docname in docnames:
         state = docs.get(docname)
         if docname in edited:
@@ -92,6 +95,9 @@ def _mentions_demo(env: BuildEnvironment, docname: str) -> bool:
 def execute_all(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     """``env-updated``: run every demo that has no result yet, check, warn at its location."""
     setattr(env, FINGERPRINT, fingerprint())
+    if not runs_demos(app.builder):  # gettext, linkcheck...: nothing of the docs' code runs
+        _checked[app] = ([], [])
+        return []
     docs = all_docs(env)
     todo = [(demo, state) for state in docs.values() for ident, demo in state.demos.items()
             if ident not in state.results]
@@ -103,7 +109,7 @@ def execute_all(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
             docs[result.demo.docname].results[result.demo.ident] = result
             for finding in result.findings:
                 if finding.subtype != "engine":  # said once for the whole build already
-                    warn(finding)
+                    warn(finding, app)
     executor(app).close()
     _checked[app] = (results, problems)
     # Summary pages show every demo's result: re-write them whenever any result is new.

@@ -6,35 +6,47 @@ from typing import TYPE_CHECKING
 
 from docutils import nodes
 
+from .builder import runs_demos
 from .directives import results_placeholder
+from .report import installed, not_checked, publish
 from .state import all_docs
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
+    from .check import NotChecked
     from .model import DemoResult, VariantResult
 
 MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "error": "\u2014"}
 
 
 def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """``doctree-resolved``: replace each placeholder with its demo's results."""
+    """``doctree-resolved``: replace each placeholder with its demo's results.
+
+    A builder that runs no demo (gettext, linkcheck...: :func:`.builder.runs_demos`) gets no
+    results at all: nothing was checked for it, and their text is no message to translate.
+    """
     state = all_docs(app.env).get(docname)
+    shown = runs_demos(app.builder)
     tabs = use_tabs(app)
     for node in list(doctree.findall(results_placeholder)):
         result = state.results.get(node["ident"]) if state else None
-        if result is None:
+        if not shown:
+            node.parent.remove(node)
+        elif result is None:
             para = nodes.paragraph(text="This demo has not been run.",
                                    classes=["autocast-demo-provenance"])
             node.replace_self(para)
         else:
-            node.replace_self(result_nodes(result, tabs))
+            node.replace_self(result_nodes(result, app, tabs))
 
 
-def result_nodes(result: DemoResult, tabs: bool = False) -> list[nodes.Node]:
-    out: list[nodes.Node] = [results_table(result)]
-    out.extend(printed(result, tabs))
-    out.append(provenance(result))
+def result_nodes(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.Node]:
+    missed = not_checked(result, app.env)
+    torch = installed(app.env)
+    out: list[nodes.Node] = [results_table(result, missed, torch)]
+    out.extend(printed(result, app, tabs))
+    out.append(provenance(result, missed, torch))
     failures = [f for f in result.findings if f.failed]
     if failures:
         note = nodes.warning(classes=["autocast-demo-stale"])
@@ -46,7 +58,8 @@ def result_nodes(result: DemoResult, tabs: bool = False) -> list[nodes.Node]:
         note += nodes.paragraph(text=lead)
         items = nodes.bullet_list()
         for finding in failures:
-            items += nodes.list_item("", nodes.paragraph(text=finding.message.splitlines()[0]))
+            first = publish(finding.message, app).splitlines()[0]
+            items += nodes.list_item("", nodes.paragraph(text=first))
         note += items
         out.append(note)
     return out
@@ -58,29 +71,37 @@ def cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.e
     return entry
 
 
-def _verdict(vr: VariantResult) -> tuple[str, str]:
+def _verdict(vr: VariantResult, why: NotChecked | None, torch: str) -> tuple[str, list[str]]:
+    if why is not None and why.other_torch:
+        # Another torch's result: what it said, without the mark of a checked one.
+        return (f"{outcome_text(vr)} with torch {why.other_torch} (cached; not checked with "
+                f"torch {torch})", ["autocast-demo-unchecked"])
+    if why is not None:
+        return f"{MARK['error']} {why.text}", ["autocast-demo-error", "autocast-demo-unchecked"]
+    v = vr.verdict
+    return f"{MARK[v.outcome]} {outcome_text(vr)}", [f"autocast-demo-{v.outcome}"]
+
+
+def outcome_text(vr: VariantResult) -> str:
+    """What compiled did against eager, as a table cell says it (no mark)."""
     v = vr.verdict
     if v.outcome == "matches":
-        text = f"{MARK['matches']} matches eager"
-        if v.max_abs:
-            text += f" (max |\u0394| {v.max_abs:.1e})"
-    elif v.outcome == "differs":
-        text = f"{MARK['differs']} differs"
+        return "matches eager" + (f" (max |\u0394| {v.max_abs:.1e})" if v.max_abs else "")
+    if v.outcome == "differs":
         if v.max_abs is not None:
-            text += f" (max |\u0394| {v.max_abs:.2e})"
-        elif v.note:
-            text += f" ({v.note})"
-    elif v.outcome == "raises":
-        text = f"{MARK['raises']} raises {v.exception}"
-    else:
-        text = f"{MARK['error']} not checked"
-    return text, f"autocast-demo-{v.outcome}"
+            return f"differs (max |\u0394| {v.max_abs:.2e})"
+        return f"differs ({v.note})" if v.note else "differs"
+    if v.outcome == "raises":
+        return f"raises {v.exception}"
+    return "not checked"
 
 
-def _recorded(result: DemoResult, vr: VariantResult) -> tuple[str, list[str]]:
+def _recorded(result: DemoResult, vr: VariantResult, why: NotChecked | None) -> tuple[str, list[str]]:
     expected = result.demo.expected(vr.variant.name)
     if expected is None:
         return "not recorded", ["autocast-demo-unrecorded"]
+    if why is not None:  # neither holds nor broken: nobody looked
+        return f"{expected} (not checked)", ["autocast-demo-unchecked"]
     broken = any(f.failed and f.concerns(vr.variant.name) for f in result.findings)
     if broken:
         return f"{MARK['differs']} {expected} (no longer true)", ["autocast-demo-stale-cell"]
@@ -92,13 +113,15 @@ def _grads(vr: VariantResult) -> str:
     return ", ".join(grads) if grads else "\u2014"
 
 
-def results_table(result: DemoResult) -> nodes.table:
+def results_table(result: DemoResult, missed: dict[str, NotChecked], torch: str) -> nodes.table:
     variants = result.variants
     rows: list[tuple[str, list[nodes.entry]]] = [
         ("value", [cell(nodes.paragraph("", "", nodes.literal(text=vr.variant.source)))
                    for vr in variants]),
-        ("compiled vs eager", [cell(t, [c]) for t, c in map(_verdict, variants)]),
-        ("page records", [cell(*_recorded(result, vr)) for vr in variants]),
+        ("compiled vs eager", [cell(*_verdict(vr, missed.get(vr.variant.name), torch))
+                               for vr in variants]),
+        ("page records", [cell(*_recorded(result, vr, missed.get(vr.variant.name)))
+                          for vr in variants]),
         ("gradient dtypes", [cell(_grads(vr)) for vr in variants]),
     ]
     table = nodes.table(classes=["autocast-demo-results"])
@@ -128,16 +151,19 @@ def results_table(result: DemoResult) -> nodes.table:
     return table
 
 
-def printed(result: DemoResult, tabs: bool = False) -> list[nodes.Node]:
-    """The printed output (and short traceback) of each value's compiled run."""
+def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.Node]:
+    """The printed output (and short traceback) of each value's compiled run.
+
+    A run that never started printed nothing: why it did not is in the table.
+    """
     blocks: list[tuple[str, str]] = []
     for vr in result.variants:
         text = vr.compiled.output.rstrip()
         if vr.compiled.error is not None:
             text = (text + "\n" if text else "") + result.traceback(vr.compiled.error)
-        elif vr.compiled.status in ("timeout", "crashed", "skipped", "refused"):
+        elif vr.compiled.status in ("timeout", "crashed"):
             text = (text + "\n" if text else "") + vr.compiled.detail
-        blocks.append((vr.variant.name, text))
+        blocks.append((vr.variant.name, publish(text, app)))
     if not any(text for _, text in blocks):
         return []
     if len({text for _, text in blocks}) == 1:
@@ -183,13 +209,43 @@ def tab_set(ident: str, blocks: list[tuple[str, str]]) -> nodes.container:
     return outer
 
 
-def provenance(result: DemoResult) -> nodes.paragraph:
+def provenance(result: DemoResult, missed: dict[str, NotChecked], torch: str) -> nodes.paragraph:
+    """What this build checked of the demo, with which torch, and what it did not."""
     demo = result.demo
     exact = "bitwise" if demo.tolerance.grad == 0 else f"within {demo.tolerance.grad:g}"
-    text = (
-        f"Checked at build time with torch {result.torch_version} \u00b7 device {demo.device} "
-        f"\u00b7 autocast dtype {demo.dtype} \u00b7 backend {demo.backend} \u00b7 compiled "
-        f"compared with the same code run eagerly (gradients {exact}, other tensors within "
-        f"{demo.tolerance.output:g})."
-    )
-    return nodes.paragraph(text=text, classes=["autocast-demo-provenance"])
+    how = (f"device {demo.device} \u00b7 autocast dtype {demo.dtype} \u00b7 backend "
+           f"{demo.backend} \u00b7 compiled compared with the same code run eagerly (gradients "
+           f"{exact}, other tensors within {demo.tolerance.output:g}).")
+    every = len(result.variants)
+    checked = [vr for vr in result.variants if vr.variant.name not in missed]
+    said: list[str] = []
+    if checked:
+        which = "" if len(checked) == every else " (" + ", ".join(
+            vr.variant.name for vr in checked) + ")"
+        cached = sum(vr.cached for vr in checked)
+        earlier = "by an earlier build (cached result: same code, torch and Python)"
+        if not cached:
+            said.append(f"Checked at build time with torch {torch}{which}")
+        elif cached == len(checked):
+            said.append(f"Checked with torch {torch} {earlier}{which}")
+        else:
+            said.append(f"Checked with torch {torch}{which}, at build time and, for {cached} "
+                        f"of {len(checked)} values, {earlier}")
+    older = sorted({why.other_torch for why in missed.values() if why.other_torch})
+    for version in older:
+        names = [n for n, why in missed.items() if why.other_torch == version]
+        which = "" if len(names) == every else " (" + ", ".join(names) + ")"
+        said.append(f"Rendered from results of torch {version} cached earlier, not checked "
+                    f"with the installed torch {torch}{which}")
+    reasons: dict[str, list[str]] = {}
+    for name, why in missed.items():
+        if not why.other_torch:
+            reasons.setdefault(why.sentence, []).append(name)
+    for text, names in reasons.items():
+        which = "" if len(names) == every else " (" + ", ".join(names) + ")"
+        said.append(f"Not checked in this build: {text}{which}")
+    # Not-checked first: that is what a reader must not miss.
+    said.sort(key=lambda line: not line.startswith(("Not", "Rendered")))
+    text = ". ".join(said) + " \u00b7 " + how
+    classes = ["autocast-demo-provenance"] + (["autocast-demo-unchecked"] if missed else [])
+    return nodes.paragraph(text=text, classes=classes)

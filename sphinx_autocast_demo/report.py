@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging as std_logging
+import os
+import re
+import sysconfig
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 from sphinx.util.console import bold, red  # type: ignore[attr-defined]
 
+from .check import NotChecked, no_cuda, unchecked
 from .model import WARNING_TYPE
+from .text import printable
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
 
     from .execute import Stats
     from .model import DemoResult, Finding
@@ -39,9 +48,82 @@ def show_warning_types(app: Sphinx) -> None:
             handler.addFilter(_TypeSuffix())
 
 
-def warn(finding: Finding) -> None:
-    logger.warning(finding.message, type=WARNING_TYPE, subtype=finding.subtype,
+# A traceback frame line, as DemoResult.traceback() writes it.
+_FRAME = re.compile(r'^(\s*File ")([^"\n]+)(", line \d+)', re.M)
+
+
+def publish(text: str, app: Sphinx) -> str:
+    """``text`` (a snippet's output, a message about it) as a reader or a log may see it.
+
+    No terminal escapes or control bytes, and no absolute path of the build machine: files of
+    the docs are named relative to the source directory (``File "index.rst"``, ``data.bin``, the
+    source directory itself ``.``), Python's own as ``<site-packages>/...``. Sphinx's own
+    locations (``/abs/index.rst:12: WARNING:``) stay as Sphinx prints them: they are not ours.
+    """
+    srcdir = os.path.abspath(app.srcdir)
+    text = printable(text)
+    text = _FRAME.sub(lambda m: m[1] + _relative(m[2], srcdir) + m[3], text)
+    places = [(srcdir, "."), (os.path.abspath(app.outdir), "<outdir>"),
+              (os.path.abspath(app.doctreedir), "<doctrees>"), *_python_places()]
+    for path, name in sorted(places, key=lambda p: -len(p[0])):
+        if len(path) > 1:  # never "/" itself
+            text = _under(path).sub(_named(name), text)
+    return text
+
+
+def _named(name: str) -> Callable[[re.Match[str]], str]:
+    """A place's name for a path; below the source directory, just the relative path."""
+    def replace(match: re.Match[str]) -> str:
+        return "" if match[1] and name == "." else name + match[1]
+    return replace
+
+
+def _relative(path: str, base: str) -> str:
+    if not os.path.isabs(path):
+        return path
+    try:
+        return os.path.relpath(path, base)
+    except ValueError:  # another drive (Windows)
+        return path
+
+
+@functools.lru_cache(maxsize=16)
+def _under(path: str) -> re.Pattern[str]:
+    """``path`` itself or followed by a separator (which group 1 holds), not a longer name."""
+    return re.compile(re.escape(path) + rf"({re.escape(os.sep)}|(?![\w.-]))")
+
+
+def _python_places() -> list[tuple[str, str]]:
+    paths = sysconfig.get_paths()
+    return [(os.path.abspath(paths[k]), f"<{n}>") for k, n in
+            (("purelib", "site-packages"), ("platlib", "site-packages"), ("stdlib", "stdlib"))
+            if k in paths]
+
+
+def warn(finding: Finding, app: Sphinx) -> None:
+    # The location stays absolute, as Sphinx gives its own; the text is what we publish.
+    logger.warning(publish(finding.message, app), type=WARNING_TYPE, subtype=finding.subtype,
                    location=finding.location)
+
+
+def installed(env: BuildEnvironment) -> str:
+    """The torch this build checks with: the one the build's fingerprint names.
+
+    ``events.execute_all`` records it (from package metadata) before any page is written, so
+    pages, summary and reports all compare a result's torch with the same version.
+    """
+    from .events import FINGERPRINT
+    from .execute import installed_torch
+
+    found = getattr(env, FINGERPRINT, None)
+    return str(found[1]) if found else installed_torch()
+
+
+def not_checked(result: DemoResult, env: BuildEnvironment) -> dict[str, NotChecked]:
+    """Value name -> why it was not checked, for the values of ``result`` that were not."""
+    torch = installed(env)
+    found = {vr.variant.name: unchecked(result, vr, torch) for vr in result.variants}
+    return {name: why for name, why in found.items() if why is not None}
 
 
 def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], stats: Stats,
@@ -50,25 +132,50 @@ def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], s
     if not results and not problems:
         return
     failures = problems + [f for r in results for f in r.findings if f.failed]
+    missed = {(r.demo.docname, r.demo.ident): not_checked(r, app.env) for r in results}
     values = sum(len(r.variants) for r in results)
+    skipped = sum(len(m) for m in missed.values())
     logger.info(bold(
-        f"autocast-demo: {len(results)} demos, {values} values checked "
-        f"({stats.executed} runs, {stats.cached} from the cache) in {stats.seconds:.1f} s"
+        f"autocast-demo: {len(results)} demos, {values - skipped} values checked"
+        + (f", {skipped} not checked" if skipped else "")
+        + f" ({stats.executed} runs, {stats.cached} from the cache) in {stats.seconds:.1f} s"
     ))
     if stats.executed:
         why = " (CUDA, or a worker that could not fork: see above)" if stats.fresh else ""
         logger.info(f"autocast-demo: {stats.executed - stats.fresh} runs forked from the warm "
                     f"worker, {stats.fresh} in a new interpreter{why}")
+    for line in _unchecked_lines(results, missed, installed(app.env)):
+        logger.info(f"autocast-demo: {line}")
     slowest = sorted(stats.per_demo.items(), key=lambda kv: -kv[1])[:3]
     if slowest and stats.executed:
         logger.info("autocast-demo: slowest: " + ", ".join(f"{loc} ({s:.2f} s)" for loc, s in slowest))
     if not failures:
         return
     lines = [f"autocast-demo: {len(failures)} failure(s):"]
-    lines += [f"  {f.location}: {f.message.splitlines()[0]}" for f in failures]
+    lines += [f"  {f.location}: {publish(f.message, app).splitlines()[0]}" for f in failures]
     logger.info(red("\n".join(lines)))
     if fail:
         app.statuscode = 1
+
+
+def _unchecked_lines(results: list[DemoResult], missed: dict[tuple[str, str], dict[str, NotChecked]],
+                     torch: str) -> list[str]:
+    """What the build did not check that no warning tells: skipped CUDA demos, older results."""
+    lines = []
+    cuda = [r for r in results if any(vr.compiled.status == "skipped" and no_cuda(r.demo, vr.compiled)
+                                      for vr in r.variants)]
+    if cuda:
+        lines.append(f"{len(cuda)} CUDA demo{'' if len(cuda) == 1 else 's'} skipped: the build "
+                     "machine has no CUDA (autocast_demo_cuda_unavailable = 'skip')")
+    older: dict[str, int] = {}
+    for found in missed.values():
+        for why in found.values():
+            if why.other_torch:
+                older[why.other_torch] = older.get(why.other_torch, 0) + 1
+    for version, count in sorted(older.items()):
+        lines.append(f"{count} value{'' if count == 1 else 's'} rendered from results of torch "
+                     f"{version} cached earlier, not checked with the installed torch {torch}")
+    return lines
 
 
 def write_timings(app: Sphinx, stats: Stats) -> None:

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from .builder import runs_demos
 from .render import MARK, cell
+from .report import installed, not_checked
 from .state import all_docs
 
 if TYPE_CHECKING:
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
 
+    from .check import NotChecked
     from .model import DemoResult, VariantResult
 
 SUMMARIES = "autocast_demo_summaries"  # docnames that hold a summary
@@ -85,9 +88,15 @@ def merge(app: Sphinx, env: BuildEnvironment, docnames: Set[str], other: BuildEn
 
 
 def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """``doctree-resolved``: fill each placeholder with the matrix as it stands now."""
+    """``doctree-resolved``: fill each placeholder with the matrix as it stands now.
+
+    Empty for a builder that runs no demo (gettext, linkcheck...), as the demos' own tables.
+    """
     for node in list(doctree.findall(summary_placeholder)):
-        node.replace_self(matrix(app, docname))
+        if runs_demos(app.builder):
+            node.replace_self(matrix(app, docname))
+        else:
+            node.parent.remove(node)
 
 
 def _reading_order(env: BuildEnvironment) -> list[str]:
@@ -107,19 +116,28 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _verdict(vr: VariantResult | None) -> tuple[str, list[str]]:
+def _verdict(vr: VariantResult | None, why: NotChecked | None) -> tuple[str, list[str]]:
     if vr is None:
         return "", ["autocast-demo-absent"]
     outcome = vr.verdict.outcome
     text = {"matches": "matches", "differs": "differs", "raises": f"raises {vr.verdict.exception}",
             "error": "not checked"}[outcome]
+    if why is not None:  # never the mark of a checked result
+        said = f"{why.short}: {text}" if why.other_torch else why.short
+        return f"{MARK['error']} {said}", ["autocast-demo-error", "autocast-demo-unchecked"]
     return f"{MARK[outcome]} {text}", [f"autocast-demo-{outcome}"]
 
 
-def _record(result: DemoResult) -> tuple[str, list[str]]:
-    broken = [f for f in result.findings if f.failed]
+def _record(result: DemoResult, missed: dict[str, NotChecked]) -> tuple[str, list[str]]:
+    """Does the page's record hold? Only the checked values can say it does not."""
+    names = [vr.variant.name for vr in result.variants]
+    broken = [f for f in result.findings
+              if f.failed and any(f.concerns(n) and n not in missed for n in names)]
     if broken:
         return f"{MARK['differs']} no longer true", ["autocast-demo-stale-cell"]
+    if missed:
+        text = "not checked" if len(missed) == len(names) else "not all checked"
+        return f"{MARK['error']} {text}", ["autocast-demo-unchecked"]
     if not result.demo.expect:
         return "not recorded", ["autocast-demo-unrecorded"]
     return f"{MARK['matches']} holds", ["autocast-demo-holds"]
@@ -138,12 +156,17 @@ def matrix(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
         for variant in docs[docname].demos[ident].variants:
             if variant.name not in values:
                 values.append(variant.name)
-    checked = [vr for _, _, r in rows if r is not None for vr in r.variants]
+    missed = {(d, i): not_checked(r, env) for d, i, r in rows if r is not None}
+    checked = [vr for d, i, r in rows if r is not None for vr in r.variants
+               if vr.variant.name not in missed[d, i]]
+    unchecked = sum(len(docs[d].demos[i].variants) if r is None else len(missed[d, i])
+                    for d, i, r in rows)
     matching = sum(vr.verdict.outcome == "matches" for vr in checked)
     lead = nodes.paragraph(
         text=(f"{_count(len(rows), 'demo')} on {_count(len({d for d, _, _ in rows}), 'page')}, "
-              f"{_count(len(checked), '(demo, value) pair')} checked: compiled equals eager in "
-              f"{matching}."),
+              f"{_count(len(checked), '(demo, value) pair')} checked with torch {installed(env)}: "
+              f"compiled equals eager in {matching}"
+              + (f"; {unchecked} not checked in this build." if unchecked else ".")),
         classes=["autocast-demo-provenance"],
     )
     box = nodes.container(classes=["autocast-demo", "autocast-demo-summary"])
@@ -176,14 +199,15 @@ def matrix(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
             entry["morecols"] = len(values) + 1
             heading += entry
             body += heading
-        body += _demo_row(app, fromdocname, docname, ident, result, values)
+        body += _demo_row(app, fromdocname, docname, ident, result, values,
+                          missed.get((docname, ident), {}))
     group += body
     box += table
     return [box]
 
 
 def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
-              result: DemoResult | None, values: list[str]) -> nodes.row:
+              result: DemoResult | None, values: list[str], missed: dict[str, NotChecked]) -> nodes.row:
     row = nodes.row(ids=[f"summary-{docname.replace('/', '-')}-{ident}"])
     title = _titles(app.env).get(docname, {}).get(ident, ident)
     uri = app.builder.get_relative_uri(fromdocname, docname) + "#" + ident
@@ -193,10 +217,11 @@ def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
     names = {v.name for v in all_docs(app.env)[docname].demos[ident].variants}
     for value in values:
         if result is None and value in names:
-            row += cell(f"{MARK['error']} not run", ["autocast-demo-error"])
+            row += cell(f"{MARK['error']} not run", ["autocast-demo-error", "autocast-demo-unchecked"])
         else:
-            row += cell(*_verdict(by_name.get(value)))
-    row += cell(*_record(result)) if result else cell("not run", ["autocast-demo-unrecorded"])
+            row += cell(*_verdict(by_name.get(value), missed.get(value)))
+    row += (cell(*_record(result, missed)) if result
+            else cell(f"{MARK['error']} not checked", ["autocast-demo-unchecked"]))
     return row
 
 

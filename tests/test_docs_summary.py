@@ -7,6 +7,7 @@ repeated in the same output directory, then built again with nothing changed.
 
 from __future__ import annotations
 
+import importlib.metadata
 from pathlib import Path
 
 import pytest
@@ -87,7 +88,8 @@ def test_matrix_lists_every_demo_of_every_page_with_links(builds):
         assert cells[0] == f"Page {href[4]}"  # the demo's section title, linked
         assert cells[1:] == ["\u2713 matches", "\u2713 matches", "\u2713 holds"], cells
     assert header == ["demo", "off", "same_as_forward", "page records"]
-    assert lead[0] == "6 demos on 6 pages, 12 (demo, value) pairs checked: compiled equals eager in 12."
+    assert lead[0] == ("6 demos on 6 pages, 12 (demo, value) pairs checked with torch "
+                       f"{importlib.metadata.version('torch')}: compiled equals eager in 12.")
 
 
 def test_matrix_is_rewritten_when_a_result_changes(builds):

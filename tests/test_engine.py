@@ -199,13 +199,26 @@ def test_never_mode_renders_from_the_cache_and_warns_for_what_is_missing(history
     step, cold = history["never"], history["cold"]
     assert step.starts == []
     assert step.runs == (0, 4)
-    # Entries written under another torch are still shown, and say which torch made them.
+    # Entries written under another torch are still shown, say which torch made them, and
+    # are not presented as checked: no mark of a verdict, no mark of a record that holds.
     assert step.build.result("index", "first").torch_version == FAKE_TORCH
-    assert step.table() == cold.table()
+    stale = f" with torch {FAKE_TORCH} (cached; not checked with torch {installed_torch()})"
+    # first and second were run again by the upgrade; third's code was edited there, so its
+    # entry is still the cold build's, of the installed torch: checked.
+    assert step.table() == {ident: cells if ident == "third" else
+                            [cell.split(" ", 1)[1] + stale for cell in cells]
+                            for ident, cells in cold.table().items()}
+    assert step.build.result("second", "third").torch_version == installed_torch()
+    first = step.html("index").find(id="first")
+    assert "\u2713" not in first.get_text() and "\u2717" not in first.get_text()
+    assert first.select_one(".autocast-demo-provenance").get_text().startswith(
+        f"Rendered from results of torch {FAKE_TORCH} cached earlier, not checked with the "
+        f"installed torch {installed_torch()}")
     prose = Path(step.build.app.srcdir) / "prose.rst"
     assert (f"{prose}:6: WARNING: value off: not run: autocast_demo_execute is 'never' and the "
             "cache has no result for it [autocast_demo.not-run]") in step.build.warnings
-    assert verdicts(step.html("prose"), "fresh") == ["\u2014 not checked"]
+    assert verdicts(step.html("prose"), "fresh") == [
+        "\u2014 not run: execution is off and nothing is cached"]
     # Documented: a missing result is a warning, not a failure (-W makes it one).
     assert step.build.app.statuscode == 0
 
