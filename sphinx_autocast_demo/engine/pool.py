@@ -155,7 +155,9 @@ class WorkerPool:
 
     def _collect(self, run: Run, event: dict[str, Any]) -> Finished:
         paths = {name: Path(p) for name, p in self._paths(run).items()}
-        output = _read_output(paths["output_path"], int(event.get("dropped", 0)))
+        # The scratch directory is the run's ".": its path is this build's, never the page's.
+        scratch = str(paths["cwd"])
+        output = _unscratch(_read_output(paths["output_path"], int(event.get("dropped", 0))), scratch)
         seconds = float(event.get("seconds", 0.0))
         data = paths["data_path"].read_bytes() if paths["data_path"].exists() else b""
         offsets: dict[str, int | None] = {}
@@ -166,7 +168,7 @@ class WorkerPool:
                 error=_stopped_at(paths["stack_path"], run.job, "Timeout", detail),
             )
         elif paths["result_path"].exists() and event["returncode"] == 0:
-            raw = json.loads(paths["result_path"].read_text(encoding="utf-8"))
+            raw = json.loads(_unscratch(paths["result_path"].read_text(encoding="utf-8"), scratch))
             offsets = {t["name"]: t.get("offset") for t in raw.get("tensors", ())}
             try:
                 record = run_record_from_json({**raw, "output": output})
@@ -206,6 +208,10 @@ class WorkerPool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _unscratch(text: str, scratch: str) -> str:
+    return text.replace(scratch + os.sep, "").replace(scratch, ".")
 
 
 def _read_output(path: Path, dropped: int) -> str:
