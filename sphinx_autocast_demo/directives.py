@@ -7,6 +7,7 @@ leave a placeholder that :mod:`.render` fills after the build has run everything
 from __future__ import annotations
 
 import difflib
+import math
 import os
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -15,7 +16,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from . import syntax
-from .config import BACKENDS, DEVICES, DTYPES, settings
+from .config import BACKENDS, DEVICES, DTYPES, TIMEOUT_RULE, TOLERANCE_RULE, number_problem, settings
 from .model import DEFAULT_CONFIG, WARNING_TYPE, Code, Demo, Finding, Setup, Tolerance
 from .state import doc_state
 
@@ -143,16 +144,18 @@ class AutocastDemo(_Base):
         state.demos[demo.ident] = demo
         return [self.container(demo)]
 
-    def number(self, name: str, default: float) -> float:
+    def number(self, name: str, default: float, rule: str) -> float:
         raw = self.options.get(name)
         if raw is None:
             return default
         try:
             value = float(raw)
         except ValueError:
-            value = -1.0
-        if value < 0:
-            raise _at(syntax.SyntaxProblem(f":{name}: {raw!r} must be a number >= 0"),
+            value = math.nan
+        if number_problem(rule, value):
+            why = (f"; leave the option out to use autocast_demo_timeout ({default:g} s)"
+                   if name == "timeout" else "")
+            raise _at(syntax.SyntaxProblem(f":{name}: {raw!r} must be {rule}{why}"),
                       self.option_line(name))
         return value
 
@@ -202,10 +205,10 @@ class AutocastDemo(_Base):
             backend=self.choice("backend", conf.backend, BACKENDS),
             device=device,
             dtype=dtype,
-            timeout=self.number("timeout", conf.timeout) or conf.timeout,
+            timeout=self.number("timeout", conf.timeout, TIMEOUT_RULE),
             tolerance=Tolerance(
-                grad=self.number("grad-tolerance", conf.tolerance.grad),
-                output=self.number("output-tolerance", conf.tolerance.output),
+                grad=self.number("grad-tolerance", conf.tolerance.grad, TOLERANCE_RULE),
+                output=self.number("output-tolerance", conf.tolerance.output, TOLERANCE_RULE),
             ),
             expect_line=self.option_line("expect"),
             expect_output_line=self.option_line("expect-output"),
