@@ -90,8 +90,9 @@ def find_block(lines: list[str], first_code: int) -> Block:
             raise Blocked("the MyST option block has no closing ---")
         return _spans(lines, "yaml", start + 1, end, YAML_KEY)
     end = start
+    # MyST's colon form continues a value on indented lines, as reST does (directives.py)
     while end < first_code and lines[end].strip() and (
-            rst is not None or lines[end].lstrip().startswith(":")):
+            rst is not None or lines[end].lstrip().startswith(":") or lines[end][:1].isspace()):
         end += 1
     return _spans(lines, "rst" if rst else "colon", start, end, RST_KEY)
 

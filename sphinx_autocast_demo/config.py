@@ -5,6 +5,7 @@ The reference page of the docs is generated from :data:`OPTIONS` and a test keep
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -21,6 +22,12 @@ EXECUTE_MODES = ("auto", "force", "never")
 DEVICES = ("cpu", "cuda")
 BACKENDS = ("aot_eager", "inductor", "eager")
 DTYPES = ("bfloat16", "float16", "float32")
+
+#: The longest timeout a run may have: far above any demo, and far below what the engine's
+#: clocks accept (a deadline past ~24.8 days overflows them and used to end the build).
+MAX_TIMEOUT = 24 * 60 * 60.0
+TIMEOUT_RULE = f"a number of seconds > 0 and at most {MAX_TIMEOUT:g} (24 h)"
+TOLERANCE_RULE = "a finite number >= 0 (0: bitwise equal)"
 
 
 @dataclass(frozen=True)
@@ -45,11 +52,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("config", DEFAULT_CONFIG, (str,), "env",
            "Dotted path of the compile-time config that the values set."),
     Option("timeout", 120.0, (int, float), "env",
-           "Seconds one run (one value, compiled or eager) may take before it is stopped."),
+           "Seconds one run (one value, compiled or eager) may take before it is stopped: "
+           f"more than 0, at most {MAX_TIMEOUT:g} (24 h)."),
     Option("grad_tolerance", 0.0, (int, float), "env",
-           "Gradients match when |compiled - eager| <= tol * (1 + |eager|); 0 means bitwise."),
+           "Gradients match when |compiled - eager| <= tol * (1 + |eager|); finite, >= 0; 0 "
+           "means bitwise."),
     Option("output_tolerance", 1e-3, (int, float), "env",
-           "The same for every other tensor (inductor's forward differs from eager by ~1e-4)."),
+           "The same for every other tensor (inductor's forward differs from eager by ~1e-4); "
+           "finite, >= 0; 0 means bitwise."),
     Option("execute", "auto", (str,), "",
            "auto: run what is not cached; force: run everything; never: render from the cache "
            "only (for hosts without torch).", EXECUTE_MODES),
@@ -107,9 +117,32 @@ def validate(app: Sphinx, config: Config) -> None:
                 f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r}; choose one of "
                 + ", ".join(repr(c) for c in option.choices)
             )
+        rule = _NUMBER_RULES.get(option.name)
+        if rule and number_problem(rule, value):
+            raise ConfigError(
+                f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r} must be {rule} "
+                f"(default {option.default!r})"
+            )
     env_mode = os.environ.get("AUTOCAST_DEMO_EXECUTE")
     if env_mode and env_mode not in EXECUTE_MODES:
         raise ConfigError(f"AUTOCAST_DEMO_EXECUTE={env_mode!r}; choose one of {', '.join(EXECUTE_MODES)}")
+
+
+def number_problem(rule: str, value: object) -> bool:
+    """Is ``value`` outside ``rule`` (:data:`TIMEOUT_RULE` or :data:`TOLERANCE_RULE`)?"""
+    if not isinstance(value, (int, float)):
+        return True
+    try:
+        number = float(value)
+    except OverflowError:  # 10**400
+        return True
+    if not math.isfinite(number) or number < 0:
+        return True
+    return rule == TIMEOUT_RULE and not 0 < number <= MAX_TIMEOUT
+
+
+_NUMBER_RULES = {"timeout": TIMEOUT_RULE, "grad_tolerance": TOLERANCE_RULE,
+                 "output_tolerance": TOLERANCE_RULE}
 
 
 def _where(app: Sphinx, name: str) -> str:

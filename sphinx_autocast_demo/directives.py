@@ -7,15 +7,19 @@ leave a placeholder that :mod:`.render` fills after the build has run everything
 from __future__ import annotations
 
 import difflib
+import math
 import os
+import re
+import textwrap
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
+from docutils.statemachine import StringList
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from . import syntax
-from .config import BACKENDS, DEVICES, DTYPES, settings
+from .config import BACKENDS, DEVICES, DTYPES, TIMEOUT_RULE, TOLERANCE_RULE, number_problem, settings
 from .model import DEFAULT_CONFIG, WARNING_TYPE, Code, Demo, Finding, Setup, Tolerance
 from .state import doc_state
 
@@ -23,6 +27,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 logger = logging.getLogger(__name__)
+
+#: The opening line of a MyST directive: its fence, then any text after the directive's name.
+MYST_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,}|:{3,})\{[^}]*\}(.*)$")
+AUTOMATIC_ID = re.compile(r"^autocast-demo-\d+$")
+YAML_KEY = re.compile(r"^[\"']?([\w-]+)[\"']?\s*:(?:\s|$)")
 
 
 class results_placeholder(nodes.General, nodes.Element):
@@ -49,6 +58,21 @@ def _text(value: str | None) -> str:
 class _Base(SphinxDirective):
     has_content = True
     known: ClassVar[tuple[str, ...]] = ()
+    # What to write instead of an option block that myst-parser cannot read: colon, YAML form.
+    forms: ClassVar[tuple[str, str]] = ("", "")
+
+    def run(self) -> list[nodes.Node]:
+        try:
+            self.option_lines = self.read_options()
+        except syntax.SyntaxProblem as exc:
+            return self.problem(str(exc), getattr(exc, "line", None))
+        problem = self.unknown_options()
+        if problem:
+            return self.problem(problem, self.unknown_option_line())
+        return self.make()
+
+    def make(self) -> list[nodes.Node]:
+        raise NotImplementedError
 
     def problem(self, message: str, line: int | None = None) -> list[nodes.Node]:
         """Report a writer's mistake at its line and keep the build going."""
@@ -78,11 +102,15 @@ class _Base(SphinxDirective):
                 return self.option_line(name)
         return None
 
-    def code(self) -> Code:
-        items = self.content.items
+    @property
+    def myst(self) -> bool:
         # Ask who parsed us: the offsets alone cannot tell (a MyST body right under its fence
         # has content_offset 0, like its first item's offset).
-        if "myst_parser" not in type(self.state_machine).__module__:  # docutils: absolute, 0-based
+        return "myst_parser" in type(self.state_machine).__module__
+
+    def code(self) -> Code:
+        items = self.content.items
+        if not self.myst:  # docutils: absolute, 0-based
             lines = tuple(offset + 1 for _source, offset in items)
         else:  # MyST: offsets count from the body, content_offset + 1 lines below the fence
             lines = tuple(self.lineno + self.content_offset + 1 + offset for _source, offset in items)
@@ -99,27 +127,121 @@ class _Base(SphinxDirective):
 
     def option_line(self, name: str) -> int:
         """The line where ``:name:`` is written (for messages and for accept mode)."""
-        for index, line in enumerate(self.block_text.splitlines()):
-            stripped = line.strip()
-            if stripped.startswith((f":{name}:", f"{name}:")):
-                return self.doc_line + index
-        if name in self.options:  # myst-parser < 5 leaves the options out of block_text
-            return self._option_line_in_source(name)
-        return self.doc_line
+        lines: dict[str, int] = getattr(self, "option_lines", {})  # set by run()
+        return lines.get(name, self.doc_line)
 
-    def _option_line_in_source(self, name: str) -> int:
-        source = self.get_source_info()[0]
-        body = self.code().lines
+    def read_options(self) -> dict[str, int]:
+        """Each option's line; in MyST, also take the options myst-parser could not read."""
+        if self.myst:
+            return self.read_myst_options()
+        # docutils has read the options (a field list that ends at the first blank line) and
+        # block_text starts at the directive's line: find each option's line in it.
+        fields, _ = syntax.option_fields(self.block_text.splitlines()[1:])
+        return {f.name: self.doc_line + 1 + f.line for f in fields if f.name}
+
+    # MyST: myst-parser reads an option block as YAML. In the colon form it takes only the lines
+    # that start with ":", so the indented lines that continue an option in reST would reach us
+    # as code; where its YAML reader fails it drops every option with a warning and runs the
+    # directive anyway. Read the block again from the source, as reST would, and say so.
+
+    def read_myst_options(self) -> dict[str, int]:
+        head = self.myst_head()
+        if head is None:
+            return {}
+        fence = self.doc_line
+        if head and head[0].startswith("---"):  # myst-parser's test for a YAML block
+            lines, end = self.myst_yaml(head, fence)
+            self.check_myst_body(head, end, fence, continued=None)
+        elif "\n".join(head).lstrip().startswith(":"):  # and for the colon form
+            fields, end = syntax.option_fields(head)
+            lines = self.myst_colon(head, fields, end, fence)
+            named = [f.name for f in fields if f.name]
+            self.check_myst_body(head, end, fence, continued=named[-1] if named else None)
+        else:
+            lines, end = {}, 0
+            self.check_myst_body(head, end, fence, continued=None)
+        return lines
+
+    def myst_head(self) -> list[str] | None:
+        """The source lines between the directive's fence and its closing fence."""
+        lines = self.block_text.splitlines()
+        fence = MYST_FENCE.match(lines[0]) if lines else None
+        if fence:  # myst-parser >= 5 gives the whole block
+            return None if fence.group(1).strip() else lines[1:-1]
+        # myst-parser < 5 gives the body only: read what lies under the fence in the file
         try:
-            with open(source, encoding="utf-8") as f:
-                lines = f.read().split("\n")
+            with open(self.get_source_info()[0], encoding="utf-8") as f:
+                source = f.read().split("\n")
         except OSError:
-            return self.doc_line
-        end = body[0] - 1 if body else min(len(lines), self.doc_line + 50)
-        for index in range(self.doc_line, end):  # the lines between the fence and the body
-            if lines[index].strip().startswith((f":{name}:", f"{name}:")):
-                return index + 1
-        return self.doc_line
+            return None
+        start = self.doc_line
+        end = start + self.content_offset + len(self.content)
+        return source[start:end] if 0 < start <= len(source) else None
+
+    def myst_colon(self, head: list[str], fields: list[syntax.OptionField], end: int,
+                   fence: int) -> dict[str, int]:
+        lines = [fence + 1 + f.line for f in fields]
+        values = self.myst_tokens([f.text[1:] for f in fields], lines, self.forms[0])
+        if any(f.more for f in fields):
+            owner = ""
+            for f in fields:
+                owner = f.name or owner
+                if f.more and owner:
+                    values[owner] = (values.get(owner) or "") + "\n" + syntax.continuation(f.more)
+            spec = self.option_spec
+            assert spec is not None  # both directives have options
+            self.options = {name: spec[name](value) for name, value in values.items()}
+            start = end + 1 if end < len(head) and not head[end].strip() else end
+            self.content = StringList(head[start:], self.get_source_info()[0])
+            self.content_offset = start
+        return {f.name: line for f, line in zip(fields, lines, strict=True) if f.name}
+
+    def myst_yaml(self, head: list[str], fence: int) -> tuple[dict[str, int], int]:
+        close = next((i for i in range(1, len(head)) if head[i].startswith("---")), None)
+        if close is None:
+            raise _at(syntax.SyntaxProblem(
+                "the option block opened by --- has no closing ---, so the whole body would be "
+                "read as options: put a line --- under the last option"), fence + 1)
+        block = textwrap.dedent("\n".join(head[1:close])).split("\n")
+        lines = [fence + 2 + i for i in range(len(block))]
+        self.myst_tokens(block, lines, self.forms[1])
+        keys = {m.group(1): line for text, line in zip(block, lines, strict=True)
+                if (m := YAML_KEY.match(text))}
+        return keys, close + 1
+
+    def myst_tokens(self, texts: list[str], lines: list[int], form: str) -> dict[str, str]:
+        """The options as myst-parser reads them; where it cannot, a located error."""
+        from myst_parser.parsers.options import TokenizeError, options_to_items
+
+        try:
+            items, _state = options_to_items("\n".join(texts))
+        except TokenizeError as err:
+            line = lines[min(max(err.problem_mark.line, 0), len(lines) - 1)] if lines else None
+            raise _at(syntax.SyntaxProblem(
+                f"this option block cannot be read (myst-parser: {err.problem}), so none of "
+                f"its options would apply; write it like this:\n{form}"), line or self.doc_line
+            ) from None
+        return dict(items)
+
+    def check_myst_body(self, head: list[str], end: int, fence: int, continued: str | None) -> None:
+        """Lines that can only be options must not become the snippet."""
+        start = end
+        blank = start < len(head) and not head[start].strip()
+        if blank:
+            start += 1  # myst-parser drops one blank line between the options and the body
+        if start >= len(head):
+            return
+        first, line = head[start], fence + 1 + start
+        if syntax.is_option_line(first) and syntax.FIELD_RE.match(first.lstrip()):
+            raise _at(syntax.SyntaxProblem(
+                f"{first.strip()!r} is below the blank line or --- that ends the options, so "
+                "it would be read as code: move it up to the other options (no blank line "
+                "between the fence and the options, or among them)"), line)
+        if blank and continued and first[:1].isspace():
+            raise _at(syntax.SyntaxProblem(
+                f"this line is indented like a continuation of :{continued}:, but the blank "
+                "line above it ends the options, so it would be read as code: remove the "
+                f"blank line to continue :{continued}:, or unindent the code"), line)
 
 
 class AutocastDemo(_Base):
@@ -128,11 +250,14 @@ class AutocastDemo(_Base):
         "timeout", "grad-tolerance", "output-tolerance", "group", "name", "caption",
     )
     option_spec = _OptionSpec((name, _text) for name in known)
+    forms = (
+        ":values: off, same_as_forward\n:expect: off: matches,\n   same_as_forward: differs\n"
+        ":expect-output:\n   [off]\n   16.0",
+        "---\nvalues: off, same_as_forward\nexpect: |\n  off: matches\n  same_as_forward: "
+        "differs\nexpect-output: |\n  [off]\n  16.0\n---",
+    )
 
-    def run(self) -> list[nodes.Node]:
-        problem = self.unknown_options()
-        if problem:
-            return self.problem(problem, self.unknown_option_line())
+    def make(self) -> list[nodes.Node]:
         if not "".join(self.content).strip():
             return self.problem("the body is empty: write the Python snippet to run under it")
         try:
@@ -143,16 +268,18 @@ class AutocastDemo(_Base):
         state.demos[demo.ident] = demo
         return [self.container(demo)]
 
-    def number(self, name: str, default: float) -> float:
+    def number(self, name: str, default: float, rule: str) -> float:
         raw = self.options.get(name)
         if raw is None:
             return default
         try:
             value = float(raw)
         except ValueError:
-            value = -1.0
-        if value < 0:
-            raise _at(syntax.SyntaxProblem(f":{name}: {raw!r} must be a number >= 0"),
+            value = math.nan
+        if number_problem(rule, value):
+            why = (f"; leave the option out to use autocast_demo_timeout ({default:g} s)"
+                   if name == "timeout" else "")
+            raise _at(syntax.SyntaxProblem(f":{name}: {raw!r} must be {rule}{why}"),
                       self.option_line(name))
         return value
 
@@ -187,11 +314,9 @@ class AutocastDemo(_Base):
             expect_output = syntax.parse_expect_output(self.options.get("expect-output", ""), names)
         except syntax.SyntaxProblem as exc:
             raise _at(exc, self.option_line("expect-output"), "expect-output") from None
-        state = doc_state(self.env, self.env.docname)
-        ident = self.options.get("name") or f"autocast-demo-{len(state.demos) + 1}"
         return Demo(
             docname=self.env.docname,
-            ident=nodes.make_id(ident),
+            ident=self.ident(),
             lineno=self.doc_line,
             code=self.code(),
             group=self.options.get("group") or None,
@@ -202,14 +327,42 @@ class AutocastDemo(_Base):
             backend=self.choice("backend", conf.backend, BACKENDS),
             device=device,
             dtype=dtype,
-            timeout=self.number("timeout", conf.timeout) or conf.timeout,
+            timeout=self.number("timeout", conf.timeout, TIMEOUT_RULE),
             tolerance=Tolerance(
-                grad=self.number("grad-tolerance", conf.tolerance.grad),
-                output=self.number("output-tolerance", conf.tolerance.output),
+                grad=self.number("grad-tolerance", conf.tolerance.grad, TOLERANCE_RULE),
+                output=self.number("output-tolerance", conf.tolerance.output, TOLERANCE_RULE),
             ),
             expect_line=self.option_line("expect"),
             expect_output_line=self.option_line("expect-output"),
         )
+
+    def ident(self) -> str:
+        """The demo's HTML id, which is also the key of its result: unique on its page."""
+        demos = doc_state(self.env, self.env.docname).demos
+        name = self.options.get("name")
+        if not name:  # the first free autocast-demo-<n>: an earlier demo may have that :name:
+            number = len(demos) + 1
+            while f"autocast-demo-{number}" in demos:
+                number += 1
+            return f"autocast-demo-{number}"
+        ident = nodes.make_id(name)
+        if not ident:
+            raise _at(syntax.SyntaxProblem(f":name: {name!r} gives no HTML id: use letters and "
+                                           "digits, e.g. :name: fp16-overflow"),
+                      self.option_line("name"))
+        taken = demos.get(ident)
+        if taken is None:
+            return ident
+        where = (f"line {taken.lineno}" if taken.code.source == self.code().source
+                 else taken.location)
+        automatic = (" (demos without :name: get autocast-demo-<n>)"
+                     if AUTOMATIC_ID.match(ident) else "")
+        free = next(f"{ident}-{n}" for n in range(2, len(demos) + 3) if f"{ident}-{n}" not in demos)
+        gives = " is" if ident == name else f" gives the HTML id {ident!r}, which is"
+        raise _at(syntax.SyntaxProblem(
+            f":name: {name!r}{gives} already the id of the demo at {where}{automatic}; "
+            "each demo needs its own, or one would show the other's results: choose another "
+            f"name, e.g. :name: {free}"), self.option_line("name"))
 
     def container(self, demo: Demo) -> nodes.Element:
         box = nodes.container(classes=["autocast-demo"], ids=[demo.ident])
@@ -228,11 +381,9 @@ class AutocastDemoSetup(_Base):
 
     known = ("group", "show")
     option_spec = _OptionSpec((name, _text) for name in known)
+    forms = (":group: fp16\n:show:", "---\ngroup: fp16\nshow:\n---")
 
-    def run(self) -> list[nodes.Node]:
-        problem = self.unknown_options()
-        if problem:
-            return self.problem(problem, self.unknown_option_line())
+    def make(self) -> list[nodes.Node]:
         if not "".join(self.content).strip():
             return self.problem("the body is empty: write the setup code in it")
         code = self.code()

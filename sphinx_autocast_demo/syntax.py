@@ -3,6 +3,7 @@
 ``:values: same_as_forward, off, fp16=[{"device_type": "cpu", "dtype": torch.float16}]``
 ``:expect: same_as_forward: matches, off: differs, fp16: raises BackendCompilerFailed``
 ``:expect-output:`` blocks headed ``[name]`` (or ``[*]`` for every value).
+An option block itself: ``:name: value`` lines, a value continued on more-indented lines.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from .model import Variant
@@ -19,10 +21,59 @@ BUILTIN_VALUES = ("same_as_forward", "off", "autocast")
 
 OUTCOME_RE = re.compile(r"^(matches|differs|raises\s+([A-Za-z_][\w.]*))$")
 NAME_RE = re.compile(r"^[A-Za-z_][\w-]*$")
+FIELD_RE = re.compile(r"^:([^:\s][^:]*):(?:\s|$)")  # ``:name:`` at the start of an option line
 
 
 class SyntaxProblem(ValueError):
     """A writer's mistake in an option; the message says what to write instead."""
+
+
+@dataclass
+class OptionField:
+    """One ``:name: value`` line of an option block and the more-indented lines under it."""
+
+    name: str  # empty for a line that starts with ``:`` but names no option
+    text: str  # the line itself, without its indentation
+    line: int  # 0-based, in the lines given to :func:`option_fields`
+    more: list[str] = field(default_factory=list)  # continuation lines, as written
+
+
+def is_option_line(line: str) -> bool:
+    """Read as an option line by docutils and by myst-parser (``:::`` opens a MyST fence)."""
+    stripped = line.lstrip()
+    return stripped.startswith(":") and not stripped.startswith(":::")
+
+
+def option_fields(lines: list[str]) -> tuple[list[OptionField], int]:
+    """The option block at the top of ``lines``, read as docutils reads a directive's options.
+
+    Each option is a ``:name: value`` line; lines indented deeper than it continue its value
+    (as in reST, where ``:expect-output:`` is followed by indented ``[value]`` blocks). The
+    block ends at a blank line or at a line that is neither; returns the fields and the index
+    of that line.
+    """
+    fields: list[OptionField] = []
+    base = 0
+    for index, line in enumerate(lines):
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        if not stripped:
+            return fields, index
+        if fields and indent > base:
+            fields[-1].more.append(line)
+        elif is_option_line(line):
+            base = indent
+            match = FIELD_RE.match(stripped)
+            fields.append(OptionField(match.group(1) if match else "", stripped, index))
+        else:
+            return fields, index
+    return fields, len(lines)
+
+
+def continuation(more: list[str]) -> str:
+    """Continuation lines without their common indentation, as docutils gives a field body."""
+    width = min(len(line) - len(line.lstrip()) for line in more if line.strip())
+    return "\n".join(line[width:].rstrip() for line in more)
 
 
 def split_top_level(text: str, separators: str = ",;\n") -> list[str]:

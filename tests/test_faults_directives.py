@@ -64,7 +64,8 @@ CASES = [
     *[(page, ":expect: off: match",
        "autocast-demo: :expect: 'match' is not an outcome (did you mean 'matches'?): write "
        "matches, differs or raises <ExceptionName>") for page in (RST, MD)],
-    (RST, ":timeout: soon", "autocast-demo: :timeout: 'soon' must be a number >= 0"),
+    (RST, ":timeout: soon", "autocast-demo: :timeout: 'soon' must be a number of seconds > 0 and at "
+     "most 86400 (24 h)"),
     (RST, ":grup: a",
      "autocast-demo-setup: unknown option :grup:; did you mean :group:? (options: group, show)"),
     # MyST's YAML option block: the unknown key is reported at its own line too.

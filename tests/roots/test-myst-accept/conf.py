@@ -1,0 +1,2 @@
+extensions = ["sphinx_autocast_demo", "myst_parser"]
+exclude_patterns = ["_build"]

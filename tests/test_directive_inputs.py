@@ -1,0 +1,256 @@
+"""What a writer types into a directive is taken as written, or refused at its line.
+
+Real ``python -m sphinx`` builds of two small roots:
+
+- tests/roots/test-directive-inputs: demo ids that clash (reST and MyST), options over several
+  lines in MyST (colon form and YAML form, both run), option blocks myst-parser cannot read;
+- tests/roots/test-option-numbers: timeouts and tolerances that cannot be (nothing runs), and
+  the same for the conf.py values.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import copy_root, processes_tagged, sphinx_build, tagged_build, verdicts
+
+from sphinx_autocast_demo import config, syntax
+
+MATCH = "\u2713 matches eager"
+RST, MD = "index.rst", "options_md.md"
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    return tagged_build("directive-inputs", tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def numbers(tmp_path_factory):
+    return tagged_build("option-numbers", tmp_path_factory)
+
+
+def line_of(path: Path, text: str, after: int = 0) -> int:
+    """1-based line of the first line of ``path`` below line ``after`` whose stripped text is ``text``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if i > after and line.strip() == text)
+
+
+def mark(path: Path, name: str) -> int:
+    """Line of the ``% MARK-name`` comment above a MyST demo; its fence is the next line."""
+    return line_of(path, f"% MARK-{name}")
+
+
+def ours(build) -> list[str]:
+    return [line for line in build.stderr.splitlines()
+            if ": WARNING: " in line and "[myst." not in line and not line.startswith(" ")]
+
+
+def located(build, path: Path, line: int, message: str) -> None:
+    expected = f"{path}:{line}: WARNING: {message}"
+    assert expected in build.stderr, f"{expected!r} not in\n{build.stderr}"
+
+
+# -- 1. demo ids ----------------------------------------------------------------------------
+
+TAKEN = "each demo needs its own, or one would show the other's results: choose another name"
+
+
+def test_a_name_that_an_unnamed_demo_already_has_is_located_at_its_name_line(build):
+    # The unnamed demo came first and got autocast-demo-3 (autocast-demo-2 was a :name:).
+    path = build.src / RST
+    unnamed = line_of(path, 'print("second")') - 4
+    located(build, path, line_of(path, ":name: Autocast Demo 3"),
+            f"autocast-demo: :name: 'Autocast Demo 3' gives the HTML id 'autocast-demo-3', which "
+            f"is already the id of the demo at line {unnamed} (demos without :name: get "
+            f"autocast-demo-<n>); {TAKEN}, e.g. :name: autocast-demo-3-2 [autocast_demo.directive]")
+
+
+def test_a_name_that_becomes_a_taken_id_is_located_at_its_name_line(build):
+    path = build.src / RST
+    first = line_of(path, ":name: autocast-demo-2") - 1
+    located(build, path, line_of(path, ":name: autocast_demo_2"),
+            "autocast-demo: :name: 'autocast_demo_2' gives the HTML id 'autocast-demo-2', which "
+            f"is already the id of the demo at line {first}")
+
+
+def test_a_taken_name_in_myst_is_located_at_its_name_line(build):
+    path = build.src / MD
+    first = line_of(path, ":name: colon-form") - 1
+    located(build, path, line_of(path, ":name: Colon Form"),
+            "autocast-demo: :name: 'Colon Form' gives the HTML id 'colon-form', which is already "
+            f"the id of the demo at line {first}; {TAKEN}, e.g. :name: colon-form-2")
+
+
+def test_each_demo_keeps_its_own_id_code_and_result(build):
+    soup = build.html("index")
+    boxes = soup.select("div.autocast-demo")
+    assert [b["id"] for b in boxes] == ["autocast-demo-2", "autocast-demo-3"]
+    for ident, word in (("autocast-demo-2", "first"), ("autocast-demo-3", "second")):
+        box = soup.find(id=ident)
+        assert box.select_one("pre").get_text().strip() == f'print("{word}")'
+        assert box.select_one(".autocast-demo-output pre").get_text().strip() == word
+        assert verdicts(soup, ident) == [MATCH]
+    notes = [n.get_text(" ", strip=True) for n in soup.select(".admonition.warning")]
+    assert len(notes) == 2 and all("already the id of the demo at line" in n for n in notes)
+    md = build.html("options_md")
+    assert [b["id"] for b in md.select("div.autocast-demo")] == ["colon-form", "yaml-form"]
+
+
+# -- 2. MyST option blocks ------------------------------------------------------------------
+
+SNIPPET = "x = torch.ones(4, 4, requires_grad=True)\nprint(x.sum().item())"
+
+
+@pytest.mark.parametrize("ident", ["colon-form", "yaml-form"])
+def test_myst_options_over_several_lines_reach_the_demo(build, ident):
+    soup = build.html("options_md")
+    box = soup.find(id=ident)
+    assert box.select_one("pre").get_text().strip() == SNIPPET  # no option line became code
+    assert [th.get_text(strip=True) for th in box.select("thead th, thead td")][1:] == [
+        "off", "same_as_forward"]  # :values: over two lines
+    assert verdicts(soup, ident) == [MATCH, MATCH]
+    records = next(r for r in box.select("table.autocast-demo-results tr")
+                   if r.get_text(strip=True).startswith("page records"))
+    assert records.select("td")[1].get_text(" ", strip=True) == "\u2713 matches"  # off
+
+
+def test_myst_expect_output_blocks_are_checked_at_their_line(build):
+    # colon-form records 16.0 under [off] (true) and 99.0 under [same_as_forward] (false): only
+    # the false one is reported, at the :expect-output: line; yaml-form's [*] 16.0 holds.
+    path = build.src / MD
+    located(build, path, line_of(path, ":expect-output:"),
+            "value same_as_forward: the printed output is not what the page records in "
+            ":expect-output:")
+    assert "recorded: '99.0'\n  printed:  '16.0' [autocast_demo.output]" in build.stderr
+    assert sum("[autocast_demo.output]" in line for line in build.stderr.splitlines()) == 1
+
+
+UNREADABLE = "this option block cannot be read (myst-parser: found unexpected end of stream), " \
+             "so none of its options would apply; write it like this:"
+
+
+@pytest.mark.parametrize(("name", "below", "message"), [
+    ("unclosed-quote", 3, UNREADABLE),  # the :caption: line
+    ("bad-yaml", 4, UNREADABLE),  # the caption: line
+    ("no-closing-dashes", 2, "the option block opened by --- has no closing ---, so the whole "
+     "body would be read as options: put a line --- under the last option"),
+    ("blank-before-indented", 5, "this line is indented like a continuation of :expect-output:, "
+     "but the blank line above it ends the options, so it would be read as code: remove the "
+     "blank line to continue :expect-output:, or unindent the code"),
+    ("option-after-blank", 4, "':expect: off: matches' is below the blank line or --- that ends "
+     "the options, so it would be read as code: move it up to the other options"),
+])
+def test_an_option_block_myst_cannot_read_is_a_located_directive_error(build, name, below, message):
+    path = build.src / MD
+    located(build, path, mark(path, name) + below, f"autocast-demo: {message}")
+
+
+def test_the_forms_to_write_are_shown(build):
+    assert "write it like this:\n:values: off, same_as_forward\n:expect: off: matches,\n" in build.stderr
+    assert "write it like this:\n---\nvalues: off, same_as_forward\nexpect: |\n" in build.stderr
+
+
+def test_only_the_readable_demos_ran_and_every_mistake_counts(build):
+    assert build.returncode == 1, build.stderr
+    warnings = ours(build)
+    assert len(warnings) == 3 + 5 + 1, "\n".join(warnings)  # ids, blocks, the false output
+    assert "snippet-error" not in build.stderr and "Traceback" not in build.stderr
+    assert "missing-expectation" not in build.stderr
+    assert "4 demos, 6 values checked (12 runs, 0 from the cache)" in build.stdout
+    assert "autocast-demo: 9 failure(s):" in build.stdout
+    assert processes_tagged(build.tag) == []
+
+
+# -- 3. numbers -----------------------------------------------------------------------------
+
+SECONDS = "a number of seconds > 0 and at most 86400 (24 h)"
+FINITE = "a finite number >= 0 (0: bitwise equal)"
+TIMEOUT = (f"must be {SECONDS}; leave the option out to use autocast_demo_timeout (120 s) "
+           "[autocast_demo.directive]")
+TOLERANCE = f"must be {FINITE} [autocast_demo.directive]"
+
+
+@pytest.mark.parametrize(("page", "source", "message"), [
+    (RST, ":timeout: inf", f":timeout: 'inf' {TIMEOUT}"),
+    (RST, ":timeout: nan", f":timeout: 'nan' {TIMEOUT}"),
+    (RST, ":timeout: 1e9", f":timeout: '1e9' {TIMEOUT}"),
+    (RST, ":timeout: 0", f":timeout: '0' {TIMEOUT}"),
+    (RST, ":grad-tolerance: nan", f":grad-tolerance: 'nan' {TOLERANCE}"),
+    (RST, ":output-tolerance: -inf", f":output-tolerance: '-inf' {TOLERANCE}"),
+    ("numbers_md.md", ":timeout: inf", f":timeout: 'inf' {TIMEOUT}"),
+    ("numbers_md.md", "output-tolerance: inf", f":output-tolerance: 'inf' {TOLERANCE}"),
+])
+def test_a_number_option_out_of_range_is_located_at_its_line(numbers, page, source, message):
+    path = numbers.src / page
+    located(numbers, path, line_of(path, source), f"autocast-demo: {message}")
+
+
+def test_numbers_out_of_range_fail_the_build_without_a_traceback(numbers):
+    assert numbers.returncode == 1, numbers.stderr
+    assert len(ours(numbers)) == 8, numbers.stderr
+    assert "Traceback" not in numbers.stderr + numbers.stdout
+    assert "0 demos, 0 values checked (0 runs" in numbers.stdout
+
+
+@pytest.mark.parametrize(("name", "value", "rule"), [
+    ("timeout", 'float("inf")', SECONDS),
+    ("timeout", "0", SECONDS),
+    ("timeout", "90000", SECONDS),
+    ("grad_tolerance", 'float("nan")', FINITE),
+    ("output_tolerance", "-1e-3", FINITE),
+])
+def test_a_conf_py_number_out_of_range_is_refused_at_its_line(tmp_path_factory, name, value, rule):
+    src = copy_root("option-numbers", tmp_path_factory)
+    conf = src / "conf.py"
+    conf.write_text(conf.read_text(encoding="utf-8") + f"autocast_demo_{name} = {value}\n",
+                    encoding="utf-8")
+    result = sphinx_build(src, src / "_build" / "html")
+    assert result.returncode == 2, result.stderr
+    line = len(conf.read_text(encoding="utf-8").splitlines())
+    shown = repr(eval(value))  # as the message shows the value: inf, nan, 0, -0.001
+    default = next(o.default for o in config.OPTIONS if o.name == name)
+    assert (f"{conf}:{line}: autocast_demo_{name} = {shown} must be {rule} (default {default!r})"
+            in result.stderr), result.stderr
+
+
+def test_number_rules_at_their_bounds():
+    timeout, tolerance = config.TIMEOUT_RULE, config.TOLERANCE_RULE
+    assert not config.number_problem(timeout, 86400) and not config.number_problem(timeout, 0.5)
+    assert config.number_problem(timeout, 86400.5) and config.number_problem(timeout, 0)
+    assert config.number_problem(timeout, 10**400)  # too large for a float
+    assert not config.number_problem(tolerance, 0) and not config.number_problem(tolerance, 1e9)
+    assert config.number_problem(tolerance, -1e-300) and config.number_problem(tolerance, float("nan"))
+
+
+# -- the option block reader ----------------------------------------------------------------
+
+def test_option_fields_read_continuations_as_docutils_does():
+    lines = [":values: off,", "   same_as_forward", ":expect-output:", "   [off]", "     1.0",
+             ":name: x", "", "code"]
+    fields, end = syntax.option_fields(lines)
+    assert [(f.name, f.line) for f in fields] == [("values", 0), ("expect-output", 2), ("name", 5)]
+    assert syntax.continuation(fields[1].more) == "[off]\n  1.0"
+    assert end == 6
+    # reST: the block is indented; a more-indented ":" line continues a value
+    fields, end = syntax.option_fields(["   :a: 1", "      :b: 2", "   :c:", "x = 1"])
+    assert [(f.name, f.more) for f in fields] == [("a", ["      :b: 2"]), ("c", [])] and end == 3
+    assert not syntax.is_option_line(":::{note}") and syntax.is_option_line("  :a: 1")
+
+
+# -- accept mode rewrites a MyST option over several lines in place -------------------------
+
+def test_accept_rewrites_myst_options_over_several_lines(tmp_path_factory):
+    src = copy_root("myst-accept", tmp_path_factory)
+    page = src / "index.md"
+    before = page.read_text(encoding="utf-8")
+    out = src / "_build" / "check"
+    write = sphinx_build(src, out, "-b", "autocast-check", env={"AUTOCAST_DEMO_ACCEPT": "1"})
+    assert "1 file(s) rewritten" in write.stdout + write.stderr, write.stderr
+    after = before.replace("   same_as_forward: differs\n", "   same_as_forward: matches\n").replace(
+        ":expect-output:\n   [off]\n   15.0\n", ":expect-output: |\n   [off]\n   16.0\n")
+    assert page.read_text(encoding="utf-8") == after
+    again = sphinx_build(src, out, "-b", "autocast-check", "-W")
+    assert again.returncode == 0, again.stderr
+    assert "(0 runs, 2 from the cache)" in again.stdout
