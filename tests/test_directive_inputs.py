@@ -83,6 +83,13 @@ def test_a_taken_name_in_myst_is_located_at_its_name_line(build):
             f"the id of the demo at line {first}; {TAKEN}, e.g. :name: colon-form-2")
 
 
+def test_a_name_that_gives_no_id_is_located_at_its_name_line(build):
+    path = build.src / RST
+    located(build, path, line_of(path, ":name: ???"),
+            "autocast-demo: :name: '???' gives no HTML id: use letters and digits, e.g. "
+            ":name: fp16-overflow [autocast_demo.directive]")
+
+
 def test_each_demo_keeps_its_own_id_code_and_result(build):
     soup = build.html("index")
     boxes = soup.select("div.autocast-demo")
@@ -93,7 +100,7 @@ def test_each_demo_keeps_its_own_id_code_and_result(build):
         assert box.select_one(".autocast-demo-output pre").get_text().strip() == word
         assert verdicts(soup, ident) == [MATCH]
     notes = [n.get_text(" ", strip=True) for n in soup.select(".admonition.warning")]
-    assert len(notes) == 2 and all("already the id of the demo at line" in n for n in notes)
+    assert len(notes) == 3 and sum("already the id of the demo at line" in n for n in notes) == 2
     md = build.html("options_md")
     assert [b["id"] for b in md.select("div.autocast-demo")] == ["colon-form", "yaml-form"]
 
@@ -155,11 +162,11 @@ def test_the_forms_to_write_are_shown(build):
 def test_only_the_readable_demos_ran_and_every_mistake_counts(build):
     assert build.returncode == 1, build.stderr
     warnings = ours(build)
-    assert len(warnings) == 3 + 5 + 1, "\n".join(warnings)  # ids, blocks, the false output
+    assert len(warnings) == 4 + 5 + 1, "\n".join(warnings)  # ids, blocks, the false output
     assert "snippet-error" not in build.stderr and "Traceback" not in build.stderr
     assert "missing-expectation" not in build.stderr
     assert "4 demos, 6 values checked (12 runs, 0 from the cache)" in build.stdout
-    assert "autocast-demo: 9 failure(s):" in build.stdout
+    assert "autocast-demo: 10 failure(s):" in build.stdout
     assert processes_tagged(build.tag) == []
 
 
