@@ -10,7 +10,9 @@ sys.path.insert(0, str(Path(__file__).parent / "_ext"))
 project = "sphinx-autocast-demo"
 author = "sphinx-autocast-demo developers"
 copyright = "2026, sphinx-autocast-demo developers"
-extensions = ["sphinx_autocast_demo", "myst_parser", "autocast_reference"]
+# torch_links: torch names link to docs.pytorch.org without downloading an inventory.
+extensions = ["sphinx_autocast_demo", "myst_parser", "autocast_reference", "torch_links",
+              "sphinx_copybutton"]
 exclude_patterns = ["_build", "examples"]
 root_doc = "index"
 
@@ -19,6 +21,9 @@ html_title = "sphinx-autocast-demo"
 html_theme_options = {
     # Light, dark, or follow the system: the switcher sits in the header.
     "navbar_end": ["theme-switcher", "navbar-icon-links"],
+    # One header row at 1280 px: short link titles (index.rst's toctrees), search as a button.
+    "header_links_before_dropdown": 6,
+    "navbar_persistent": ["search-button"],
     "show_toc_level": 2,
     "secondary_sidebar_items": {"**": ["page-toc"], "matrix": []},
 }
@@ -29,3 +34,7 @@ html_css_files = ["docs.css"]
 
 # Two cores on CI and on the development machines: run two demos at once.
 autocast_demo_jobs = 2
+
+# Copy buttons leave out the prompts and the output of console examples.
+copybutton_prompt_text = r"\$ |>>> |\.\.\. "
+copybutton_prompt_is_regexp = True

@@ -95,6 +95,12 @@ def collect_tensors(namespace: dict[str, Any], data_path: str) -> list[dict[str,
             if value.is_leaf and value.grad is not None:
                 found.append((f"{name}.grad", "grad", value.grad))
         elif isinstance(value, torch.nn.Module):
+            # ``torch.compile(model)`` wraps the module (its parameters then sit under
+            # ``_orig_mod.``) where the eager run's ``torch.compile`` returns it unwrapped: name
+            # the parameters of the module itself, or every gradient would differ by name.
+            inner = getattr(value, "_orig_mod", None)
+            if isinstance(inner, torch.nn.Module):
+                value = inner
             for pname, param in value.named_parameters():
                 if param.grad is not None:
                     found.append((f"{name}.{pname}.grad", "grad", param.grad))
