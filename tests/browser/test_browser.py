@@ -226,3 +226,76 @@ def test_screenshots(browser, site):
         page.context.close()
     for shot in ("behaviour-light", "behaviour-dark", "behaviour-narrow-dark", "matrix-dark"):
         assert (SHOTS / f"{shot}.png").stat().st_size > 10_000, shot
+
+
+# What a first-time reader needs from the pages (issue "A results page that explains itself").
+READER = """
+() => {
+  const broken = [];
+  for (const th of document.querySelectorAll('table th')) {
+    const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      for (const match of node.textContent.matchAll(/\\S+/g)) {
+        const range = document.createRange();
+        range.setStart(node, match.index);
+        range.setEnd(node, match.index + match[0].length);
+        const lines = new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top)));
+        if (lines.size > 1) broken.push(match[0]);
+      }
+    }
+  }
+  const out = Array.from(document.querySelectorAll('.autocast-demo-output pre'));
+  return {
+    tables: document.querySelectorAll('table.autocast-demo-results, table.autocast-demo-matrix').length,
+    legends: Array.from(document.querySelectorAll('.autocast-demo-legend'))
+      .filter(e => e.getBoundingClientRect().height > 0).length,
+    emptyOutputs: out.filter(pre => !pre.innerText.trim()).length,
+    broken,
+    text: document.body.innerText,
+  };
+}
+"""
+
+# Each table on the page: does it fit its box at this width, with no column out of view?
+FITS = """
+() => Array.from(document.querySelectorAll('article table')).map(table => {
+  const box = table.closest('.pst-scrollable-table-container') || table.parentElement;
+  const b = box.getBoundingClientRect();
+  const cells = Array.from(table.querySelectorAll('tr:first-child > *'));
+  const out = cells.filter(c => c.getBoundingClientRect().right > b.right + 1).map(c => c.innerText);
+  return {table: table.className, out};
+})
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_reader_gets_a_legend_full_outputs_and_no_build_paths(browser, site, mode):
+    page = open_page(browser, site, "index", mode, WIDE)
+    for name in pages_with_tables():
+        goto(page, site, name, mode)
+        seen = page.evaluate(READER)
+        assert seen["tables"], name
+        assert seen["legends"] >= 1, (name, "no legend says what the marks and rows mean")
+        assert seen["emptyOutputs"] == 0, (name, "an output box with nothing in it")
+        for path in (str(ROOT), str(HTML), "/tmp/", "/home/", "site-packages"):
+            assert path not in seen["text"], (name, path)
+    page.context.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_matrix_and_reference_fit_at_1280(browser, site, mode):
+    page = open_page(browser, site, "matrix", mode, WIDE)
+    for name in ("matrix", "reference"):
+        goto(page, site, name, mode)
+        for table in page.evaluate(FITS):
+            assert not table["out"], (name, mode, table)
+    page.context.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_word_is_broken_in_a_table_header_on_a_phone(browser, site, mode):
+    page = open_page(browser, site, "index", mode, NARROW)
+    for name in pages_with_tables():
+        goto(page, site, name, mode)
+        assert page.evaluate(READER)["broken"] == [], name
+    page.context.close()
