@@ -123,20 +123,15 @@ def display_path(source: str) -> str:
     return source if rel.startswith("..") else rel
 
 
-def _split(location: str) -> tuple[str, int]:
-    path, _, line = location.rpartition(":")
-    return (path, int(line)) if line.isdigit() else (location, 0)
-
-
 def collect_cases(app: Sphinx) -> list[Case]:
     from .report import not_checked, publish
 
     cases: list[Case] = []
     for docname, state in sorted(all_docs(app.env).items()):
         for problem in state.problems:
-            path, line = _split(problem.location)
-            cases.append(Case(suite=docname, name=f"directive at line {line}",
-                              file=display_path(path), line=line, status="error",
+            where = problem.location
+            cases.append(Case(suite=docname, name=f"directive at line {where.line}",
+                              file=display_path(where.path), line=where.line, status="error",
                               message=publish(problem.message, app), kind=problem.subtype))
         for ident, demo in state.demos.items():
             result = state.results.get(ident)
@@ -172,9 +167,9 @@ def _variant_case(result: DemoResult, vr: VariantResult, why: NotChecked | None)
                 output=vr.compiled.output)
     errors = [f for f in failing if f.severity == "error"]
     if errors or (failing and why is None):
-        path, line = _split(failing[0].location)
+        where = failing[0].location
         status = "error" if errors else "failed"
-        return replace(base, file=display_path(path), line=line, status=status,
+        return replace(base, file=display_path(where.path), line=where.line, status=status,
                        message="\n\n".join(f.message for f in failing), kind=failing[0].subtype)
     if why is not None:
         return replace(base, status="skipped", kind="not-run",

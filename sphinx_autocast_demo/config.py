@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from .model import DEFAULT_CONFIG, Tolerance
+from .model import DEFAULT_CONFIG, Location, Tolerance
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -147,23 +147,49 @@ _NUMBER_RULES = {"timeout": TIMEOUT_RULE, "grad_tolerance": TOLERANCE_RULE,
 
 def _where(app: Sphinx, name: str) -> str:
     """``conf.py:LINE`` where ``name`` is assigned, or where to look (it may come from ``-D``)."""
-    path = os.path.join(app.confdir, "conf.py")
-    assignment = re.compile(rf"^\s*{PREFIX}{name}\s*=")
+    found = conf_assignment(str(app.confdir), PREFIX + name)
+    return str(found) if found else f"{os.path.join(app.confdir, 'conf.py')} (or sphinx-build -D)"
+
+
+def conf_assignment(confdir: str, setting: str) -> Location | None:
+    """Where conf.py assigns ``setting`` (a prefix such as ``autocast_demo_``: any of ours)."""
+    name = re.escape(setting) + (r"\w*" if setting.endswith("_") else r"\b")
+    return _first_line(confdir, re.compile(rf"^\s*{name}\s*="))
+
+
+def conf_line(confdir: str, setting: str) -> Location:
+    """The conf.py line to look at for ``setting``: its assignment, else the line that loads
+    the extension (the setting may come from ``-D``), else the file's first line."""
+    path = os.path.join(confdir, "conf.py")
+    if not os.path.isfile(path):
+        return Location(path)
+    return (conf_assignment(confdir, setting)
+            or _first_line(confdir, re.compile(r"^(?!\s*#).*sphinx_autocast_demo"))
+            or Location(path, 1))
+
+
+def _first_line(confdir: str, pattern: re.Pattern[str]) -> Location | None:
+    path = os.path.join(confdir, "conf.py")
     try:
         with open(path, encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
-                if assignment.match(line):
-                    return f"{path}:{number}"
-    except OSError:
+                if pattern.match(line):
+                    return Location(path, number)
+    except (OSError, UnicodeDecodeError):
         pass
-    return f"{path} (or sphinx-build -D)"
+    return None
+
+
+def default_dtype(device: str) -> str:
+    """The autocast dtype of a device when neither conf.py nor the demo names one."""
+    return "bfloat16" if device == "cpu" else "float16"
 
 
 def settings(config: Config) -> Settings:
     device = config[PREFIX + "device"]
     return Settings(
         device=device,
-        dtype=config[PREFIX + "dtype"] or ("bfloat16" if device == "cpu" else "float16"),
+        dtype=config[PREFIX + "dtype"] or default_dtype(device),
         backend=config[PREFIX + "backend"],
         values=tuple(config[PREFIX + "values"]),
         config=config[PREFIX + "config"],

@@ -19,8 +19,17 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from . import syntax
-from .config import BACKENDS, DEVICES, DTYPES, TIMEOUT_RULE, TOLERANCE_RULE, number_problem, settings
-from .model import DEFAULT_CONFIG, WARNING_TYPE, Code, Demo, Finding, Setup, Tolerance
+from .config import (
+    BACKENDS,
+    DEVICES,
+    DTYPES,
+    TIMEOUT_RULE,
+    TOLERANCE_RULE,
+    default_dtype,
+    number_problem,
+    settings,
+)
+from .model import DEFAULT_CONFIG, WARNING_TYPE, Code, Demo, Finding, Location, Setup, Tolerance
 from .state import doc_state
 
 if TYPE_CHECKING:
@@ -77,9 +86,9 @@ class _Base(SphinxDirective):
     def problem(self, message: str, line: int | None = None) -> list[nodes.Node]:
         """Report a writer's mistake at its line and keep the build going."""
         source, lineno = self.get_source_info()
-        location = f"{source}:{line or lineno}"
+        location = Location(source, line or lineno)
         logger.warning(f"{self.name}: {message}", type=WARNING_TYPE, subtype="directive",
-                       location=location)
+                       location=str(location))
         doc_state(self.env, self.env.docname).problems.append(
             Finding(severity="error", subtype="directive", message=f"{self.name}: {message}",
                     location=location)
@@ -297,11 +306,10 @@ class AutocastDemo(_Base):
         conf = settings(self.config)
         device = self.choice("device", conf.device, DEVICES)
         dtype = self.choice("dtype", conf.dtype if device == conf.device else
-                            ("bfloat16" if device == "cpu" else "float16"), DTYPES)
+                            default_dtype(device), DTYPES)
         config = self.options.get("config") or conf.config
-        values_text = self.options.get("values") or ",".join(conf.values)
         try:
-            variants = syntax.parse_values(values_text, device, dtype,
+            variants = syntax.parse_values(self.options.get("values") or conf.values, device, dtype,
                                            builtins=config == DEFAULT_CONFIG)
         except syntax.SyntaxProblem as exc:
             raise _at(exc, self.option_line("values"), "values") from None
@@ -354,7 +362,7 @@ class AutocastDemo(_Base):
         if taken is None:
             return ident
         where = (f"line {taken.lineno}" if taken.code.source == self.code().source
-                 else taken.location)
+                 else str(taken.location))
         automatic = (" (demos without :name: get autocast-demo-<n>)"
                      if AUTOMATIC_ID.match(ident) else "")
         free = next(f"{ident}-{n}" for n in range(2, len(demos) + 3) if f"{ident}-{n}" not in demos)

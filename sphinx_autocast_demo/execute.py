@@ -14,11 +14,16 @@ from sphinx.util import logging
 from sphinx.util.display import status_iterator
 
 from . import __version__
-from .check import ENGINE_NOT_RUN, _conf_line, check, engine_problem
+from .check import check, engine_problem
 from .compare import compare_runs
+from .config import conf_line
 from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
 from .engine.pool import EngineError, Run, WorkerPool
-from .model import WARNING_TYPE, DemoResult, RunRecord, Variant, VariantResult, Verdict
+from .model import WARNING_TYPE, DemoResult, NotRunReason, RunRecord, Variant, VariantResult, Verdict
+
+#: The ``detail`` of runs refused because the build cannot run any demo (no torch, no
+#: worker), before the engine's own words; the reason itself is ``RunRecord.not_run``.
+ENGINE_NOT_RUN = "not run, no demo can run here: "
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -172,7 +177,7 @@ class Executor:
             except CorruptEntry as exc:
                 then = "not run (autocast_demo_execute is 'never')" if never else "running again"
                 logger.warning(f"unreadable cache entry, {then}: {exc}", type=WARNING_TYPE,
-                               subtype="cache", location=demo.location)
+                               subtype="cache", location=str(demo.location))
         if entry is not None and (never or self.current(entry)):
             self.stats.cached += 1
             if entry.torch_version != self.torch:
@@ -180,7 +185,7 @@ class Executor:
             return VariantResult(variant, entry.verdict, entry.compiled, entry.eager, cached=True)
         if never:
             return skipped(variant, "not run: autocast_demo_execute is 'never' and the cache "
-                                    "has no result for it")
+                                    "has no result for it", why="never")
         self.check_storage()  # before the first run, not after the last
         return None
 
@@ -198,7 +203,7 @@ class Executor:
             f"({problem}): the demos run and render but are not kept, so the next build runs "
             "them again; set autocast_demo_cache_dir to a directory this build can write",
             type=WARNING_TYPE, subtype="cache",
-            location=_conf_line(str(self.app.confdir), "autocast_demo_cache_dir"))
+            location=str(conf_line(str(self.app.confdir), "autocast_demo_cache_dir")))
 
     def execute(
         self,
@@ -215,11 +220,11 @@ class Executor:
             info = self.pool.ready()
         except EngineError as exc:
             message, location = engine_problem(str(exc), str(self.app.confdir), self.conf.config)
-            logger.error(message, type=WARNING_TYPE, subtype="engine", location=location)
+            logger.error(message, type=WARNING_TYPE, subtype="engine", location=str(location))
             reason = (ENGINE_NOT_RUN + str(exc)).splitlines()[0]
             for item in pending:
                 done[item.demo.docname, item.demo.ident][item.variant.name] = skipped(
-                    item.variant, reason, status="refused")
+                    item.variant, reason, status="refused", why="engine")
             return
         runnable: list[Pending] = []
         for item in pending:
@@ -228,7 +233,7 @@ class Executor:
                 reason = ("device is cuda but this machine has no CUDA; set "
                           "autocast_demo_cuda_unavailable = 'skip' to render such demos unchecked")
                 done[item.demo.docname, item.demo.ident][item.variant.name] = skipped(
-                    item.variant, reason, status="refused" if refuse else "skipped")
+                    item.variant, reason, status="refused" if refuse else "skipped", why="no-cuda")
             else:
                 runnable.append(item)
         self.announce_fresh(info)
@@ -253,8 +258,8 @@ class Executor:
             item.runs[mode] = fin
             self.stats.executed += 1
             self.stats.fresh += fin.fresh
-            location = item.demo.location
-            self.stats.per_demo[location] = self.stats.per_demo.get(location, 0.0) + fin.record.seconds
+            where = str(item.demo.location)
+            self.stats.per_demo[where] = self.stats.per_demo.get(where, 0.0) + fin.record.seconds
             if len(item.runs) == 2:
                 done[item.demo.docname, item.demo.ident][item.variant.name] = self.finish(item)
         self.stats.seconds += time.perf_counter() - start
@@ -301,9 +306,10 @@ class Executor:
             "python -c 'import torch, threading' and /proc/self/task, and set its thread-count "
             "variable to 1 (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS are set "
             "for the worker already)", type=WARNING_TYPE, subtype="slow",
-            location=_conf_line(str(self.app.confdir), "sphinx_autocast_demo"))
+            location=str(conf_line(str(self.app.confdir), "sphinx_autocast_demo")))
 
 
-def skipped(variant: Variant, reason: str, status: str = "skipped") -> VariantResult:
-    record = RunRecord(status=status, detail=reason)  # type: ignore[arg-type]
+def skipped(variant: Variant, reason: str, status: str = "skipped",
+            why: NotRunReason = "") -> VariantResult:
+    record = RunRecord(status=status, detail=reason, not_run=why)  # type: ignore[arg-type]
     return VariantResult(variant, Verdict(outcome="error", note=reason), record, record)

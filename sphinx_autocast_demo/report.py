@@ -103,7 +103,7 @@ def _python_places() -> list[tuple[str, str]]:
 def warn(finding: Finding, app: Sphinx) -> None:
     # The location stays absolute, as Sphinx gives its own; the text is what we publish.
     logger.warning(publish(finding.message, app), type=WARNING_TYPE, subtype=finding.subtype,
-                   location=finding.location)
+                   location=str(finding.location))
 
 
 def installed(env: BuildEnvironment) -> str:
@@ -162,7 +162,7 @@ def _unchecked_lines(results: list[DemoResult], missed: dict[tuple[str, str], di
                      torch: str) -> list[str]:
     """What the build did not check that no warning tells: skipped CUDA demos, older results."""
     lines = []
-    cuda = [r for r in results if any(vr.compiled.status == "skipped" and no_cuda(r.demo, vr.compiled)
+    cuda = [r for r in results if any(vr.compiled.status == "skipped" and no_cuda(vr.compiled)
                                       for vr in r.variants)]
     if cuda:
         lines.append(f"{len(cuda)} CUDA demo{'' if len(cuda) == 1 else 's'} skipped: the build "
