@@ -28,7 +28,6 @@ from .state import all_docs
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
-    from sphinx.config import Config
 
     from .model import DemoResult
 
@@ -51,8 +50,8 @@ def mode() -> str:
     return _MODES.get(os.environ.get(ENV, "").strip().lower(), "?")
 
 
-def validate(app: Sphinx, config: Config) -> None:
-    """``config-inited``: a misspelt mode must not silently do nothing."""
+def validate() -> None:
+    """At ``config-inited``: a misspelt mode must not silently do nothing."""
     if mode() == "?":
         from sphinx.errors import ConfigError
 
@@ -270,15 +269,19 @@ def apply(text: str, changes: list[Change]) -> str:
     return "".join(lines)
 
 
-def finish(app: Sphinx, exc: Exception | None) -> None:
-    """``build-finished`` (after the summary): rewrite, or print the diff, or say why not."""
+def finish(app: Sphinx, exc: Exception | None) -> bool:
+    """At the end of the build (after the summary): rewrite, or print the diff, or say why not.
+
+    True when sources were rewritten: what failed was the record, and the record is now what
+    torch does, so the build succeeds.
+    """
     how = mode()
     if how not in ("write", "diff"):
-        return
+        return False
     if exc is not None:
         logger.warning(f"{ENV}: the build failed, so no source was changed",
                        type=WARNING_TYPE, subtype="accept")
-        return
+        return False
     docs = all_docs(app.env)
     texts: dict[str, str] = {}
     changes: dict[str, list[Change]] = {}
@@ -298,7 +301,7 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
     if blocked:
         logger.warning(f"{ENV}: nothing was changed, because:\n  " + "\n  ".join(blocked),
                        type=WARNING_TYPE, subtype="accept")
-        return
+        return False
     new = {p: apply(texts[p], c) for p, c in changes.items() if c}
     if how == "diff":
         for path, text in new.items():
@@ -307,17 +310,16 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
                 texts[path].splitlines(keepends=True), text.splitlines(keepends=True),
                 f"a/{rel}", f"b/{rel}")).rstrip("\n"))
         logger.info(f"{ENV}=diff: {sum(map(len, changes.values()))} change(s), nothing written")
-        return
+        return False
     write_all(new)
     for path, items in changes.items():
         for change in sorted(items, key=lambda c: c.start):
             logger.info(f"{ENV}: {os.path.relpath(path)}:{change.start + 1}: recorded {change.what}")
     if new:
         logger.info(f"{ENV}: {len(new)} file(s) rewritten; build again to render them")
-        # What failed was the record, and the record is now what torch does.
-        app.statuscode = 0
-    else:
-        logger.info(f"{ENV}: every record holds; nothing to change")
+        return True
+    logger.info(f"{ENV}: every record holds; nothing to change")
+    return False
 
 
 def write_all(new: dict[str, str]) -> None:

@@ -81,7 +81,9 @@ class AppBuild:
         return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
 
     def result(self, docname: str, ident: str):
-        return self.app.env.autocast_demo_docs[docname].results[ident]  # type: ignore[attr-defined]
+        from sphinx_autocast_demo.state import all_docs
+
+        return all_docs(self.app.env)[docname].results[ident]  # type: ignore[attr-defined]
 
 
 def app_build(src: Path, buildername: str = "html", **confoverrides: object) -> AppBuild:

@@ -17,7 +17,6 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import AppBuild, app_build, copy_root, verdicts
 
-from sphinx_autocast_demo import events as events_module
 from sphinx_autocast_demo import execute
 from sphinx_autocast_demo.execute import installed_torch, pool_size
 
@@ -81,11 +80,10 @@ def build(src: Path, env: dict[str, str] | None = None, torch: str | None = None
         for name, value in (env or {}).items():
             mp.setenv(name, value)
         if torch is not None:
-            # The build learns the torch version from these two calls only (package metadata,
-            # never an import): the cache entries, the environment's fingerprint and the pages
-            # all take it from there, so patching them is what an upgrade looks like to it.
+            # The build learns the torch version from this one call (package metadata, never
+            # an import): the cache entries, the environment's fingerprint and the pages all
+            # take it from there, so patching it is what an upgrade looks like to it.
             mp.setattr(execute, "installed_torch", lambda: torch)
-            mp.setattr(events_module, "installed_torch", lambda: torch)
         done = app_build(src, **conf)
     out = Path(done.app.outdir)  # type: ignore[attr-defined]
     return Step(done, starts, {p.stem: p.read_text(encoding="utf-8") for p in out.glob("*.html")})
