@@ -42,6 +42,38 @@ class Location:
 
 
 @dataclass(frozen=True)
+class OptionSpan:
+    """Where one option of a directive is written: its first line and the line after its
+    last (continuation lines included), 1-based, in the directive's file."""
+
+    name: str
+    first: int
+    end: int
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """Where a directive and each of its options sit in its file, recorded once, when the
+    directive is read (reST, MyST colon and YAML forms, included files alike); warnings, the
+    check builder and accept mode all point and edit through it."""
+
+    path: str
+    line: int  # the directive's line (MyST: its opening fence)
+    style: Literal["rst", "colon", "yaml"]
+    start: int  # the option region's first line (where an option goes into an empty one)
+    end: int  # the line after the region (YAML: the closing ---)
+    options: tuple[OptionSpan, ...] = ()
+
+    def span(self, name: str) -> OptionSpan | None:
+        return next((o for o in self.options if o.name == name), None)
+
+    def line_of(self, name: str) -> int:
+        """The line of option ``name``, or the directive's own line when it is not written."""
+        found = self.span(name)
+        return found.first if found else self.line
+
+
+@dataclass(frozen=True)
 class Code:
     """Python source plus, for each of its lines, where that line stands in the docs."""
 
@@ -99,8 +131,17 @@ class Demo:
     dtype: str
     timeout: float
     tolerance: Tolerance
-    expect_line: int  # line of the ``:expect:`` option, or the directive's line
-    expect_output_line: int = 0  # line of ``:expect-output:``; 0: the directive's line
+    source_map: SourceMap
+
+    @property
+    def expect_line(self) -> int:
+        """Line of the ``:expect:`` option, or the directive's line."""
+        return self.source_map.line_of("expect")
+
+    @property
+    def expect_output_line(self) -> int:
+        """Line of the ``:expect-output:`` option, or the directive's line."""
+        return self.source_map.line_of("expect-output")
 
     @property
     def location(self) -> Location:
