@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +21,7 @@ from sphinx.builders import Builder
 from sphinx.util import logging
 
 from . import __version__
+from .report import Counts, counts
 from .state import all_docs, build
 
 if TYPE_CHECKING:
@@ -96,7 +97,9 @@ class AutocastCheckBuilder(Builder):
         out = Path(self.outdir)
         out.mkdir(parents=True, exist_ok=True)
         write_junit(cases, out / JUNIT)
-        write_json(cases, out / REPORT, build(app).torch)
+        b = build(app)
+        stats = counts(b.results, b.problems, b.executor.stats, b.torch)
+        write_json(cases, out / REPORT, b.torch, stats)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             annotate(cases)
         failed = [c for c in cases if c.status in ("failed", "error")]
@@ -210,13 +213,15 @@ def write_junit(cases: list[Case], path: Path) -> None:
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def write_json(cases: list[Case], path: Path, torch: str) -> None:
-    counts = {s: sum(c.status == s for c in cases) for s in ("passed", "failed", "error", "skipped")}
+def write_json(cases: list[Case], path: Path, torch: str, stats: Counts | None = None) -> None:
+    statuses = {s: sum(c.status == s for c in cases) for s in ("passed", "failed", "error", "skipped")}
     data = {
         "format": 1,
         "extension": __version__,
         "torch": torch,
-        "summary": {"cases": len(cases), **counts},
+        "summary": {"cases": len(cases), **statuses},
+        # What this build ran and took from the cache (report.Counts).
+        "stats": asdict(stats or Counts()),
         "cases": [{"doc": c.suite, "name": c.name, "value": c.value, "file": c.file,
                    "line": c.line, "status": c.status, "outcome": c.outcome,
                    "expected": c.expected, "kind": c.kind, "message": c.message,

@@ -21,6 +21,7 @@ The ``autocast-check`` builder (builder.py) writes its reports in its own ``fini
 from __future__ import annotations
 
 import platform
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import (
@@ -48,6 +49,9 @@ if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
 
     from .model import DemoResult
+
+#: This build's numbers (:class:`.report.Counts`) as JSON, in the doctree directory.
+STATS = "autocast_demo_stats.json"
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
@@ -181,11 +185,12 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
     if exc is not None:
         accept.finish(app, exc)  # says that nothing was changed
         return
-    failures = report.summarize(app, b.results, b.problems, b.executor.stats, b.torch)
+    counts = report.summarize(app, b.results, b.problems, b.executor.stats, b.torch)
+    report.write_counts(counts, Path(app.doctreedir) / STATS)
     if b.settings.timing_report:
         report.write_timings(app, b.executor.stats)
     if accept.finish(app, exc):
         app.statuscode = 0  # the records that failed are now what torch does
-    elif (failures and b.settings.fail_on_mismatch) or b.check_failed:
+    elif (counts.failures and b.settings.fail_on_mismatch) or b.check_failed:
         # autocast-check fails whatever autocast_demo_fail_on_mismatch says: it is the check.
         app.statuscode = 1

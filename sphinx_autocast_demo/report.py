@@ -8,6 +8,7 @@ import logging as std_logging
 import os
 import re
 import sysconfig
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -112,19 +113,50 @@ def not_checked(result: DemoResult, torch: str) -> dict[str, NotChecked]:
     return {name: why for name, why in found.items() if why is not None}
 
 
+@dataclass(frozen=True)
+class Counts:
+    """What one build did, as numbers: the summary says them, and ``autocast_demo_stats.json``
+    (in the doctree directory) and the autocast-check report hold them for programs."""
+
+    demos: int = 0  # checked in this build (from a run or the cache)
+    values: int = 0  # (demo, value) pairs of those demos
+    checked: int = 0  # of those, checked with the installed torch
+    not_checked: int = 0
+    failures: int = 0  # failing findings and directive errors
+    runs: int = 0  # runs (one value, compiled or eager) that went to a worker
+    cached: int = 0  # values answered from the cache
+    forked: int = 0  # runs forked from the warm worker
+    fresh: int = 0  # runs in a new interpreter
+    seconds: float = 0.0
+
+
+def counts(results: list[DemoResult], problems: list[Finding], stats: Stats, torch: str) -> Counts:
+    values = sum(len(r.variants) for r in results)
+    skipped = sum(len(not_checked(r, torch)) for r in results)
+    failures = len(problems) + sum(f.failed for r in results for f in r.findings)
+    return Counts(demos=len(results), values=values, checked=values - skipped,
+                  not_checked=skipped, failures=failures, runs=stats.executed,
+                  cached=stats.cached, forked=stats.executed - stats.fresh, fresh=stats.fresh,
+                  seconds=round(stats.seconds, 3))
+
+
+def write_counts(found: Counts, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(found), indent=1) + "\n", encoding="utf-8")
+
+
 def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], stats: Stats,
-              torch: str) -> int:
-    """Print one summary of every demo checked in this build; return how many failures."""
+              torch: str) -> Counts:
+    """Print one summary of every demo checked in this build; return its numbers."""
+    found = counts(results, problems, stats, torch)
     if not results and not problems:
-        return 0
+        return found
     failures = problems + [f for r in results for f in r.findings if f.failed]
     missed = {(r.demo.docname, r.demo.ident): not_checked(r, torch) for r in results}
-    values = sum(len(r.variants) for r in results)
-    skipped = sum(len(m) for m in missed.values())
     logger.info(bold(
-        f"autocast-demo: {len(results)} demos, {values - skipped} values checked"
-        + (f", {skipped} not checked" if skipped else "")
-        + f" ({stats.executed} runs, {stats.cached} from the cache) in {stats.seconds:.1f} s"
+        f"autocast-demo: {found.demos} demos, {found.checked} values checked"
+        + (f", {found.not_checked} not checked" if found.not_checked else "")
+        + f" ({found.runs} runs, {found.cached} from the cache) in {stats.seconds:.1f} s"
     ))
     if stats.executed:
         why = " (CUDA, or a worker that could not fork: see above)" if stats.fresh else ""
@@ -136,11 +168,11 @@ def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], s
     if slowest and stats.executed:
         logger.info("autocast-demo: slowest: " + ", ".join(f"{loc} ({s:.2f} s)" for loc, s in slowest))
     if not failures:
-        return 0
+        return found
     lines = [f"autocast-demo: {len(failures)} failure(s):"]
     lines += [f"  {f.location}: {publish(f.message, app).splitlines()[0]}" for f in failures]
     logger.info(red("\n".join(lines)))
-    return len(failures)
+    return found
 
 
 def _unchecked_lines(results: list[DemoResult], missed: dict[tuple[str, str], dict[str, NotChecked]],
