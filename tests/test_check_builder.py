@@ -103,13 +103,15 @@ def test_github_annotations(build):
 
 def test_the_report_holds_the_builds_numbers(build):
     first, again = build
-    for run in (first, again):
-        report = json.loads((run.out / "autocast-check.json").read_text(encoding="utf-8"))
-        assert report["stats"] == run.stats  # the same numbers as the doctree directory's file
+    # The same numbers as the doctree directory's file (the second build wrote the report).
+    report = json.loads((again.out / "autocast-check.json").read_text(encoding="utf-8"))
+    assert report["stats"] == again.stats
     # Every demo that read its options ran once (the misspelt option's did not), and each of
     # the 7 values ran compiled and eager; the second build re-read the failing pages only.
     assert (first.stats["demos"], first.stats["values"], first.runs()) == (5, 7, (14, 0))
-    assert first.stats["failures"] == 5
+    # stale, myst-stale, the misspelt option, and broken's NameError: one finding for both
+    # its values (the report has a case per value: 5 failed or in error).
+    assert first.stats["failures"] == 4
 
 
 def test_incremental_check_still_reports_every_demo(build):

@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import CliBuild, copy_root, processes_tagged, sphinx_build, verdicts
+from conftest import CliBuild, copy_root, processes_tagged, read_stats, sphinx_build, verdicts
 
 REPO = Path(__file__).resolve().parents[1]
 MATCH = "\u2713 matches eager"
@@ -69,7 +69,8 @@ def no_torch(tmp_path_factory):
             [sys.executable, "-S", "-m", "sphinx", "-b", "html", "-E", str(src), str(src / out)],
             capture_output=True, text=True, timeout=300, env={**env, **dict(e.split("=", 1) for e in extra)},
         )
-        return CliBuild(src, src / out, proc.returncode, proc.stdout, proc.stderr)
+        return CliBuild(src, src / out, proc.returncode, proc.stdout, proc.stderr,
+                        stats=read_stats(src / out / ".doctrees"))
 
     probe = subprocess.run([sys.executable, "-S", "-c", "import torch"], env=env, capture_output=True)
     assert probe.returncode != 0, "the torch-less site still imports torch"
