@@ -28,9 +28,8 @@ from .state import all_docs
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
-    from sphinx.config import Config
 
-    from .model import DemoResult
+    from .model import DemoResult, SourceMap
 
 logger = logging.getLogger(__name__)
 ENV = "AUTOCAST_DEMO_ACCEPT"
@@ -39,9 +38,6 @@ _MODES = {"": "", "0": "", "false": "", "no": "", "1": "write", "true": "write",
 
 RST_OPEN = re.compile(r"^(\s*)\.\.\s+autocast-demo::\s*$")
 MYST_OPEN = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{autocast-demo\}\s*$")
-RST_KEY = re.compile(r"^(\s*):([\w-]+):(?:\s|$)")
-COLON_KEY = RST_KEY  # MyST's ``:key: value`` lines look the same; ``:  more`` continues one
-YAML_KEY = re.compile(r"^(\s*)([\w-]+)\s*:(?:\s|$)")
 PAIR = re.compile(r"(?:^|(?<=[\s,;\"']))([\w*-]+)\s*[:=]\s*"
                   r"(matches|differs|raises\s+[A-Za-z_][\w.]*)")
 
@@ -51,8 +47,8 @@ def mode() -> str:
     return _MODES.get(os.environ.get(ENV, "").strip().lower(), "?")
 
 
-def validate(app: Sphinx, config: Config) -> None:
-    """``config-inited``: a misspelt mode must not silently do nothing."""
+def validate() -> None:
+    """At ``config-inited``: a misspelt mode must not silently do nothing."""
     if mode() == "?":
         from sphinx.errors import ConfigError
 
@@ -75,44 +71,22 @@ class Block:
     spans: dict[str, tuple[int, int]]  # option name -> its lines, continuation included
 
 
-def find_block(lines: list[str], first_code: int) -> Block:
-    """The options of the directive whose body starts at line ``first_code``."""
-    opener = next((i for i in range(first_code - 1, max(-1, first_code - 300), -1)
-                   if RST_OPEN.match(lines[i]) or MYST_OPEN.match(lines[i])), None)
-    if opener is None:
+def find_block(lines: list[str], where: SourceMap) -> Block:
+    """The options of a directive, where the build read them (the directive's source map),
+    as 0-based lines of the file as it is now."""
+    opener = where.line - 1
+    if not (0 <= opener < len(lines)) or not (RST_OPEN.match(lines[opener])
+                                              or MYST_OPEN.match(lines[opener])):
         raise Blocked("the directive is not where the build read it (edited during the build?)")
-    rst = RST_OPEN.match(lines[opener])
-    start = opener + 1
-    if rst is None and start < len(lines) and lines[start].strip().startswith("---"):
-        end = next((i for i in range(start + 1, first_code) if lines[i].strip().startswith("---")),
-                   None)
-        if end is None:
-            raise Blocked("the MyST option block has no closing ---")
-        return _spans(lines, "yaml", start + 1, end, YAML_KEY)
-    end = start
-    # MyST's colon form continues a value on indented lines, as reST does (directives.py)
-    while end < first_code and lines[end].strip() and (
-            rst is not None or lines[end].lstrip().startswith(":") or lines[end][:1].isspace()):
-        end += 1
-    return _spans(lines, "rst" if rst else "colon", start, end, RST_KEY)
-
-
-def _spans(lines: list[str], style: str, start: int, end: int, key: re.Pattern[str]) -> Block:
-    spans: dict[str, tuple[int, int]] = {}
-    indent: str | None = None
-    current: str | None = None
-    for i in range(start, end):
-        match = key.match(lines[i])
-        if match and (indent is None or match.group(1) == indent):
-            indent = match.group(1)
-            current = match.group(2)
-            spans[current] = (i, i + 1)
-        elif current is not None:
-            spans[current] = (spans[current][0], i + 1)
-    if indent is None:  # no options yet: indent like the body (reST) or not at all (MyST)
+    spans = {o.name: (o.first - 1, o.end - 1) for o in where.options}
+    start, end = where.start - 1, where.end - 1
+    if spans:  # a new option goes in with the indentation of the others
+        line = lines[min(spans.values())[0]]
+        indent = line[: len(line) - len(line.lstrip())]
+    else:  # no options yet: indent like the body (reST) or not at all (MyST)
         body = next((ln for ln in lines[end:] if ln.strip()), "")
-        indent = body[: len(body) - len(body.lstrip())] if style == "rst" else ""
-    return Block(style, start, end, indent, spans)
+        indent = body[: len(body) - len(body.lstrip())] if where.style == "rst" else ""
+    return Block(where.style, start, end, indent, spans)
 
 
 def _marker(block: Block, name: str) -> str:
@@ -227,8 +201,8 @@ class Change:
 
 def plan(result: DemoResult, lines: list[str]) -> list[Change]:
     demo = result.demo
-    path = demo.code.source
-    block = find_block(lines, demo.code.lines[0] - 1 if demo.code.lines else demo.lineno)
+    path = demo.source_map.path
+    block = find_block(lines, demo.source_map)
     if "expect" in block.spans:
         first, last = block.spans["expect"]
         old = "\n".join(lines[first:last])[len(_marker(block, "expect")):].strip().strip("\"'")
@@ -270,15 +244,19 @@ def apply(text: str, changes: list[Change]) -> str:
     return "".join(lines)
 
 
-def finish(app: Sphinx, exc: Exception | None) -> None:
-    """``build-finished`` (after the summary): rewrite, or print the diff, or say why not."""
+def finish(app: Sphinx, exc: Exception | None) -> bool:
+    """At the end of the build (after the summary): rewrite, or print the diff, or say why not.
+
+    True when sources were rewritten: what failed was the record, and the record is now what
+    torch does, so the build succeeds.
+    """
     how = mode()
     if how not in ("write", "diff"):
-        return
+        return False
     if exc is not None:
         logger.warning(f"{ENV}: the build failed, so no source was changed",
                        type=WARNING_TYPE, subtype="accept")
-        return
+        return False
     docs = all_docs(app.env)
     texts: dict[str, str] = {}
     changes: dict[str, list[Change]] = {}
@@ -286,7 +264,7 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
                           for state in docs.values() for p in state.problems]
     for state in docs.values():
         for result in state.results.values():
-            path = result.demo.code.source
+            path = result.demo.source_map.path
             try:
                 if path not in texts:
                     with open(path, encoding="utf-8", newline="") as f:
@@ -298,7 +276,7 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
     if blocked:
         logger.warning(f"{ENV}: nothing was changed, because:\n  " + "\n  ".join(blocked),
                        type=WARNING_TYPE, subtype="accept")
-        return
+        return False
     new = {p: apply(texts[p], c) for p, c in changes.items() if c}
     if how == "diff":
         for path, text in new.items():
@@ -307,17 +285,16 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
                 texts[path].splitlines(keepends=True), text.splitlines(keepends=True),
                 f"a/{rel}", f"b/{rel}")).rstrip("\n"))
         logger.info(f"{ENV}=diff: {sum(map(len, changes.values()))} change(s), nothing written")
-        return
+        return False
     write_all(new)
     for path, items in changes.items():
         for change in sorted(items, key=lambda c: c.start):
             logger.info(f"{ENV}: {os.path.relpath(path)}:{change.start + 1}: recorded {change.what}")
     if new:
         logger.info(f"{ENV}: {len(new)} file(s) rewritten; build again to render them")
-        # What failed was the record, and the record is now what torch does.
-        app.statuscode = 0
-    else:
-        logger.info(f"{ENV}: every record holds; nothing to change")
+        return True
+    logger.info(f"{ENV}: every record holds; nothing to change")
+    return False
 
 
 def write_all(new: dict[str, str]) -> None:

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,8 +21,8 @@ from sphinx.builders import Builder
 from sphinx.util import logging
 
 from . import __version__
-from .execute import installed_torch
-from .state import all_docs
+from .report import Counts, counts
+from .state import all_docs, build
 
 if TYPE_CHECKING:
     from docutils import nodes
@@ -92,19 +92,21 @@ class AutocastCheckBuilder(Builder):
         pass
 
     def finish(self) -> None:
-        cases = collect_cases(_sphinx_app(self))
+        app = _sphinx_app(self)
+        cases = collect_cases(app)
         out = Path(self.outdir)
         out.mkdir(parents=True, exist_ok=True)
         write_junit(cases, out / JUNIT)
-        write_json(cases, out / REPORT)
+        b = build(app)
+        stats = counts(b.results, b.problems, b.executor.stats, b.torch)
+        write_json(cases, out / REPORT, b.torch, stats)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             annotate(cases)
         failed = [c for c in cases if c.status in ("failed", "error")]
         logger.info(f"autocast-check: {len(cases)} cases, {len(failed)} failed; "
                     f"reports in {out / JUNIT} and {out / REPORT}")
-        if failed:
-            # Always, whatever autocast_demo_fail_on_mismatch says: this builder is the check.
-            _sphinx_app(self).statuscode = 1
+        # The exit status is decided at the end of the build (pipeline.finish).
+        build(app).check_failed = len(failed)
 
 
 def _sphinx_app(builder: Builder) -> Sphinx:
@@ -123,20 +125,16 @@ def display_path(source: str) -> str:
     return source if rel.startswith("..") else rel
 
 
-def _split(location: str) -> tuple[str, int]:
-    path, _, line = location.rpartition(":")
-    return (path, int(line)) if line.isdigit() else (location, 0)
-
-
 def collect_cases(app: Sphinx) -> list[Case]:
     from .report import not_checked, publish
 
+    torch = build(app).torch
     cases: list[Case] = []
     for docname, state in sorted(all_docs(app.env).items()):
         for problem in state.problems:
-            path, line = _split(problem.location)
-            cases.append(Case(suite=docname, name=f"directive at line {line}",
-                              file=display_path(path), line=line, status="error",
+            where = problem.location
+            cases.append(Case(suite=docname, name=f"directive at line {where.line}",
+                              file=display_path(where.path), line=where.line, status="error",
                               message=publish(problem.message, app), kind=problem.subtype))
         for ident, demo in state.demos.items():
             result = state.results.get(ident)
@@ -145,7 +143,7 @@ def collect_cases(app: Sphinx) -> list[Case]:
                                   line=demo.lineno, status="error", kind="not-run",
                                   message="the demo was not run in this build"))
                 continue
-            missed = not_checked(result, app.env)
+            missed = not_checked(result, torch)
             cases.extend(replace(case, message=publish(case.message, app),
                                  output=publish(case.output, app))
                          for case in (_variant_case(result, vr, missed.get(vr.variant.name))
@@ -172,9 +170,9 @@ def _variant_case(result: DemoResult, vr: VariantResult, why: NotChecked | None)
                 output=vr.compiled.output)
     errors = [f for f in failing if f.severity == "error"]
     if errors or (failing and why is None):
-        path, line = _split(failing[0].location)
+        where = failing[0].location
         status = "error" if errors else "failed"
-        return replace(base, file=display_path(path), line=line, status=status,
+        return replace(base, file=display_path(where.path), line=where.line, status=status,
                        message="\n\n".join(f.message for f in failing), kind=failing[0].subtype)
     if why is not None:
         return replace(base, status="skipped", kind="not-run",
@@ -215,13 +213,15 @@ def write_junit(cases: list[Case], path: Path) -> None:
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def write_json(cases: list[Case], path: Path) -> None:
-    counts = {s: sum(c.status == s for c in cases) for s in ("passed", "failed", "error", "skipped")}
+def write_json(cases: list[Case], path: Path, torch: str, stats: Counts | None = None) -> None:
+    statuses = {s: sum(c.status == s for c in cases) for s in ("passed", "failed", "error", "skipped")}
     data = {
         "format": 1,
         "extension": __version__,
-        "torch": installed_torch(),
-        "summary": {"cases": len(cases), **counts},
+        "torch": torch,
+        "summary": {"cases": len(cases), **statuses},
+        # What this build ran and took from the cache (report.Counts).
+        "stats": asdict(stats or Counts()),
         "cases": [{"doc": c.suite, "name": c.name, "value": c.value, "file": c.file,
                    "line": c.line, "status": c.status, "outcome": c.outcome,
                    "expected": c.expected, "kind": c.kind, "message": c.message,

@@ -5,18 +5,14 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import syntax
+from .config import conf_line
 from .model import Finding
 
 if TYPE_CHECKING:
-    from .model import Demo, DemoResult, RunRecord, VariantResult
-
-#: Prefix of the ``detail`` of runs refused because the build cannot run any demo (no torch,
-#: no worker): one error says so for the whole build, so these are not repeated per demo.
-ENGINE_NOT_RUN = "not run, no demo can run here: "
+    from .model import DemoResult, Location, RunRecord, VariantResult
 
 _NOISE = (
     (re.compile(r"0x[0-9a-fA-F]{4,}"), "0x?"),  # object addresses
@@ -60,15 +56,14 @@ def unchecked(result: DemoResult, vr: VariantResult, torch: str) -> NotChecked |
     same code with the same torch (a cache hit). Not checked: a run was skipped, refused,
     stopped or died, or the result comes from the cache of another torch.
     """
-    demo = result.demo
     for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager")):
         if run.status in ("ok", "raised"):
             continue
         if run.status in ("skipped", "refused"):
-            if no_cuda(demo, run):
+            if no_cuda(run):
                 kind = "skipped" if run.status == "skipped" else "not run"
                 return NotChecked(kind, "no CUDA on the build machine", f"{kind}: no CUDA")
-            if run.detail.startswith(ENGINE_NOT_RUN):
+            if run.not_run == "engine":
                 return NotChecked("not run", "no demo can run on the build machine", "not run")
             if run.status == "skipped":  # execution off and no cached result
                 return NotChecked("not run", "execution is off and nothing is cached", "not run")
@@ -85,10 +80,9 @@ def unchecked(result: DemoResult, vr: VariantResult, torch: str) -> NotChecked |
     return None
 
 
-def no_cuda(demo: Demo, run: RunRecord) -> bool:
+def no_cuda(run: RunRecord) -> bool:
     """The run was not started because the demo is on CUDA and the build machine has none."""
-    return (demo.device == "cuda" and run.status in ("skipped", "refused")
-            and "no CUDA" in run.detail)
+    return run.status in ("skipped", "refused") and run.not_run == "no-cuda"
 
 
 def normalize_output(text: str) -> str:
@@ -103,10 +97,10 @@ def check(result: DemoResult) -> DemoResult:
     demo = result.demo
     findings: list[Finding] = []
     # The same NameError under every value is one problem: say it once, naming the values.
-    errors: dict[tuple[str, str], tuple[Finding, list[str]]] = {}
+    errors: dict[tuple[Location, str], tuple[Finding, list[str]]] = {}
     missing: list[tuple[str, str]] = []
     for vr in result.variants:
-        if vr.compiled.status == "skipped" and no_cuda(demo, vr.compiled):
+        if vr.compiled.status == "skipped" and no_cuda(vr.compiled):
             continue  # autocast_demo_cuda_unavailable = "skip": asked for, counted in the summary
         name = vr.variant.name
         expected = demo.expected(name)
@@ -121,8 +115,8 @@ def check(result: DemoResult) -> DemoResult:
         names = vr.compiled.error.names if vr.compiled.error else ()
         if not syntax.outcome_holds(expected, vr.verdict.outcome, names):
             findings.append(Finding(
-                severity="mismatch", subtype="mismatch", variant=name,
-                location=f"{demo.code.source}:{demo.expect_line}",
+                severity="mismatch", subtype="mismatch", variants=(name,),
+                location=demo.at(demo.expect_line),
                 message=(f"value {name}: the page records '{expected}' but with torch "
                          f"{result.torch_version} compiled {_describe(vr)}"),
             ))
@@ -136,7 +130,7 @@ def check(result: DemoResult) -> DemoResult:
             record = syntax.expect_text([("*", raised)] if every else
                                         [(n, raised) for n in variant_names])
             message += f"\nFix the code, or record the error with  :expect: {record}"
-        findings.append(replace(error, variant=", ".join(variant_names),
+        findings.append(replace(error, variants=tuple(variant_names),
                                 message=f"{label}: {message}"))
     if missing:
         recorded = [(n, o) for n, o in demo.expect]
@@ -170,15 +164,15 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
     """A run that did not finish normally: located at the failing statement when possible."""
     for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager")):
         if run.status in ("skipped", "refused"):
-            engine = run.status == "refused" and run.detail.startswith(ENGINE_NOT_RUN)
+            engine = run.status == "refused" and run.not_run == "engine"
             return Finding(
                 severity="missing" if run.status == "skipped" else "error",
-                subtype="engine" if engine else "not-run", variant=vr.variant.name,
+                subtype="engine" if engine else "not-run", variants=(vr.variant.name,),
                 location=result.demo.location, message=run.detail,
             )
         if run.status == "timeout":
             return Finding(
-                severity="error", subtype="timeout", variant=vr.variant.name,
+                severity="error", subtype="timeout", variants=(vr.variant.name,),
                 location=_stopped_location(result, run),
                 message=(f"the {label} run did not finish: it was {run.detail}, with every "
                          "process it started; look for a loop that never ends or a wait "
@@ -188,7 +182,7 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
             )
         if run.status == "crashed":
             return Finding(
-                severity="error", subtype="crash", variant=vr.variant.name,
+                severity="error", subtype="crash", variants=(vr.variant.name,),
                 location=_stopped_location(result, run),
                 message=(f"the {label} run died: {run.detail}{_why(run.detail)}; find what "
                          "ends the process (the build went on without this run)" + _tail(run.output)
@@ -196,10 +190,9 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
             )
     if vr.compiled.status == "raised" and vr.compiled.error is not None:
         error = vr.compiled.error
-        source, line = result.where(error)
         return Finding(
-            severity="error", subtype="snippet-error", variant=vr.variant.name,
-            location=f"{source}:{line}",
+            severity="error", subtype="snippet-error", variants=(vr.variant.name,),
+            location=result.where(error),
             message=(f"the snippet raised {error.type}" + (f": {error.message}" if error.message else "")
                      + f"\n{result.traceback(error)}"),
         )
@@ -214,8 +207,8 @@ def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
     if normalize_output(expected) == actual:
         return []
     return [Finding(
-        severity="mismatch", subtype="output", variant=vr.variant.name,
-        location=f"{result.demo.code.source}:{result.demo.expect_output_line or result.demo.lineno}",
+        severity="mismatch", subtype="output", variants=(vr.variant.name,),
+        location=result.demo.at(result.demo.expect_output_line),
         message=(f"value {vr.variant.name}: the printed output is not what the page records "
                  "in :expect-output: (addresses, timings and warning locations aside); fix the "
                  "code or update the record\n"
@@ -223,12 +216,11 @@ def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
     )]
 
 
-def _stopped_location(result: DemoResult, run: RunRecord) -> str:
+def _stopped_location(result: DemoResult, run: RunRecord) -> Location:
     """The line a hung or crashed run was on (from its faulthandler dump), else the directive."""
     if run.error is None or not run.error.frames:
         return result.demo.location
-    source, line = result.where(run.error)
-    return f"{source}:{line}"
+    return result.where(run.error)
 
 
 def _stopped_trace(result: DemoResult, run: RunRecord, what: str) -> str:
@@ -262,7 +254,7 @@ def _tail(output: str) -> str:
     return ("\n  last output: " + "\n  ".join(lines)) if lines else ""
 
 
-def engine_problem(error: str, confdir: str, config: str) -> tuple[str, str]:
+def engine_problem(error: str, confdir: str, config: str) -> tuple[str, Location]:
     """The one error of a build that can run no demo: what to do, and the conf.py line to see.
 
     Said once for the whole build, before any demo runs, instead of once per demo.
@@ -284,18 +276,5 @@ def engine_problem(error: str, confdir: str, config: str) -> tuple[str, str]:
                   f"{never}")
     else:
         advice = f"{error.strip()}\n{never[3:]}"
-    return f"autocast-demo: no demo can run: {advice}", _conf_line(confdir, setting)
+    return f"autocast-demo: no demo can run: {advice}", conf_line(confdir, setting)
 
-
-def _conf_line(confdir: str, setting: str) -> str:
-    """``conf.py:N`` where ``setting`` (or, failing that, the extension) is named."""
-    path = Path(confdir) / "conf.py"
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return str(path)
-    for needle in (setting, "sphinx_autocast_demo"):
-        for number, line in enumerate(lines, 1):
-            if needle in line and not line.lstrip().startswith("#"):
-                return f"{path}:{number}"
-    return f"{path}:1"

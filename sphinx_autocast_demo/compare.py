@@ -6,9 +6,10 @@ import math
 from array import array
 from typing import TYPE_CHECKING
 
-from .model import RunRecord, TensorDiff, TensorRecord, Verdict
+from .model import RunRecord, TensorDiff, TensorRecord, VariantResult, Verdict
 
 if TYPE_CHECKING:
+    from .execute import Ran
     from .model import Tolerance
 
 
@@ -125,3 +126,11 @@ def compare_runs(
         for d in failing
     )
     return Verdict(outcome="differs", max_abs=worst, diffs=diffs, note=note)
+
+
+def judge(ran: Ran) -> VariantResult:
+    """The compare stage: one variant's compiled and eager runs -> its result."""
+    compiled, eager = ran.compiled, ran.eager
+    verdict = compare_runs(compiled.record, eager.record, (compiled.data, compiled.offsets),
+                           (eager.data, eager.offsets), ran.item.demo.tolerance)
+    return VariantResult(ran.item.variant, verdict, compiled.record, eager.record)

@@ -8,10 +8,10 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from .model import DEFAULT_CONFIG, Tolerance
+from .model import DEFAULT_CONFIG, Location, Tolerance
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -32,72 +32,86 @@ TOLERANCE_RULE = "a finite number >= 0 (0: bitwise equal)"
 
 @dataclass(frozen=True)
 class Option:
+    """One conf.py value: everything registration, validation and the reference page need."""
+
     name: str  # without the prefix
     default: Any
     types: tuple[type, ...]
     rebuild: Literal["env", ""]  # "env": changing it re-reads (and so re-checks) every page
-    help: str
+    description: str
     choices: tuple[str, ...] = ()
+    rule: str = ""  # for numbers: TIMEOUT_RULE or TOLERANCE_RULE
 
 
-OPTIONS: tuple[Option, ...] = (
-    Option("device", "cpu", (str,), "env", "Device the demos run on.", DEVICES),
-    Option("dtype", "", (str,), "env",
-           "Autocast dtype of the ``autocast`` value; empty: bfloat16 on cpu, float16 on cuda.",
-           ("", *DTYPES)),
-    Option("backend", "aot_eager", (str,), "env",
-           "Backend for ``torch.compile`` calls that do not name one.", BACKENDS),
-    Option("values", ["same_as_forward", "off", "autocast"], (list, tuple), "env",
-           "Values every demo runs under, in ``:values:`` syntax, one per item."),
-    Option("config", DEFAULT_CONFIG, (str,), "env",
-           "Dotted path of the compile-time config that the values set."),
-    Option("timeout", 120.0, (int, float), "env",
-           "Seconds one run (one value, compiled or eager) may take before it is stopped: "
-           f"more than 0, at most {MAX_TIMEOUT:g} (24 h)."),
-    Option("grad_tolerance", 0.0, (int, float), "env",
-           "Gradients match when |compiled - eager| <= tol * (1 + |eager|); finite, >= 0; 0 "
-           "means bitwise."),
-    Option("output_tolerance", 1e-3, (int, float), "env",
-           "The same for every other tensor (inductor's forward differs from eager by ~1e-4); "
-           "finite, >= 0; 0 means bitwise."),
-    Option("execute", "auto", (str,), "",
-           "auto: run what is not cached; force: run everything; never: render from the cache "
-           "only (for hosts without torch).", EXECUTE_MODES),
-    Option("jobs", 0, (int,), "",
-           "Runs in flight at once; 0 follows ``sphinx-build -j``, capped at the cores."),
-    Option("cache_dir", "", (str,), "",
-           "Result cache directory; empty: ``autocast_demo_cache`` in the doctree directory."),
-    Option("fail_on_mismatch", True, (bool,), "",
-           "Make sphinx-build exit non-zero when a page's record is not what torch does."),
-    Option("cuda_unavailable", "error", (str,), "env",
-           "When device is cuda on a machine without CUDA: error (fail) or skip (render unchecked).",
-           ("error", "skip")),
-    Option("timing_report", False, (bool,), "",
-           "Write ``autocast_demo_timings.rst``-style table (JSON + text) of run times to the outdir."),
-)
+def _option(default: Any, types: tuple[type, ...], rebuild: Literal["env", ""], description: str,
+            choices: tuple[str, ...] = (), rule: str = "") -> Any:
+    # A field without a dataclass default: the Settings of a build always come from conf.py.
+    return field(metadata={"option": Option("", default, types, rebuild, description, choices,
+                                            rule)})
 
 
 @dataclass(frozen=True)
 class Settings:
-    """The validated values, read once per build."""
+    """Every conf.py value of the extension, declared once: the field is the setting (without
+    :data:`PREFIX`), its metadata the :class:`Option`; a build reads them once (:func:`settings`)."""
 
-    device: str
-    dtype: str
-    backend: str
-    values: tuple[str, ...]
-    config: str
-    timeout: float
-    tolerance: Tolerance
-    execute: str
-    jobs: int
-    cache_dir: str
-    fail_on_mismatch: bool
-    cuda_unavailable: str
-    timing_report: bool
+    device: str = _option("cpu", (str,), "env", "Device the demos run on.", DEVICES)
+    dtype: str = _option(
+        "", (str,), "env",
+        "Autocast dtype of the ``autocast`` value; empty: bfloat16 on cpu, float16 on cuda.",
+        ("", *DTYPES))
+    backend: str = _option("aot_eager", (str,), "env",
+                           "Backend for ``torch.compile`` calls that do not name one.", BACKENDS)
+    values: tuple[str, ...] = _option(
+        ["same_as_forward", "off", "autocast"], (list, tuple), "env",
+        "Values every demo runs under, in ``:values:`` syntax, one per item.")
+    config: str = _option(DEFAULT_CONFIG, (str,), "env",
+                          "Dotted path of the compile-time config that the values set.")
+    timeout: float = _option(
+        120.0, (int, float), "env",
+        "Seconds one run (one value, compiled or eager) may take before it is stopped: "
+        f"more than 0, at most {MAX_TIMEOUT:g} (24 h).", rule=TIMEOUT_RULE)
+    grad_tolerance: float = _option(
+        0.0, (int, float), "env",
+        "Gradients match when |compiled - eager| <= tol * (1 + |eager|); finite, >= 0; 0 "
+        "means bitwise.", rule=TOLERANCE_RULE)
+    output_tolerance: float = _option(
+        1e-3, (int, float), "env",
+        "The same for every other tensor (inductor's forward differs from eager by ~1e-4); "
+        "finite, >= 0; 0 means bitwise.", rule=TOLERANCE_RULE)
+    execute: str = _option(
+        "auto", (str,), "",
+        "auto: run what is not cached; force: run everything; never: render from the cache "
+        "only (for hosts without torch).", EXECUTE_MODES)
+    jobs: int = _option(0, (int,), "",
+                        "Runs in flight at once; 0 follows ``sphinx-build -j``, capped at the cores.")
+    cache_dir: str = _option(
+        "", (str,), "",
+        "Result cache directory; empty: ``autocast_demo_cache`` in the doctree directory.")
+    fail_on_mismatch: bool = _option(
+        True, (bool,), "",
+        "Make sphinx-build exit non-zero when a page's record is not what torch does.")
+    cuda_unavailable: str = _option(
+        "error", (str,), "env",
+        "When device is cuda on a machine without CUDA: error (fail) or skip (render unchecked).",
+        ("error", "skip"))
+    timing_report: bool = _option(
+        False, (bool,), "",
+        "Write ``autocast_demo_timings.rst``-style table (JSON + text) of run times to the outdir.")
+
+    @property
+    def tolerance(self) -> Tolerance:
+        return Tolerance(grad=self.grad_tolerance, output=self.output_tolerance)
+
+
+#: The table of :class:`Settings`, in order: registration, validation and the docs' reference.
+OPTIONS: tuple[Option, ...] = tuple(replace(f.metadata["option"], name=f.name)
+                                    for f in fields(Settings))
 
 
 def register(app: Sphinx) -> None:
     for option in OPTIONS:
+        # No ``description=``: Sphinx 7.2 (PyTorch's pin) does not take one.
         app.add_config_value(PREFIX + option.name, option.default, option.rebuild, types=option.types)
 
 
@@ -117,10 +131,9 @@ def validate(app: Sphinx, config: Config) -> None:
                 f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r}; choose one of "
                 + ", ".join(repr(c) for c in option.choices)
             )
-        rule = _NUMBER_RULES.get(option.name)
-        if rule and number_problem(rule, value):
+        if option.rule and number_problem(option.rule, value):
             raise ConfigError(
-                f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r} must be {rule} "
+                f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r} must be {option.rule} "
                 f"(default {option.default!r})"
             )
     env_mode = os.environ.get("AUTOCAST_DEMO_EXECUTE")
@@ -141,42 +154,59 @@ def number_problem(rule: str, value: object) -> bool:
     return rule == TIMEOUT_RULE and not 0 < number <= MAX_TIMEOUT
 
 
-_NUMBER_RULES = {"timeout": TIMEOUT_RULE, "grad_tolerance": TOLERANCE_RULE,
-                 "output_tolerance": TOLERANCE_RULE}
-
-
 def _where(app: Sphinx, name: str) -> str:
     """``conf.py:LINE`` where ``name`` is assigned, or where to look (it may come from ``-D``)."""
-    path = os.path.join(app.confdir, "conf.py")
-    assignment = re.compile(rf"^\s*{PREFIX}{name}\s*=")
+    found = conf_assignment(str(app.confdir), PREFIX + name)
+    return str(found) if found else f"{os.path.join(app.confdir, 'conf.py')} (or sphinx-build -D)"
+
+
+def conf_assignment(confdir: str, setting: str) -> Location | None:
+    """Where conf.py assigns ``setting`` (a prefix such as ``autocast_demo_``: any of ours)."""
+    name = re.escape(setting) + (r"\w*" if setting.endswith("_") else r"\b")
+    return _first_line(confdir, re.compile(rf"^\s*{name}\s*="))
+
+
+def conf_line(confdir: str, setting: str) -> Location:
+    """The conf.py line to look at for ``setting``: its assignment, else the line that loads
+    the extension (the setting may come from ``-D``), else the file's first line."""
+    path = os.path.join(confdir, "conf.py")
+    if not os.path.isfile(path):
+        return Location(path)
+    return (conf_assignment(confdir, setting)
+            or _first_line(confdir, re.compile(r"^(?!\s*#).*sphinx_autocast_demo"))
+            or Location(path, 1))
+
+
+def _first_line(confdir: str, pattern: re.Pattern[str]) -> Location | None:
+    path = os.path.join(confdir, "conf.py")
     try:
         with open(path, encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
-                if assignment.match(line):
-                    return f"{path}:{number}"
-    except OSError:
+                if pattern.match(line):
+                    return Location(path, number)
+    except (OSError, UnicodeDecodeError):
         pass
-    return f"{path} (or sphinx-build -D)"
+    return None
+
+
+def default_dtype(device: str) -> str:
+    """The autocast dtype of a device when neither conf.py nor the demo names one."""
+    return "bfloat16" if device == "cpu" else "float16"
 
 
 def settings(config: Config) -> Settings:
-    device = config[PREFIX + "device"]
-    return Settings(
-        device=device,
-        dtype=config[PREFIX + "dtype"] or ("bfloat16" if device == "cpu" else "float16"),
-        backend=config[PREFIX + "backend"],
-        values=tuple(config[PREFIX + "values"]),
-        config=config[PREFIX + "config"],
-        timeout=float(config[PREFIX + "timeout"]),
-        tolerance=Tolerance(
-            grad=float(config[PREFIX + "grad_tolerance"]),
-            output=float(config[PREFIX + "output_tolerance"]),
-        ),
-        # The environment wins so that CI can switch modes without editing conf.py.
-        execute=os.environ.get("AUTOCAST_DEMO_EXECUTE") or config[PREFIX + "execute"],
-        jobs=int(config[PREFIX + "jobs"]),
-        cache_dir=config[PREFIX + "cache_dir"],
-        fail_on_mismatch=bool(config[PREFIX + "fail_on_mismatch"]),
-        cuda_unavailable=config[PREFIX + "cuda_unavailable"],
-        timing_report=bool(config[PREFIX + "timing_report"]),
-    )
+    """The validated values as the build uses them: numbers as floats, lists as tuples, the
+    dtype default filled in, and ``AUTOCAST_DEMO_EXECUTE`` over conf.py (so CI can switch
+    modes without editing it)."""
+    values = {o.name: _normal(o, config[PREFIX + o.name]) for o in OPTIONS}
+    values["dtype"] = values["dtype"] or default_dtype(values["device"])
+    values["execute"] = os.environ.get("AUTOCAST_DEMO_EXECUTE") or values["execute"]
+    return Settings(**values)
+
+
+def _normal(option: Option, value: Any) -> Any:
+    if float in option.types:
+        return float(value)
+    if list in option.types:
+        return tuple(value)
+    return bool(value) if bool in option.types else value

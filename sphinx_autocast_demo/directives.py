@@ -11,7 +11,7 @@ import math
 import os
 import re
 import textwrap
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from docutils import nodes
 from docutils.statemachine import StringList
@@ -19,8 +19,28 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from . import syntax
-from .config import BACKENDS, DEVICES, DTYPES, TIMEOUT_RULE, TOLERANCE_RULE, number_problem, settings
-from .model import DEFAULT_CONFIG, WARNING_TYPE, Code, Demo, Finding, Setup, Tolerance
+from .config import (
+    BACKENDS,
+    DEVICES,
+    DTYPES,
+    TIMEOUT_RULE,
+    TOLERANCE_RULE,
+    default_dtype,
+    number_problem,
+    settings,
+)
+from .model import (
+    DEFAULT_CONFIG,
+    WARNING_TYPE,
+    Code,
+    Demo,
+    Finding,
+    Location,
+    OptionSpan,
+    Setup,
+    SourceMap,
+    Tolerance,
+)
 from .state import doc_state
 
 if TYPE_CHECKING:
@@ -63,7 +83,7 @@ class _Base(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         try:
-            self.option_lines = self.read_options()
+            self.source_map = self.read_options()
         except syntax.SyntaxProblem as exc:
             return self.problem(str(exc), getattr(exc, "line", None))
         problem = self.unknown_options()
@@ -77,9 +97,9 @@ class _Base(SphinxDirective):
     def problem(self, message: str, line: int | None = None) -> list[nodes.Node]:
         """Report a writer's mistake at its line and keep the build going."""
         source, lineno = self.get_source_info()
-        location = f"{source}:{line or lineno}"
+        location = Location(source, line or lineno)
         logger.warning(f"{self.name}: {message}", type=WARNING_TYPE, subtype="directive",
-                       location=location)
+                       location=str(location))
         doc_state(self.env, self.env.docname).problems.append(
             Finding(severity="error", subtype="directive", message=f"{self.name}: {message}",
                     location=location)
@@ -126,41 +146,62 @@ class _Base(SphinxDirective):
         return self.get_source_info()[1] or self.lineno
 
     def option_line(self, name: str) -> int:
-        """The line where ``:name:`` is written (for messages and for accept mode)."""
-        lines: dict[str, int] = getattr(self, "option_lines", {})  # set by run()
-        return lines.get(name, self.doc_line)
+        """The line where ``:name:`` is written (for messages), else the directive's."""
+        found: SourceMap | None = getattr(self, "source_map", None)  # set by run()
+        return found.line_of(name) if found else self.doc_line
 
-    def read_options(self) -> dict[str, int]:
-        """Each option's line; in MyST, also take the options myst-parser could not read."""
+    def read_options(self) -> SourceMap:
+        """Where each option is written; in MyST, also take the options myst-parser could not
+        read."""
         if self.myst:
             return self.read_myst_options()
         # docutils has read the options (a field list that ends at the first blank line) and
-        # block_text starts at the directive's line: find each option's line in it.
-        fields, _ = syntax.option_fields(self.block_text.splitlines()[1:])
-        return {f.name: self.doc_line + 1 + f.line for f in fields if f.name}
+        # block_text starts at the directive's line (its lines are the file's, dedented when
+        # nested): find each option's lines in it.
+        fields, end = syntax.option_fields(self.block_text.splitlines()[1:])
+        return self.source_map_of("rst", self.doc_line + 1, fields, end)
+
+    def source_map_of(self, style: Literal["rst", "colon"], first: int,
+                      fields: list[syntax.OptionField], end: int) -> SourceMap:
+        """The map of an option block whose first line is line ``first`` of the file."""
+        spans: list[OptionSpan] = []
+        for f in fields:
+            after = first + f.line + 1 + len(f.more)
+            if f.name:
+                spans.append(OptionSpan(f.name, first + f.line, after))
+            elif spans:  # MyST's ``:  more`` line continues the option above it
+                spans[-1] = OptionSpan(spans[-1].name, spans[-1].first, after)
+        return SourceMap(self.source_path, self.doc_line, style, first, first + end, tuple(spans))
+
+    @property
+    def source_path(self) -> str:
+        # docutils names an included file relative to the current directory: make it absolute
+        # like every other source, so locations do not depend on where sphinx-build ran.
+        return os.path.abspath(self.get_source_info()[0])
 
     # MyST: myst-parser reads an option block as YAML. In the colon form it takes only the lines
     # that start with ":", so the indented lines that continue an option in reST would reach us
     # as code; where its YAML reader fails it drops every option with a warning and runs the
     # directive anyway. Read the block again from the source, as reST would, and say so.
 
-    def read_myst_options(self) -> dict[str, int]:
+    def read_myst_options(self) -> SourceMap:
+        fence = self.doc_line
         head = self.myst_head()
         if head is None:
-            return {}
-        fence = self.doc_line
+            return SourceMap(self.source_path, fence, "colon", fence + 1, fence + 1)
         if head and head[0].startswith("---"):  # myst-parser's test for a YAML block
-            lines, end = self.myst_yaml(head, fence)
+            found, end = self.myst_yaml(head, fence)
             self.check_myst_body(head, end, fence, continued=None)
         elif "\n".join(head).lstrip().startswith(":"):  # and for the colon form
             fields, end = syntax.option_fields(head)
-            lines = self.myst_colon(head, fields, end, fence)
+            self.myst_colon(head, fields, end, fence)
+            found = self.source_map_of("colon", fence + 1, fields, end)
             named = [f.name for f in fields if f.name]
             self.check_myst_body(head, end, fence, continued=named[-1] if named else None)
         else:
-            lines, end = {}, 0
-            self.check_myst_body(head, end, fence, continued=None)
-        return lines
+            found = SourceMap(self.source_path, fence, "colon", fence + 1, fence + 1)
+            self.check_myst_body(head, 0, fence, continued=None)
+        return found
 
     def myst_head(self) -> list[str] | None:
         """The source lines between the directive's fence and its closing fence."""
@@ -179,7 +220,7 @@ class _Base(SphinxDirective):
         return source[start:end] if 0 < start <= len(source) else None
 
     def myst_colon(self, head: list[str], fields: list[syntax.OptionField], end: int,
-                   fence: int) -> dict[str, int]:
+                   fence: int) -> None:
         lines = [fence + 1 + f.line for f in fields]
         values = self.myst_tokens([f.text[1:] for f in fields], lines, self.forms[0])
         if any(f.more for f in fields):
@@ -194,9 +235,8 @@ class _Base(SphinxDirective):
             start = end + 1 if end < len(head) and not head[end].strip() else end
             self.content = StringList(head[start:], self.get_source_info()[0])
             self.content_offset = start
-        return {f.name: line for f, line in zip(fields, lines, strict=True) if f.name}
 
-    def myst_yaml(self, head: list[str], fence: int) -> tuple[dict[str, int], int]:
+    def myst_yaml(self, head: list[str], fence: int) -> tuple[SourceMap, int]:
         close = next((i for i in range(1, len(head)) if head[i].startswith("---")), None)
         if close is None:
             raise _at(syntax.SyntaxProblem(
@@ -205,9 +245,13 @@ class _Base(SphinxDirective):
         block = textwrap.dedent("\n".join(head[1:close])).split("\n")
         lines = [fence + 2 + i for i in range(len(block))]
         self.myst_tokens(block, lines, self.forms[1])
-        keys = {m.group(1): line for text, line in zip(block, lines, strict=True)
-                if (m := YAML_KEY.match(text))}
-        return keys, close + 1
+        keys = [(m.group(1), line) for text, line in zip(block, lines, strict=True)
+                if (m := YAML_KEY.match(text))]
+        end = fence + 1 + close  # the closing ---
+        # A key's value runs to the next key (a ``|`` block's lines, say) or the closing ---.
+        spans = tuple(OptionSpan(name, line, keys[i + 1][1] if i + 1 < len(keys) else end)
+                      for i, (name, line) in enumerate(keys))
+        return SourceMap(self.source_path, fence, "yaml", fence + 2, end, spans), close + 1
 
     def myst_tokens(self, texts: list[str], lines: list[int], form: str) -> dict[str, str]:
         """The options as myst-parser reads them; where it cannot, a located error."""
@@ -297,11 +341,10 @@ class AutocastDemo(_Base):
         conf = settings(self.config)
         device = self.choice("device", conf.device, DEVICES)
         dtype = self.choice("dtype", conf.dtype if device == conf.device else
-                            ("bfloat16" if device == "cpu" else "float16"), DTYPES)
+                            default_dtype(device), DTYPES)
         config = self.options.get("config") or conf.config
-        values_text = self.options.get("values") or ",".join(conf.values)
         try:
-            variants = syntax.parse_values(values_text, device, dtype,
+            variants = syntax.parse_values(self.options.get("values") or conf.values, device, dtype,
                                            builtins=config == DEFAULT_CONFIG)
         except syntax.SyntaxProblem as exc:
             raise _at(exc, self.option_line("values"), "values") from None
@@ -332,8 +375,7 @@ class AutocastDemo(_Base):
                 grad=self.number("grad-tolerance", conf.tolerance.grad, TOLERANCE_RULE),
                 output=self.number("output-tolerance", conf.tolerance.output, TOLERANCE_RULE),
             ),
-            expect_line=self.option_line("expect"),
-            expect_output_line=self.option_line("expect-output"),
+            source_map=self.source_map,
         )
 
     def ident(self) -> str:
@@ -354,7 +396,7 @@ class AutocastDemo(_Base):
         if taken is None:
             return ident
         where = (f"line {taken.lineno}" if taken.code.source == self.code().source
-                 else taken.location)
+                 else str(taken.location))
         automatic = (" (demos without :name: get autocast-demo-<n>)"
                      if AUTOMATIC_ID.match(ident) else "")
         free = next(f"{ident}-{n}" for n in range(2, len(demos) + 3) if f"{ident}-{n}" not in demos)

@@ -14,13 +14,19 @@ from sphinx.util import logging
 from sphinx.util.display import status_iterator
 
 from . import __version__
-from .check import ENGINE_NOT_RUN, _conf_line, check, engine_problem
-from .compare import compare_runs
+from .check import engine_problem
+from .config import conf_line
 from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
-from .engine.pool import EngineError, Run, WorkerPool
-from .model import WARNING_TYPE, DemoResult, RunRecord, Variant, VariantResult, Verdict
+from .engine.pool import EngineError, Finished, Run, WorkerPool
+from .model import WARNING_TYPE, DemoResult, NotRunReason, RunRecord, Variant, VariantResult, Verdict
+
+#: The ``detail`` of runs refused because the build cannot run any demo (no torch, no
+#: worker), before the engine's own words; the reason itself is ``RunRecord.not_run``.
+ENGINE_NOT_RUN = "not run, no demo can run here: "
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from sphinx.application import Sphinx
 
     from .config import Settings
@@ -46,7 +52,10 @@ def pool_size(conf_jobs: int, parallel: int, available: int) -> int:
 
 
 def installed_torch() -> str:
-    """The torch version, read from package metadata: no 2-second import in the build."""
+    """The torch version, read from package metadata: no 2-second import in the build.
+
+    Called once per build (:mod:`.pipeline`); everything else reads :attr:`.state.Build.torch`.
+    """
     try:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
@@ -54,13 +63,23 @@ def installed_torch() -> str:
 
 
 @dataclass
-class Pending:
-    """One variant of one demo, waiting for its compiled and eager runs."""
+class Planned:
+    """One variant of one demo: its cache key and, once known, its result."""
 
     demo: Demo
     variant: Variant
+    codes: tuple[Code, ...]  # the setups that run before it, then its own code
     key: str
-    runs: dict[str, Any] = field(default_factory=dict)  # mode -> Finished
+    result: VariantResult | None = None  # from the cache, or why it does not run; else compared
+
+
+@dataclass
+class Ran:
+    """The compiled and eager runs of one planned variant, as the engine finished them."""
+
+    item: Planned
+    compiled: Finished
+    eager: Finished
 
 
 @dataclass
@@ -73,15 +92,18 @@ class Stats:
 
 
 class Executor:
-    def __init__(self, app: Sphinx, conf: Settings) -> None:
+    """The engine-facing stages: plan (the cache), run (the worker pool), store."""
+
+    def __init__(self, app: Sphinx, conf: Settings, torch: str) -> None:
         self.app = app
         self.conf = conf
         root = Path(conf.cache_dir) if conf.cache_dir else Path(app.doctreedir) / "autocast_demo_cache"
         self.cache = ResultCache(root if root.is_absolute() else Path(app.confdir) / root)
         self.storing: bool | None = None  # whether results can be stored; None: not known yet
-        # Read from metadata, never from the worker: the cache, the environment's fingerprint
-        # and the pages must all name the same version, and the build must not import torch.
-        self.torch = installed_torch()
+        # The caller reads it from metadata, never from the worker: the cache, the
+        # environment's fingerprint and the pages must all name the same version, and the
+        # build must not import torch.
+        self.torch = torch
         self.python = platform.python_version()
         self.pool: WorkerPool | None = None
         self.stats = Stats()
@@ -134,34 +156,34 @@ class Executor:
     def current(self, entry: Entry) -> bool:
         return entry.torch_version == self.torch and entry.python_version == self.python
 
-    def run(self, todo: list[tuple[Demo, DocState]]) -> list[DemoResult]:
-        pending: list[Pending] = []
-        done: dict[tuple[str, str], dict[str, VariantResult]] = {}
-        codes_of: dict[tuple[str, str], tuple[Code, ...]] = {}
+    def plan(self, todo: list[tuple[Demo, DocState]]) -> list[Planned]:
+        """Every (demo, variant) to answer, with its result when the cache (or the execution
+        mode) answers it without a run."""
+        planned = []
         for demo, state in todo:
             codes = [s.code for s in state.setups_for(demo)] + [demo.code]
-            codes_of[demo.docname, demo.ident] = tuple(codes)
-            slot = done.setdefault((demo.docname, demo.ident), {})
             for variant in demo.variants:
                 key = self.key(demo, codes, variant)
-                cached = self.lookup(demo, variant, key)
-                if cached is not None:
-                    slot[variant.name] = cached
-                else:
-                    pending.append(Pending(demo, variant, key))
-        self.execute(pending, codes_of, done)
-        results = []
-        for demo, _state in todo:
-            slot = done[demo.docname, demo.ident]
-            result = DemoResult(
-                demo=demo,
-                codes=codes_of[demo.docname, demo.ident],
-                variants=tuple(slot[v.name] for v in demo.variants),
+                planned.append(Planned(demo, variant, tuple(codes), key,
+                                       self.lookup(demo, variant, key)))
+        return planned
+
+    def results(self, planned: list[Planned]) -> list[DemoResult]:
+        """The planned variants, answered, gathered by demo (not yet checked)."""
+        by_demo: dict[tuple[str, str], list[Planned]] = {}
+        for item in planned:
+            by_demo.setdefault((item.demo.docname, item.demo.ident), []).append(item)
+        out = []
+        for (docname, ident), items in by_demo.items():
+            answered = [item.result for item in items]
+            assert all(r is not None for r in answered), "every planned variant is answered"
+            out.append(DemoResult(
+                demo=items[0].demo, codes=items[0].codes,
+                variants=tuple(r for r in answered if r is not None),
                 # "never" mode may render results of another torch: name that one.
-                torch_version=self.versions.get((demo.docname, demo.ident), self.torch),
-            )
-            results.append(check(result))
-        return results
+                torch_version=self.versions.get((docname, ident), self.torch),
+            ))
+        return out
 
     def lookup(self, demo: Demo, variant: Variant, key: str) -> VariantResult | None:
         never = self.conf.execute == "never"
@@ -172,7 +194,7 @@ class Executor:
             except CorruptEntry as exc:
                 then = "not run (autocast_demo_execute is 'never')" if never else "running again"
                 logger.warning(f"unreadable cache entry, {then}: {exc}", type=WARNING_TYPE,
-                               subtype="cache", location=demo.location)
+                               subtype="cache", location=str(demo.location))
         if entry is not None and (never or self.current(entry)):
             self.stats.cached += 1
             if entry.torch_version != self.torch:
@@ -180,7 +202,7 @@ class Executor:
             return VariantResult(variant, entry.verdict, entry.compiled, entry.eager, cached=True)
         if never:
             return skipped(variant, "not run: autocast_demo_execute is 'never' and the cache "
-                                    "has no result for it")
+                                    "has no result for it", why="never")
         self.check_storage()  # before the first run, not after the last
         return None
 
@@ -198,14 +220,14 @@ class Executor:
             f"({problem}): the demos run and render but are not kept, so the next build runs "
             "them again; set autocast_demo_cache_dir to a directory this build can write",
             type=WARNING_TYPE, subtype="cache",
-            location=_conf_line(str(self.app.confdir), "autocast_demo_cache_dir"))
+            location=str(conf_line(str(self.app.confdir), "autocast_demo_cache_dir")))
 
-    def execute(
-        self,
-        pending: list[Pending],
-        codes_of: dict[tuple[str, str], tuple[Code, ...]],
-        done: dict[tuple[str, str], dict[str, VariantResult]],
-    ) -> None:
+    def run(self, planned: list[Planned]) -> Iterator[Ran]:
+        """Run what the cache did not answer; yield each variant once both its runs finished.
+
+        A variant that cannot run (no worker, no CUDA) gets its result here and is not yielded.
+        """
+        pending = [item for item in planned if item.result is None]
         if not pending:
             return
         try:
@@ -215,20 +237,19 @@ class Executor:
             info = self.pool.ready()
         except EngineError as exc:
             message, location = engine_problem(str(exc), str(self.app.confdir), self.conf.config)
-            logger.error(message, type=WARNING_TYPE, subtype="engine", location=location)
+            logger.error(message, type=WARNING_TYPE, subtype="engine", location=str(location))
             reason = (ENGINE_NOT_RUN + str(exc)).splitlines()[0]
             for item in pending:
-                done[item.demo.docname, item.demo.ident][item.variant.name] = skipped(
-                    item.variant, reason, status="refused")
+                item.result = skipped(item.variant, reason, status="refused", why="engine")
             return
-        runnable: list[Pending] = []
+        runnable: list[Planned] = []
         for item in pending:
             if item.demo.device == "cuda" and not info.get("cuda"):
                 refuse = self.conf.cuda_unavailable == "error"
                 reason = ("device is cuda but this machine has no CUDA; set "
                           "autocast_demo_cuda_unavailable = 'skip' to render such demos unchecked")
-                done[item.demo.docname, item.demo.ident][item.variant.name] = skipped(
-                    item.variant, reason, status="refused" if refuse else "skipped")
+                item.result = skipped(item.variant, reason,
+                                      status="refused" if refuse else "skipped", why="no-cuda")
             else:
                 runnable.append(item)
         self.announce_fresh(info)
@@ -237,40 +258,40 @@ class Executor:
             fresh = item.demo.device == "cuda"  # CUDA: a new interpreter per run, never forked
             for mode in ("compiled", "eager"):
                 run = Run(key=f"{index:06d}-{mode}", timeout=item.demo.timeout, fresh=fresh,
-                          job=self.job(item.demo, codes_of[item.demo.docname, item.demo.ident],
-                                       item.variant, mode))
+                          job=self.job(item.demo, item.codes, item.variant, mode))
                 runs.append(run)
                 owners[run.key] = (item, mode)
         start = time.perf_counter()
-        def label(fin: Any) -> str:
+        def label(fin: Finished) -> str:
             item, mode = owners[fin.run.key]
             return f"{item.demo.docname}:{item.demo.lineno} [{item.variant.name}, {mode}]"
 
         finished = status_iterator(self.pool.run(runs), "running autocast demos... ", "purple",
                                    len(runs), self.app.verbosity, stringify_func=label)
+        halves: dict[int, dict[str, Finished]] = {}
         for fin in finished:
             item, mode = owners[fin.run.key]
-            item.runs[mode] = fin
+            pair = halves.setdefault(id(item), {})
+            pair[mode] = fin
             self.stats.executed += 1
             self.stats.fresh += fin.fresh
-            location = item.demo.location
-            self.stats.per_demo[location] = self.stats.per_demo.get(location, 0.0) + fin.record.seconds
-            if len(item.runs) == 2:
-                done[item.demo.docname, item.demo.ident][item.variant.name] = self.finish(item)
+            where = str(item.demo.location)
+            self.stats.per_demo[where] = self.stats.per_demo.get(where, 0.0) + fin.record.seconds
+            if len(pair) == 2:
+                yield Ran(item, pair["compiled"], pair["eager"])
         self.stats.seconds += time.perf_counter() - start
 
-    def finish(self, item: Pending) -> VariantResult:
-        compiled, eager = item.runs["compiled"], item.runs["eager"]
-        verdict = compare_runs(compiled.record, eager.record, (compiled.data, compiled.offsets),
-                               (eager.data, eager.offsets), item.demo.tolerance)
-        if verdict.outcome != "error" and self.storing is not False:  # failures run again
-            try:
-                self.cache.put(item.key, Entry(self.torch, verdict, compiled.record, eager.record,
-                                               python_version=self.python))
-            except OSError as exc:  # e.g. the disk filled up during the build
-                self.storing = False
-                self.cannot_store(self.cache.why(exc))
-        return VariantResult(item.variant, verdict, compiled.record, eager.record)
+    def store(self, item: Planned) -> None:
+        """Keep a compared result for the next build (failures are not kept: they run again)."""
+        result = item.result
+        if result is None or result.verdict.outcome == "error" or self.storing is False:
+            return
+        try:
+            self.cache.put(item.key, Entry(self.torch, result.verdict, result.compiled,
+                                           result.eager, python_version=self.python))
+        except OSError as exc:  # e.g. the disk filled up during the build
+            self.storing = False
+            self.cannot_store(self.cache.why(exc))
 
     def job(self, demo: Demo, codes: tuple[Code, ...], variant: Variant, mode: str) -> dict[str, Any]:
         return {
@@ -301,9 +322,10 @@ class Executor:
             "python -c 'import torch, threading' and /proc/self/task, and set its thread-count "
             "variable to 1 (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS are set "
             "for the worker already)", type=WARNING_TYPE, subtype="slow",
-            location=_conf_line(str(self.app.confdir), "sphinx_autocast_demo"))
+            location=str(conf_line(str(self.app.confdir), "sphinx_autocast_demo")))
 
 
-def skipped(variant: Variant, reason: str, status: str = "skipped") -> VariantResult:
-    record = RunRecord(status=status, detail=reason)  # type: ignore[arg-type]
+def skipped(variant: Variant, reason: str, status: str = "skipped",
+            why: NotRunReason = "") -> VariantResult:
+    record = RunRecord(status=status, detail=reason, not_run=why)  # type: ignore[arg-type]
     return VariantResult(variant, Verdict(outcome="error", note=reason), record, record)

@@ -22,7 +22,55 @@ DEFAULT_CONFIG = "torch._functorch.config.backward_pass_autocast"
 
 Outcome = Literal["matches", "differs", "raises", "error"]
 RunStatus = Literal["ok", "raised", "timeout", "crashed", "skipped", "refused"]
+#: Why a run never started (status ``skipped`` or ``refused``): ``engine``, no demo can run in
+#: this build (one error says so for the whole build); ``no-cuda``, a CUDA demo on a machine
+#: without CUDA; ``never``, execution is off and the cache has no result.
+NotRunReason = Literal["", "engine", "no-cuda", "never"]
 Severity = Literal["ok", "mismatch", "error", "missing"]
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in the docs' sources (or conf.py): what warnings, reports and CI point at."""
+
+    path: str
+    line: int = 0  # 1-based; 0: the file as a whole
+
+    def __str__(self) -> str:
+        """``path:line``, the form Sphinx's ``location=`` takes and prints."""
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+
+@dataclass(frozen=True)
+class OptionSpan:
+    """Where one option of a directive is written: its first line and the line after its
+    last (continuation lines included), 1-based, in the directive's file."""
+
+    name: str
+    first: int
+    end: int
+
+
+@dataclass(frozen=True)
+class SourceMap:
+    """Where a directive and each of its options sit in its file, recorded once, when the
+    directive is read (reST, MyST colon and YAML forms, included files alike); warnings, the
+    check builder and accept mode all point and edit through it."""
+
+    path: str
+    line: int  # the directive's line (MyST: its opening fence)
+    style: Literal["rst", "colon", "yaml"]
+    start: int  # the option region's first line (where an option goes into an empty one)
+    end: int  # the line after the region (YAML: the closing ---)
+    options: tuple[OptionSpan, ...] = ()
+
+    def span(self, name: str) -> OptionSpan | None:
+        return next((o for o in self.options if o.name == name), None)
+
+    def line_of(self, name: str) -> int:
+        """The line of option ``name``, or the directive's own line when it is not written."""
+        found = self.span(name)
+        return found.first if found else self.line
 
 
 @dataclass(frozen=True)
@@ -83,12 +131,25 @@ class Demo:
     dtype: str
     timeout: float
     tolerance: Tolerance
-    expect_line: int  # line of the ``:expect:`` option, or the directive's line
-    expect_output_line: int = 0  # line of ``:expect-output:``; 0: the directive's line
+    source_map: SourceMap
 
     @property
-    def location(self) -> str:
-        return f"{self.code.source}:{self.lineno}"
+    def expect_line(self) -> int:
+        """Line of the ``:expect:`` option, or the directive's line."""
+        return self.source_map.line_of("expect")
+
+    @property
+    def expect_output_line(self) -> int:
+        """Line of the ``:expect-output:`` option, or the directive's line."""
+        return self.source_map.line_of("expect-output")
+
+    @property
+    def location(self) -> Location:
+        return Location(self.code.source, self.lineno)
+
+    def at(self, line: int) -> Location:
+        """A line of the demo's own file (an option's line, say)."""
+        return Location(self.code.source, line or self.lineno)
 
     def expected(self, variant: str) -> str | None:
         found = dict(self.expect)
@@ -138,6 +199,7 @@ class RunRecord:
     error: SnippetError | None = None
     detail: str = ""  # for timeout / crashed: what happened, in words
     seconds: float = 0.0
+    not_run: NotRunReason = ""  # for skipped / refused: why it never started
 
 
 @dataclass(frozen=True)
@@ -184,13 +246,13 @@ class DemoResult:
     torch_version: str
     findings: tuple[Finding, ...] = field(default=())
 
-    def where(self, error: SnippetError) -> tuple[str, int]:
+    def where(self, error: SnippetError) -> Location:
         """The doc file and line of the innermost frame of the writer's code."""
         if not error.frames:
-            return self.demo.code.source, self.demo.lineno
+            return self.demo.location
         frame = error.frames[-1]
         code = self.codes[min(frame.part, len(self.codes) - 1)]
-        return code.source, code.doc_line(frame.line)
+        return Location(code.source, code.doc_line(frame.line))
 
     def traceback(self, error: SnippetError) -> str:
         """A short traceback in doc coordinates, hiding every frame that is not the writer's."""
@@ -211,16 +273,16 @@ class Finding:
     severity: Severity
     subtype: str  # the warning subtype: ``mismatch``, ``snippet-error``, ``timeout``...
     message: str
-    location: str  # "path:line"
-    variant: str | None = None
+    location: Location
+    variants: tuple[str, ...] = ()  # the values it is about; empty: the whole demo
 
     @property
     def failed(self) -> bool:
         return self.severity in ("mismatch", "error")
 
     def concerns(self, variant: str) -> bool:
-        """Is ``variant`` one of the values this finding names (``"off, fp16"``)?"""
-        return self.variant is not None and variant in self.variant.split(", ")
+        """Is ``variant`` one of the values this finding names?"""
+        return variant in self.variants
 
 
 # Reading records back from JSON (the worker's results, the cache's entries): every field is checked

@@ -6,28 +6,26 @@ from typing import TYPE_CHECKING
 
 from docutils import nodes
 
-from .builder import runs_demos
 from .directives import results_placeholder
-from .report import installed, not_checked, publish
-from .state import all_docs
+from .report import not_checked, publish
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
     from .check import NotChecked
     from .model import DemoResult, VariantResult
+    from .state import DocState
 
 MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "error": "\u2014"}
 
 
-def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """``doctree-resolved``: replace each placeholder with its demo's results.
+def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown: bool,
+            torch: str) -> None:
+    """Replace each placeholder with its demo's results, as checked with ``torch``.
 
-    A builder that runs no demo (gettext, linkcheck...: :func:`.builder.runs_demos`) gets no
-    results at all: nothing was checked for it, and their text is no message to translate.
+    A builder that runs no demo (``shown`` false: gettext, linkcheck...) gets no results at
+    all: nothing was checked for it, and their text is no message to translate.
     """
-    state = all_docs(app.env).get(docname)
-    shown = runs_demos(app.builder)
     tabs = use_tabs(app)
     for node in list(doctree.findall(results_placeholder)):
         result = state.results.get(node["ident"]) if state else None
@@ -38,12 +36,11 @@ def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
                                    classes=["autocast-demo-provenance"])
             node.replace_self(para)
         else:
-            node.replace_self(result_nodes(result, app, tabs))
+            node.replace_self(result_nodes(result, app, torch, tabs))
 
 
-def result_nodes(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.Node]:
-    missed = not_checked(result, app.env)
-    torch = installed(app.env)
+def result_nodes(result: DemoResult, app: Sphinx, torch: str, tabs: bool = False) -> list[nodes.Node]:
+    missed = not_checked(result, torch)
     out: list[nodes.Node] = [results_table(result, missed, torch)]
     out.extend(printed(result, app, tabs))
     out.append(provenance(result, missed, torch))

@@ -8,6 +8,7 @@ import logging as std_logging
 import os
 import re
 import sysconfig
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from sphinx.application import Sphinx
-    from sphinx.environment import BuildEnvironment
 
     from .execute import Stats
     from .model import DemoResult, Finding
@@ -103,66 +103,83 @@ def _python_places() -> list[tuple[str, str]]:
 def warn(finding: Finding, app: Sphinx) -> None:
     # The location stays absolute, as Sphinx gives its own; the text is what we publish.
     logger.warning(publish(finding.message, app), type=WARNING_TYPE, subtype=finding.subtype,
-                   location=finding.location)
+                   location=str(finding.location))
 
 
-def installed(env: BuildEnvironment) -> str:
-    """The torch this build checks with: the one the build's fingerprint names.
-
-    ``events.execute_all`` records it (from package metadata) before any page is written, so
-    pages, summary and reports all compare a result's torch with the same version.
-    """
-    from .events import FINGERPRINT
-    from .execute import installed_torch
-
-    found = getattr(env, FINGERPRINT, None)
-    return str(found[1]) if found else installed_torch()
-
-
-def not_checked(result: DemoResult, env: BuildEnvironment) -> dict[str, NotChecked]:
-    """Value name -> why it was not checked, for the values of ``result`` that were not."""
-    torch = installed(env)
+def not_checked(result: DemoResult, torch: str) -> dict[str, NotChecked]:
+    """Value name -> why it was not checked with ``torch`` (the build's), for the values of
+    ``result`` that were not."""
     found = {vr.variant.name: unchecked(result, vr, torch) for vr in result.variants}
     return {name: why for name, why in found.items() if why is not None}
 
 
-def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], stats: Stats,
-              fail: bool) -> None:
-    """Print one summary of every demo checked in this build; fail the build if asked."""
-    if not results and not problems:
-        return
-    failures = problems + [f for r in results for f in r.findings if f.failed]
-    missed = {(r.demo.docname, r.demo.ident): not_checked(r, app.env) for r in results}
+@dataclass(frozen=True)
+class Counts:
+    """What one build did, as numbers: the summary says them, and ``autocast_demo_stats.json``
+    (in the doctree directory) and the autocast-check report hold them for programs."""
+
+    demos: int = 0  # checked in this build (from a run or the cache)
+    values: int = 0  # (demo, value) pairs of those demos
+    checked: int = 0  # of those, checked with the installed torch
+    not_checked: int = 0
+    failures: int = 0  # failing findings and directive errors
+    runs: int = 0  # runs (one value, compiled or eager) that went to a worker
+    cached: int = 0  # values answered from the cache
+    forked: int = 0  # runs forked from the warm worker
+    fresh: int = 0  # runs in a new interpreter
+    seconds: float = 0.0
+
+
+def counts(results: list[DemoResult], problems: list[Finding], stats: Stats, torch: str) -> Counts:
     values = sum(len(r.variants) for r in results)
-    skipped = sum(len(m) for m in missed.values())
+    skipped = sum(len(not_checked(r, torch)) for r in results)
+    failures = len(problems) + sum(f.failed for r in results for f in r.findings)
+    return Counts(demos=len(results), values=values, checked=values - skipped,
+                  not_checked=skipped, failures=failures, runs=stats.executed,
+                  cached=stats.cached, forked=stats.executed - stats.fresh, fresh=stats.fresh,
+                  seconds=round(stats.seconds, 3))
+
+
+def write_counts(found: Counts, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(found), indent=1) + "\n", encoding="utf-8")
+
+
+def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], stats: Stats,
+              torch: str) -> Counts:
+    """Print one summary of every demo checked in this build; return its numbers."""
+    found = counts(results, problems, stats, torch)
+    if not results and not problems:
+        return found
+    failures = problems + [f for r in results for f in r.findings if f.failed]
+    missed = {(r.demo.docname, r.demo.ident): not_checked(r, torch) for r in results}
     logger.info(bold(
-        f"autocast-demo: {len(results)} demos, {values - skipped} values checked"
-        + (f", {skipped} not checked" if skipped else "")
-        + f" ({stats.executed} runs, {stats.cached} from the cache) in {stats.seconds:.1f} s"
+        f"autocast-demo: {found.demos} demos, {found.checked} values checked"
+        + (f", {found.not_checked} not checked" if found.not_checked else "")
+        + f" ({found.runs} runs, {found.cached} from the cache) in {stats.seconds:.1f} s"
     ))
     if stats.executed:
         why = " (CUDA, or a worker that could not fork: see above)" if stats.fresh else ""
         logger.info(f"autocast-demo: {stats.executed - stats.fresh} runs forked from the warm "
                     f"worker, {stats.fresh} in a new interpreter{why}")
-    for line in _unchecked_lines(results, missed, installed(app.env)):
+    for line in _unchecked_lines(results, missed, torch):
         logger.info(f"autocast-demo: {line}")
     slowest = sorted(stats.per_demo.items(), key=lambda kv: -kv[1])[:3]
     if slowest and stats.executed:
         logger.info("autocast-demo: slowest: " + ", ".join(f"{loc} ({s:.2f} s)" for loc, s in slowest))
     if not failures:
-        return
+        return found
     lines = [f"autocast-demo: {len(failures)} failure(s):"]
     lines += [f"  {f.location}: {publish(f.message, app).splitlines()[0]}" for f in failures]
     logger.info(red("\n".join(lines)))
-    if fail:
-        app.statuscode = 1
+    return found
 
 
 def _unchecked_lines(results: list[DemoResult], missed: dict[tuple[str, str], dict[str, NotChecked]],
                      torch: str) -> list[str]:
     """What the build did not check that no warning tells: skipped CUDA demos, older results."""
     lines = []
-    cuda = [r for r in results if any(vr.compiled.status == "skipped" and no_cuda(r.demo, vr.compiled)
+    cuda = [r for r in results if any(vr.compiled.status == "skipped" and no_cuda(vr.compiled)
                                       for vr in r.variants)]
     if cuda:
         lines.append(f"{len(cuda)} CUDA demo{'' if len(cuda) == 1 else 's'} skipped: the build "

@@ -1,4 +1,6 @@
-"""Per-document state in the build environment, so incremental and ``-j`` builds stay correct."""
+"""The extension's two records: what the environment keeps between builds (:class:`State`, one
+attribute, one purge, one merge) and what lives for one build only (:class:`Build`, held on the
+application, never pickled)."""
 
 from __future__ import annotations
 
@@ -11,17 +13,24 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
 
+    from .config import Settings
+    from .execute import Executor
     from .model import Demo, DemoResult, Finding, Setup
 
-ATTR = "autocast_demo_docs"
+ATTR = "autocast_demo"  # the environment's attribute: a State
+BUILD = "_autocast_demo_build"  # the application's attribute: a Build
 
 
 @dataclass
 class DocState:
+    """Everything the extension knows of one document; purged and merged as a whole."""
+
     demos: dict[str, Demo] = field(default_factory=dict)  # by ident, in document order
     setups: list[Setup] = field(default_factory=list)
     problems: list[Finding] = field(default_factory=list)  # the directives' own errors
     results: dict[str, DemoResult] = field(default_factory=dict)  # filled after reading
+    summary: bool = False  # holds an ``autocast-demo-summary``
+    titles: dict[str, str] = field(default_factory=dict)  # demo ident -> what a reader sees above it
 
     @property
     def failed(self) -> bool:
@@ -33,24 +42,57 @@ class DocState:
         return [s for s in self.setups if s.group is None or s.group == demo.group]
 
 
+@dataclass
+class State:
+    """The extension's record in the build environment (pickled between builds)."""
+
+    docs: dict[str, DocState] = field(default_factory=dict)
+    # (extension, torch, Python) of the build that last checked: another one re-reads every
+    # page with demos, so that no result of another torch passes for a checked one.
+    fingerprint: tuple[str, str, str] | None = None
+
+
+@dataclass
+class Build:
+    """What one build needs and must not pickle: its settings, the torch it checks with, the
+    executor (worker processes), and what it did, for the report at its end."""
+
+    settings: Settings
+    torch: str  # the installed torch, read once: pages, reports and the cache all name it
+    executor: Executor
+    edited: set[str] | None = None  # sources added or changed, known before reading
+    results: list[DemoResult] = field(default_factory=list)  # checked in this build
+    problems: list[Finding] = field(default_factory=list)  # directive errors of the docs
+    check_failed: int = 0  # failed cases of the autocast-check builder
+
+
+def state(env: BuildEnvironment) -> State:
+    found = getattr(env, ATTR, None)
+    if not isinstance(found, State):
+        found = State()
+        setattr(env, ATTR, found)
+    return found
+
+
 def all_docs(env: BuildEnvironment) -> dict[str, DocState]:
-    if not hasattr(env, ATTR):
-        setattr(env, ATTR, {})
-    docs: dict[str, DocState] = getattr(env, ATTR)
-    return docs
+    return state(env).docs
 
 
 def doc_state(env: BuildEnvironment, docname: str) -> DocState:
     return all_docs(env).setdefault(docname, DocState())
 
 
-def purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
+def build(app: Sphinx) -> Build:
+    """This build's record (made at ``builder-inited`` by :mod:`.pipeline`)."""
+    found: Build = getattr(app, BUILD)
+    return found
+
+
+def purge(env: BuildEnvironment, docname: str) -> None:
     all_docs(env).pop(docname, None)
 
 
-def merge(
-    app: Sphinx, env: BuildEnvironment, docnames: Set[str], other: BuildEnvironment
-) -> None:
+def merge(env: BuildEnvironment, docnames: Set[str], other: BuildEnvironment) -> None:
     mine, theirs = all_docs(env), all_docs(other)
     for docname in docnames:
         if docname in theirs:

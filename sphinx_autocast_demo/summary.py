@@ -2,7 +2,7 @@
 
 The table is built when its page is written, from the results the build itself just checked
 (the environment's :class:`~.state.DocState`), so it can never disagree with the demos' own
-tables. ``events.execute_all`` asks Sphinx to re-write the pages holding a summary whenever any
+tables. :func:`.pipeline.run` asks Sphinx to re-write the pages holding a summary whenever any
 demo was checked again, which is how the table follows changed results.
 """
 
@@ -13,23 +13,16 @@ from typing import TYPE_CHECKING, Any
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from .builder import runs_demos
 from .render import MARK, cell
-from .report import installed, not_checked
-from .state import all_docs
+from .report import not_checked
+from .state import all_docs, doc_state
 
 if TYPE_CHECKING:
-    from collections.abc import Set
-
     from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
 
     from .check import NotChecked
     from .model import DemoResult, VariantResult
-
-SUMMARIES = "autocast_demo_summaries"  # docnames that hold a summary
-TITLES = "autocast_demo_titles"  # docname -> {demo ident: the title a reader sees above it}
-
 
 class summary_placeholder(nodes.General, nodes.Element):
     """Replaced by the matrix when its page is written."""
@@ -39,28 +32,19 @@ class AutocastDemoSummary(SphinxDirective):
     has_content = False
 
     def run(self) -> list[nodes.Node]:
-        summary_docs(self.env).add(self.env.docname)
+        doc_state(self.env, self.env.docname).summary = True
         node = summary_placeholder()
         self.set_source_info(node)
         return [node]
 
 
-def summary_docs(env: BuildEnvironment) -> set[str]:
-    if not hasattr(env, SUMMARIES):
-        setattr(env, SUMMARIES, set())
-    docs: set[str] = getattr(env, SUMMARIES)
-    return docs
+def summary_docs(env: BuildEnvironment) -> list[str]:
+    """The documents that hold a summary: re-written whenever any result is new."""
+    return sorted(d for d, s in all_docs(env).items() if s.summary)
 
 
-def _titles(env: BuildEnvironment) -> dict[str, dict[str, str]]:
-    if not hasattr(env, TITLES):
-        setattr(env, TITLES, {})
-    titles: dict[str, dict[str, str]] = getattr(env, TITLES)
-    return titles
-
-
-def record_titles(app: Sphinx, doctree: nodes.document) -> None:
-    """``doctree-read``: remember each demo's caption, or the title of its section."""
+def record_titles(env: BuildEnvironment, doctree: nodes.document) -> None:
+    """Remember each demo's caption, or the title of its section, for the matrix."""
     found: dict[str, str] = {}
     for box in doctree.findall(nodes.container):
         if "autocast-demo" not in box["classes"] or not box["ids"]:
@@ -73,28 +57,18 @@ def record_titles(app: Sphinx, doctree: nodes.document) -> None:
             found[box["ids"][0]] = caption.astext()
         elif parent is not None and isinstance(parent[0], nodes.title):
             found[box["ids"][0]] = parent[0].astext()
-    _titles(app.env)[app.env.docname] = found
+    if found:
+        doc_state(env, env.docname).titles = found
 
 
-def purge(app: Sphinx, env: BuildEnvironment, docname: str) -> None:
-    summary_docs(env).discard(docname)
-    _titles(env).pop(docname, None)
-
-
-def merge(app: Sphinx, env: BuildEnvironment, docnames: Set[str], other: BuildEnvironment) -> None:
-    summary_docs(env).update(d for d in summary_docs(other) if d in docnames)
-    theirs = _titles(other)
-    _titles(env).update({d: theirs[d] for d in docnames if d in theirs})
-
-
-def resolve(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """``doctree-resolved``: fill each placeholder with the matrix as it stands now.
+def resolve(app: Sphinx, doctree: nodes.document, docname: str, shown: bool, torch: str) -> None:
+    """Fill each placeholder with the matrix as it stands now.
 
     Empty for a builder that runs no demo (gettext, linkcheck...), as the demos' own tables.
     """
     for node in list(doctree.findall(summary_placeholder)):
-        if runs_demos(app.builder):
-            node.replace_self(matrix(app, docname))
+        if shown:
+            node.replace_self(matrix(app, docname, torch))
         else:
             node.parent.remove(node)
 
@@ -143,7 +117,7 @@ def _record(result: DemoResult, missed: dict[str, NotChecked]) -> tuple[str, lis
     return f"{MARK['matches']} holds", ["autocast-demo-holds"]
 
 
-def matrix(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
+def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
     env = app.env
     docs = all_docs(env)
     rows: list[tuple[str, str, DemoResult | None]] = []  # (docname, ident, result)
@@ -156,7 +130,7 @@ def matrix(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
         for variant in docs[docname].demos[ident].variants:
             if variant.name not in values:
                 values.append(variant.name)
-    missed = {(d, i): not_checked(r, env) for d, i, r in rows if r is not None}
+    missed = {(d, i): not_checked(r, torch) for d, i, r in rows if r is not None}
     checked = [vr for d, i, r in rows if r is not None for vr in r.variants
                if vr.variant.name not in missed[d, i]]
     unchecked = sum(len(docs[d].demos[i].variants) if r is None else len(missed[d, i])
@@ -164,7 +138,7 @@ def matrix(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
     matching = sum(vr.verdict.outcome == "matches" for vr in checked)
     lead = nodes.paragraph(
         text=(f"{_count(len(rows), 'demo')} on {_count(len({d for d, _, _ in rows}), 'page')}, "
-              f"{_count(len(checked), '(demo, value) pair')} checked with torch {installed(env)}: "
+              f"{_count(len(checked), '(demo, value) pair')} checked with torch {torch}: "
               f"compiled equals eager in {matching}"
               + (f"; {unchecked} not checked in this build." if unchecked else ".")),
         classes=["autocast-demo-provenance"],
@@ -209,7 +183,7 @@ def matrix(app: Sphinx, fromdocname: str) -> list[nodes.Node]:
 def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
               result: DemoResult | None, values: list[str], missed: dict[str, NotChecked]) -> nodes.row:
     row = nodes.row(ids=[f"summary-{docname.replace('/', '-')}-{ident}"])
-    title = _titles(app.env).get(docname, {}).get(ident, ident)
+    title = all_docs(app.env)[docname].titles.get(ident, ident)
     uri = app.builder.get_relative_uri(fromdocname, docname) + "#" + ident
     link = nodes.reference("", "", nodes.Text(title), refuri=uri, internal=True)
     row += cell(nodes.paragraph("", "", link), ["autocast-demo-label"])
@@ -224,12 +198,3 @@ def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
             else cell(f"{MARK['error']} not checked", ["autocast-demo-unchecked"]))
     return row
 
-
-def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_node(summary_placeholder)
-    app.add_directive("autocast-demo-summary", AutocastDemoSummary)
-    app.connect("doctree-read", record_titles)
-    app.connect("env-purge-doc", purge)
-    app.connect("env-merge-info", merge)
-    app.connect("doctree-resolved", resolve)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}

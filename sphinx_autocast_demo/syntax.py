@@ -12,9 +12,12 @@ import ast
 import difflib
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .model import Variant
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 #: Values every demo knows by name. ``autocast`` is filled in from the forward's autocast.
 BUILTIN_VALUES = ("same_as_forward", "off", "autocast")
@@ -153,10 +156,13 @@ def default_autocast(device: str, dtype: str) -> tuple[Any, str]:
     return value, f'[{{"device_type": "{device}", "dtype": torch.{dtype}}}]'
 
 
-def parse_values(text: str, device: str, dtype: str, builtins: bool = True) -> tuple[Variant, ...]:
-    """``same_as_forward, off, name=<literal>`` -> variants, in the order written."""
+def parse_values(text: str | Sequence[str], device: str, dtype: str,
+                 builtins: bool = True) -> tuple[Variant, ...]:
+    """``same_as_forward, off, name=<literal>`` (or those items, as conf.py lists them)
+    -> variants, in the order written."""
     variants: list[Variant] = []
-    for item in split_top_level(text, ",\n"):
+    items = split_top_level(text, ",\n") if isinstance(text, str) else [i.strip() for i in text]
+    for item in items:
         name, eq, rest = item.partition("=")
         name = name.strip()
         if eq:

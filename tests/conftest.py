@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
 
@@ -22,6 +23,13 @@ pytest_plugins = ("sphinx.testing.fixtures",)
 os.environ["NO_COLOR"] = "1"
 
 ROOTS = Path(__file__).parent / "roots"
+STATS = "autocast_demo_stats.json"  # pipeline.STATS: a build's numbers, in its doctree directory
+
+
+def read_stats(doctrees: Path) -> dict[str, float]:
+    """What a build ran, from the numbers it wrote (report.Counts); {} when it wrote none."""
+    path = doctrees / STATS
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 @pytest.fixture(scope="session")
@@ -45,6 +53,11 @@ class CliBuild:
     stdout: str
     stderr: str
     tag: str = ""  # AUTOCAST_DEMO_TEST_TAG of the build, for processes_tagged()
+    stats: dict[str, float] = field(default_factory=dict)  # its numbers, read when it ended
+
+    def runs(self) -> tuple[int, int]:
+        """(runs executed, values from the cache) of this build."""
+        return int(self.stats.get("runs", 0)), int(self.stats.get("cached", 0))
 
     def html(self, docname: str) -> BeautifulSoup:
         return BeautifulSoup((self.out / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
@@ -52,11 +65,13 @@ class CliBuild:
 
 def sphinx_build(src: Path, out: Path, *args: str, env: dict[str, str] | None = None,
                  timeout: float = 600) -> CliBuild:
+    doctrees = Path(args[args.index("-d") + 1]) if "-d" in args else out / ".doctrees"
+    (doctrees / STATS).unlink(missing_ok=True)  # a build that writes none has none
     proc = subprocess.run(
         [sys.executable, "-m", "sphinx", "-b", "html", str(src), str(out), *args],
         capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
     )
-    return CliBuild(src, out, proc.returncode, proc.stdout, proc.stderr)
+    return CliBuild(src, out, proc.returncode, proc.stdout, proc.stderr, stats=read_stats(doctrees))
 
 
 def tagged_build(name: str, tmp_path_factory: pytest.TempPathFactory) -> CliBuild:
@@ -75,13 +90,20 @@ class AppBuild:
     app: object
     status: str
     warnings: str
+    stats: dict[str, float] = field(default_factory=dict)  # its numbers, read when it ended
+
+    def runs(self) -> tuple[int, int]:
+        """(runs executed, values from the cache) of this build."""
+        return int(self.stats.get("runs", 0)), int(self.stats.get("cached", 0))
 
     def html(self, docname: str) -> BeautifulSoup:
         path = Path(self.app.outdir) / f"{docname}.html"  # type: ignore[attr-defined]
         return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
 
     def result(self, docname: str, ident: str):
-        return self.app.env.autocast_demo_docs[docname].results[ident]  # type: ignore[attr-defined]
+        from sphinx_autocast_demo.state import all_docs
+
+        return all_docs(self.app.env)[docname].results[ident]  # type: ignore[attr-defined]
 
 
 def app_build(src: Path, buildername: str = "html", **confoverrides: object) -> AppBuild:
@@ -90,13 +112,15 @@ def app_build(src: Path, buildername: str = "html", **confoverrides: object) -> 
     status, warning = StringIO(), StringIO()
     app = SphinxTestApp(buildername, srcdir=src, status=status, warning=warning,
                         confoverrides=confoverrides)
+    (Path(app.doctreedir) / STATS).unlink(missing_ok=True)
     try:
         app.build()
     finally:
         app.cleanup()
     # Sphinx 7.2's test app colours its streams; later ones do not.
     plain = re.compile(r"\x1b\[[0-9;]*m")
-    return AppBuild(app, plain.sub("", status.getvalue()), plain.sub("", warning.getvalue()))
+    return AppBuild(app, plain.sub("", status.getvalue()), plain.sub("", warning.getvalue()),
+                    read_stats(Path(app.doctreedir)))
 
 
 def verdicts(soup: BeautifulSoup, ident: str) -> list[str]:

@@ -165,8 +165,8 @@ def test_only_the_readable_demos_ran_and_every_mistake_counts(build):
     assert len(warnings) == 4 + 5 + 1, "\n".join(warnings)  # ids, blocks, the false output
     assert "snippet-error" not in build.stderr and "Traceback" not in build.stderr
     assert "missing-expectation" not in build.stderr
-    assert "4 demos, 6 values checked (12 runs, 0 from the cache)" in build.stdout
-    assert "autocast-demo: 10 failure(s):" in build.stdout
+    assert (build.stats["demos"], build.stats["checked"], build.runs()) == (4, 6, (12, 0))
+    assert build.stats["failures"] == 10
     assert processes_tagged(build.tag) == []
 
 
@@ -198,7 +198,8 @@ def test_numbers_out_of_range_fail_the_build_without_a_traceback(numbers):
     assert numbers.returncode == 1, numbers.stderr
     assert len(ours(numbers)) == 8, numbers.stderr
     assert "Traceback" not in numbers.stderr + numbers.stdout
-    assert "0 demos, 0 values checked (0 runs" in numbers.stdout
+    assert (numbers.stats["demos"], numbers.stats["checked"], numbers.stats["runs"]) == (0, 0, 0)
+    assert "autocast-demo: 0 demos, 0 values checked" in numbers.stdout  # a summary all the same
 
 
 @pytest.mark.parametrize(("name", "value", "rule"), [
@@ -260,4 +261,4 @@ def test_accept_rewrites_myst_options_over_several_lines(tmp_path_factory):
     assert page.read_text(encoding="utf-8") == after
     again = sphinx_build(src, out, "-b", "autocast-check", "-W")
     assert again.returncode == 0, again.stderr
-    assert "(0 runs, 2 from the cache)" in again.stdout
+    assert again.runs() == (0, 2)

@@ -17,7 +17,6 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import AppBuild, app_build, copy_root, verdicts
 
-from sphinx_autocast_demo import events as events_module
 from sphinx_autocast_demo import execute
 from sphinx_autocast_demo.execute import installed_torch, pool_size
 
@@ -58,9 +57,8 @@ class Step:
 
     @property
     def runs(self) -> tuple[int, int]:
-        """(runs executed, values from the cache) from the summary line; (0, 0) without one."""
-        found = re.search(r"\((\d+) runs, (\d+) from the cache\)", self.build.status)
-        return (int(found[1]), int(found[2])) if found else (0, 0)
+        """(runs executed, values from the cache), from the numbers the build wrote."""
+        return self.build.runs()
 
     def table(self) -> dict[str, list[str]]:
         pages = {"index": ["first"], "second": ["second", "third"]}
@@ -81,11 +79,10 @@ def build(src: Path, env: dict[str, str] | None = None, torch: str | None = None
         for name, value in (env or {}).items():
             mp.setenv(name, value)
         if torch is not None:
-            # The build learns the torch version from these two calls only (package metadata,
-            # never an import): the cache entries, the environment's fingerprint and the pages
-            # all take it from there, so patching them is what an upgrade looks like to it.
+            # The build learns the torch version from this one call (package metadata, never
+            # an import): the cache entries, the environment's fingerprint and the pages all
+            # take it from there, so patching it is what an upgrade looks like to it.
             mp.setattr(execute, "installed_torch", lambda: torch)
-            mp.setattr(events_module, "installed_torch", lambda: torch)
         done = app_build(src, **conf)
     out = Path(done.app.outdir)  # type: ignore[attr-defined]
     return Step(done, starts, {p.stem: p.read_text(encoding="utf-8") for p in out.glob("*.html")})
@@ -143,8 +140,12 @@ def test_cold_build_runs_every_variant_once_with_progress_and_summary(history):
     assert cold.starts == [1]  # no -j, no autocast_demo_jobs: one run at a time
     assert "running autocast demos... " in cold.build.status
     assert "index:17 [same_as_forward, compiled]" in cold.build.status  # the current demo
-    assert re.search(r"autocast-demo: 3 demos, 4 values checked \(8 runs, 0 from the cache\) "
-                     r"in \d+\.\d s", cold.build.status)
+    stats = cold.build.stats
+    assert (stats["demos"], stats["checked"], stats["not_checked"]) == (3, 4, 0)
+    # The summary says the same numbers.
+    assert re.search(rf"autocast-demo: {stats['demos']} demos, {stats['checked']} values checked "
+                     rf"\({stats['runs']} runs, {stats['cached']} from the cache\) in \d+\.\d s",
+                     cold.build.status)
     assert re.search(r"autocast-demo: slowest: .*index\.rst:17 \(\d+\.\d\d s\)", cold.build.status)
     table = cold.table()
     assert table["first"][0].startswith(DIFFER)  # backward outside autocast: only off matches

@@ -121,7 +121,7 @@ def test_sigkill_leaves_no_process_and_only_whole_entries(killed):
 def test_the_build_after_a_sigkill_uses_what_was_cached(killed):
     _before, _left, cache, again, tag = killed
     assert again.returncode == 0, again.stderr
-    assert "(2 runs, 4 from the cache)" in again.stdout  # only the gate ran again
+    assert again.runs() == (2, 4)  # only the gate ran again
     assert "unreadable cache entry" not in again.stderr
     check_pages(again.out)
     assert len(entries(cache)) == 5
@@ -167,7 +167,7 @@ def test_damaged_entries_are_rerun_with_a_located_warning(corrupt):
         assert where.rsplit(":", 1)[0] == str(index)
         assert int(where.rsplit(":", 1)[1]) in demo_lines
         assert "running again" in line and "[autocast_demo.cache]" in line
-    assert "(6 runs, 2 from the cache)" in build.stdout
+    assert build.runs() == (6, 2)
     check_pages(build.out)
 
 
@@ -214,7 +214,7 @@ def test_nothing_is_lost_after_sharing_a_cache(concurrent):
         assert json.loads(path.read_text())["key"] == path.stem
     assert not list(cache.rglob(".tmp-*"))
     assert third.returncode == 0, third.stderr
-    assert "(0 runs, 5 from the cache)" in third.stdout
+    assert third.runs() == (0, 5)
     check_pages(third.out)
     assert no_process_left(tag) == []
 
@@ -381,7 +381,7 @@ def test_mistyped_entries_are_rerun_with_a_located_warning_naming_the_field(mist
     assert sorted(line.split(": WARNING:")[0] for line in warned) == sorted(
         [where["first"], where["first"], where["second"], where["gate"]])
     assert all(any(field in line for line in warned) for field in fields), warned
-    assert "(8 runs, 1 from the cache)" in build.stdout
+    assert build.runs() == (8, 1)
     check_pages(build.out)
     assert no_process_left(tag) == []
 
@@ -426,7 +426,7 @@ def test_an_unwritable_cache_dir_is_said_once_at_its_conf_py_line(unstorable):
 
 def test_an_unwritable_cache_dir_still_runs_and_renders_every_demo(unstorable):
     build = unstorable
-    assert "(2 runs, 0 from the cache)" in build.stdout
+    assert build.runs() == (2, 0)
     assert verdicts(build.html("index"), "tiny") == [MATCH]
     assert (build.src / "blocker").is_file()  # nothing was stored, nothing was replaced
     assert no_process_left(build.tag) == []

@@ -78,7 +78,7 @@ def test_the_summary_says_every_run_was_forked(build):
     # With the thread-count variables of a many-core machine set, and numpy installed (the
     # test extra has it; torch imports it and OpenBLAS starts its pool at import).
     result, _ = build
-    assert "autocast-demo: 10 runs forked from the warm worker, 0 in a new interpreter" in result.stdout
+    assert (result.stats["forked"], result.stats["fresh"]) == (10, 0)
     assert "[autocast_demo.slow]" not in result.stderr
 
 
@@ -103,4 +103,5 @@ def test_a_worker_that_cannot_fork_says_so_once_and_still_checks(tmp_path):
     warnings = [line for line in result.stderr.splitlines() if "[autocast_demo.slow]" in line]
     assert len(warnings) == 1, result.stderr
     assert "pool-at-import" in warnings[0] and "conf.py:1" in warnings[0]
+    assert (result.stats["forked"], result.stats["fresh"]) == (0, 2)
     assert "autocast-demo: 0 runs forked from the warm worker, 2 in a new interpreter" in result.stdout

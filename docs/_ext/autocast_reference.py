@@ -119,7 +119,7 @@ class Reference(SphinxDirective):
         what = self.arguments[0]
         if what == "conf":
             rows = [[f"``{config.PREFIX}{o.name}``", " or ".join(t.__name__ for t in o.types),
-                     f"``{o.default!r}``", _plain_bars(o.help) + _choices(o.choices)]
+                     f"``{o.default!r}``", _plain_bars(o.description) + _choices(o.choices)]
                     for o in config.OPTIONS]
             return [self.table(["name", "type", "default", "what it does"], rows, [26, 10, 20, 60])]
         if what not in CLASSES:

@@ -1,0 +1,196 @@
+"""The build's timeline, in one place: every Sphinx event the extension uses, in pipeline order.
+
+::
+
+    config-inited         configure   validate conf.py values and the accept mode  (config.py, accept.py)
+    builder-inited        begin       the per-build record, static files            (state.py)
+    env-get-outdated      outdated    which pages to read again                     (state.py)
+    env-before-read-docs  before_read start the worker while Sphinx reads           (execute.py)
+    env-purge-doc / env-merge-info    the one state record                          (state.py)
+      (reading)                       directives record demos and their options     (directives.py)
+    doctree-read          after_read  the titles the summary shows                  (summary.py)
+    env-updated           run         plan -> run -> compare -> check -> warn       (execute.py,
+                                      compare.py, check.py, report.py)
+    doctree-resolved      render      result tables and the summary matrix          (render.py, summary.py)
+    build-finished        finish      summary, accept mode, exit status             (report.py, accept.py)
+
+The ``autocast-check`` builder (builder.py) writes its reports in its own ``finish``, before
+``build-finished``, and leaves the exit status to :func:`finish`.
+"""
+
+from __future__ import annotations
+
+import platform
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import (
+    STATIC,
+    __version__,
+    accept,
+    builder,
+    check,
+    compare,
+    config,
+    directives,
+    execute,
+    render,
+    report,
+    summary,
+)
+from .state import BUILD, Build, all_docs, build, merge, purge, state
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from docutils import nodes
+    from sphinx.application import Sphinx
+    from sphinx.config import Config
+    from sphinx.environment import BuildEnvironment
+
+    from .model import DemoResult
+
+#: This build's numbers (:class:`.report.Counts`) as JSON, in the doctree directory.
+STATS = "autocast_demo_stats.json"
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    config.register(app)
+    app.add_node(directives.results_placeholder)
+    app.add_node(summary.summary_placeholder)
+    app.add_directive("autocast-demo", directives.AutocastDemo)
+    app.add_directive("autocast-demo-setup", directives.AutocastDemoSetup)
+    app.add_directive("autocast-demo-summary", summary.AutocastDemoSummary)
+    app.add_builder(builder.AutocastCheckBuilder)
+    app.add_css_file("autocast_demo.css")
+    app.connect("config-inited", configure)
+    app.connect("builder-inited", begin)
+    app.connect("env-get-outdated", outdated)
+    app.connect("env-before-read-docs", before_read)
+    app.connect("env-purge-doc", lambda app, env, docname: purge(env, docname))
+    app.connect("env-merge-info", lambda app, env, docnames, other: merge(env, docnames, other))
+    app.connect("doctree-read", after_read)
+    app.connect("env-updated", run)
+    app.connect("doctree-resolved", render_page)
+    app.connect("build-finished", finish)
+    return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
+            "env_version": 2}
+
+
+def configure(app: Sphinx, conf: Config) -> None:
+    """Refuse a bad conf.py value or accept mode before anything is read."""
+    config.validate(app, conf)
+    accept.validate()
+
+
+def begin(app: Sphinx) -> None:
+    """The build's own record (not pickled: it holds the worker), and what the builder needs."""
+    settings = config.settings(app.config)
+    torch = execute.installed_torch()  # the one place the build asks which torch it checks with
+    setattr(app, BUILD, Build(settings, torch, execute.Executor(app, settings, torch)))
+    report.show_warning_types(app)
+    if hasattr(app.config, "html_static_path"):
+        app.config.html_static_path.append(str(STATIC))
+
+
+def fingerprint(torch: str) -> tuple[str, str, str]:
+    # The cache re-runs a result of another torch or Python only if its page is read again.
+    return (__version__, torch, platform.python_version())
+
+
+def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
+             removed: set[str]) -> list[str]:
+    """Re-read pages whose checks failed (so they fail again) and, after a torch upgrade, all."""
+    b, docs = build(app), all_docs(env)
+    b.edited = set(added) | set(changed)  # before_read() starts the worker early for them
+    if state(env).fingerprint != fingerprint(b.torch) or b.settings.execute == "force":
+        return [d for d, s in docs.items() if s.demos and d not in removed]
+    return [d for d, s in docs.items()
+            if d not in removed and (s.failed or any(f for r in s.results.values() for f in r.findings))]
+
+
+def before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
+    """Start the worker now if reading will need it, so torch imports while Sphinx reads.
+
+    Re-read pages whose demos are all answered by the cache (a page re-read only to repeat its
+    warnings) need no worker; an edited page needs one if its source mentions a demo. A page
+    whose demos come from an included file is missed here and starts the worker after reading.
+    """
+    b = build(app)
+    edited, b.edited = (set(docnames) if b.edited is None else b.edited), None
+    if not builder.runs_demos(app.builder):
+        return
+    docs = all_docs(env)
+    for docname in docnames:
+        doc = docs.get(docname)
+        if docname in edited:
+            needed = _mentions_demo(env, docname)
+        else:
+            needed = doc is not None and any(b.executor.needs_run(d, doc) for d in doc.demos.values())
+        if needed:
+            b.executor.start()
+            return
+
+
+def _mentions_demo(env: BuildEnvironment, docname: str) -> bool:
+    try:
+        with open(env.doc2path(docname), "rb") as f:
+            return b"autocast-demo" in f.read()
+    except OSError:
+        return True  # cannot tell: start early, the worse case is an unused worker
+
+
+def after_read(app: Sphinx, doctree: nodes.document) -> None:
+    summary.record_titles(app.env, doctree)
+
+
+def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
+    """After reading: plan, run, compare, check every demo without a result; warn at each."""
+    b, st = build(app), state(env)
+    st.fingerprint = fingerprint(b.torch)
+    if not builder.runs_demos(app.builder):  # gettext, linkcheck...: nothing of the docs' code runs
+        return []
+    b.problems = [p for doc in st.docs.values() for p in doc.problems]
+    todo = [(demo, doc) for doc in st.docs.values() for ident, demo in doc.demos.items()
+            if ident not in doc.results]
+    planned = b.executor.plan(todo)  # plan: the cache answers what it can
+    for ran in b.executor.run(planned):  # run: the rest, in the worker
+        ran.item.result = compare.judge(ran)  # compare: compiled against eager
+        b.executor.store(ran.item)
+    b.executor.close()
+    b.results = [check.check(r) for r in b.executor.results(planned)]  # check: against the page
+    for result in b.results:
+        st.docs[result.demo.docname].results[result.demo.ident] = result
+        _warn(app, result)
+    # Summary pages show every demo's result: re-write them whenever any result is new.
+    return summary.summary_docs(env) if b.results else []
+
+
+def _warn(app: Sphinx, result: DemoResult) -> None:
+    for finding in result.findings:
+        if finding.subtype != "engine":  # said once for the whole build already
+            report.warn(finding, app)
+
+
+def render_page(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    b, shown = build(app), builder.runs_demos(app.builder)
+    render.resolve(app, doctree, all_docs(app.env).get(docname), shown, b.torch)
+    summary.resolve(app, doctree, docname, shown, b.torch)
+
+
+def finish(app: Sphinx, exc: Exception | None) -> None:
+    """The report, accept mode, and the build's exit status: decided here and only here."""
+    b = build(app)
+    b.executor.close()
+    if exc is not None:
+        accept.finish(app, exc)  # says that nothing was changed
+        return
+    counts = report.summarize(app, b.results, b.problems, b.executor.stats, b.torch)
+    report.write_counts(counts, Path(app.doctreedir) / STATS)
+    if b.settings.timing_report:
+        report.write_timings(app, b.executor.stats)
+    if accept.finish(app, exc):
+        app.statuscode = 0  # the records that failed are now what torch does
+    elif (counts.failures and b.settings.fail_on_mismatch) or b.check_failed:
+        # autocast-check fails whatever autocast_demo_fail_on_mismatch says: it is the check.
+        app.statuscode = 1

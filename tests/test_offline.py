@@ -1,0 +1,258 @@
+"""The Sphinx side without torch: made-up results through check, render, the check builder's
+cases, accept mode and the numbers of the report, and real builds of tests/roots/test-offline
+that render results from a cache this file writes (``autocast_demo_execute = "never"``).
+
+Nothing here imports torch or starts a worker, so it runs in seconds, wherever Sphinx runs.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+from dataclasses import fields
+from types import SimpleNamespace
+
+import pytest
+from conftest import app_build, copy_root, verdicts
+
+from sphinx_autocast_demo import accept, builder, check, config, render, report, syntax
+from sphinx_autocast_demo.engine.cache import Entry
+from sphinx_autocast_demo.execute import Stats, skipped
+from sphinx_autocast_demo.model import (
+    DEFAULT_CONFIG,
+    Code,
+    Demo,
+    DemoResult,
+    Frame,
+    Location,
+    OptionSpan,
+    RunRecord,
+    SnippetError,
+    SourceMap,
+    Tolerance,
+    VariantResult,
+    Verdict,
+)
+from sphinx_autocast_demo.state import all_docs, build
+
+TORCH = "9.9.0"  # the torch these made-up results were "checked" with
+SRC = "/docs/index.rst"
+# The directive of every made-up demo, as its source map records it:
+#   1 .. autocast-demo::
+#   2    :values: same_as_forward, off
+#   3    :expect: ...
+#   4
+#   5    x = 1
+TEXT = [".. autocast-demo::", "   :values: same_as_forward, off", "   :expect: *: matches", "",
+        "   x = 1"]
+WHERE = SourceMap(SRC, 1, "rst", 2, 4, (OptionSpan("values", 2, 3), OptionSpan("expect", 3, 4)))
+
+
+def demo(expect: tuple[tuple[str, str], ...] = (("*", "matches"),)) -> Demo:
+    return Demo(
+        docname="index", ident="d", lineno=1, code=Code("x = 1", SRC, (5,)), group=None,
+        config=DEFAULT_CONFIG, variants=syntax.parse_values(["same_as_forward", "off"], "cpu", "bfloat16"),
+        expect=expect, expect_output=(), backend="aot_eager", device="cpu", dtype="bfloat16",
+        timeout=120.0, tolerance=Tolerance(grad=0.0, output=1e-3), source_map=WHERE,
+    )
+
+
+def ran(outcome: str, output: str = "", note: str = "") -> tuple[Verdict, RunRecord, RunRecord]:
+    return (Verdict(outcome=outcome, note=note, max_abs=0.5 if outcome == "differs" else None),  # type: ignore[arg-type]
+            RunRecord(status="ok", output=output), RunRecord(status="ok", output=output))
+
+
+def result(the_demo: Demo, *per_value: tuple[Verdict, RunRecord, RunRecord] | VariantResult,
+           torch: str = TORCH) -> DemoResult:
+    variants = tuple(v if isinstance(v, VariantResult) else VariantResult(variant, *v)
+                     for variant, v in zip(the_demo.variants, per_value, strict=True))
+    return check.check(DemoResult(demo=the_demo, codes=(the_demo.code,), variants=variants,
+                                  torch_version=torch))
+
+
+def raised(kind: str = "NameError") -> tuple[Verdict, RunRecord, RunRecord]:
+    error = SnippetError(type=kind, names=(kind, "Exception"), message="name 'y' is not defined",
+                         frames=(Frame(part=0, line=1, function="<module>", text="x = y"),))
+    record = RunRecord(status="raised", error=error)
+    return Verdict(outcome="raises", exception=kind), record, record
+
+
+APP = SimpleNamespace(srcdir="/docs", outdir="/out", doctreedir="/doctrees", extensions={},
+                      builder=SimpleNamespace(format="html"))
+
+
+def rows(table) -> list[list[str]]:
+    return [[entry.astext() for entry in row.children] for row in table.findall(lambda n: n.tagname == "row")]
+
+
+# -- check: typed findings ----------------------------------------------------------------------
+
+def test_a_broken_record_is_one_finding_at_the_expect_line_naming_its_value():
+    found = result(demo(), ran("differs", note="w.grad"), ran("matches"))
+    assert [(f.subtype, f.variants, f.location) for f in found.findings] == [
+        ("mismatch", ("same_as_forward",), Location(SRC, 3))]
+    assert found.findings[0].message == (
+        f"value same_as_forward: the page records 'matches' but with torch {TORCH} compiled "
+        "differs from eager: w.grad")
+    assert found.findings[0].concerns("same_as_forward") and not found.findings[0].concerns("off")
+
+
+def test_the_same_error_under_every_value_is_one_finding_at_the_failing_line():
+    found = result(demo(), raised(), raised())
+    (finding,) = found.findings
+    assert finding.variants == ("same_as_forward", "off")  # a tuple, not "same_as_forward, off"
+    assert finding.location == Location(SRC, 5)  # line 1 of the snippet
+    assert finding.message.startswith("every value: the snippet raised NameError: name 'y'")
+    assert finding.message.endswith("record the error with  :expect: *: raises NameError")
+
+
+def test_an_engine_refusal_is_known_by_its_reason_not_by_its_words():
+    the_demo = demo()
+    refused = [skipped(v, "whatever the engine said", status="refused", why="engine")
+               for v in the_demo.variants]
+    found = result(the_demo, *refused)
+    assert {f.subtype for f in found.findings} == {"engine"}
+    why = report.not_checked(found, TORCH)
+    assert {n: (w.kind, w.reason) for n, w in why.items()} == dict.fromkeys(
+        ("same_as_forward", "off"), ("not run", "no demo can run on the build machine"))
+    # Without the reason, the same words are an ordinary refusal.
+    plain = result(the_demo, *[skipped(v, "whatever the engine said", status="refused")
+                               for v in the_demo.variants])
+    assert {f.subtype for f in plain.findings} == {"not-run"}
+
+
+def test_a_skipped_cuda_demo_has_no_finding():
+    the_demo = demo()
+    found = result(the_demo, *[skipped(v, "no GPU", why="no-cuda") for v in the_demo.variants])
+    assert found.findings == ()
+    assert {w.short for w in report.not_checked(found, TORCH).values()} == {"skipped: no CUDA"}
+
+
+# -- render: the doctree of a result ------------------------------------------------------------
+
+def test_the_results_table_of_a_held_and_a_broken_record():
+    found = result(demo(), ran("differs", note="w.grad"), ran("matches", output="tensor(16.)\n"))
+    table, *printed, provenance, stale = render.result_nodes(found, APP, TORCH)  # type: ignore[arg-type]
+    assert rows(table) == [
+        ["backward_pass_autocast", "same_as_forward", "off"],
+        ["value", "'same_as_forward'", "'off'"],
+        ["compiled vs eager", "\u2717 differs (max |\u0394| 5.00e-01)", "\u2713 matches eager"],
+        ["page records", "\u2717 matches (no longer true)", "\u2713 matches"],
+        ["gradient dtypes", "\u2014", "\u2014"],
+    ]
+    assert [p.astext() for p in printed] == ["Printed under same_as_forward:\n\n",
+                                             "Printed under off:\n\ntensor(16.)"]
+    assert provenance.astext().startswith(f"Checked at build time with torch {TORCH} \u00b7 device cpu")
+    assert stale["classes"] == ["autocast-demo-stale"]
+    assert "value same_as_forward: the page records 'matches'" in stale.astext()
+
+
+def test_a_result_of_another_torch_never_looks_checked():
+    found = result(demo(), ran("matches"), ran("matches"), torch="1.0.0")
+    cached = DemoResult(found.demo, found.codes, tuple(
+        VariantResult(v.variant, v.verdict, v.compiled, v.eager, cached=True) for v in found.variants),
+        "1.0.0", found.findings)
+    table, provenance = render.result_nodes(cached, APP, TORCH)  # type: ignore[arg-type]
+    assert rows(table)[2][1:] == [
+        f"matches eager with torch 1.0.0 (cached; not checked with torch {TORCH})"] * 2
+    assert rows(table)[3][1:] == ["matches (not checked)"] * 2
+    assert "autocast-demo-unchecked" in provenance["classes"]
+
+
+# -- the check builder's cases and the report's numbers ------------------------------------------
+
+def test_cases_and_counts_of_made_up_results():
+    held = result(demo(), ran("matches"), ran("matches"))
+    broken = result(demo(), ran("differs"), raised())
+    unrecorded = result(demo(expect=()), ran("matches"), ran("matches"))
+    statuses = [builder._variant_case(r, vr, None).status
+                for r in (held, broken, unrecorded) for vr in r.variants]
+    assert statuses == ["passed", "passed", "failed", "error", "skipped", "skipped"]
+    stats = Stats(executed=8, fresh=2, cached=4, seconds=1.25)
+    counts = report.counts([held, broken, unrecorded], [], stats, TORCH)
+    assert counts == report.Counts(demos=3, values=6, checked=6, not_checked=0, failures=2,
+                                   runs=8, cached=4, forked=6, fresh=2, seconds=1.25)
+
+
+# -- accept mode: the source map says where to write ----------------------------------------------
+
+def test_accept_rewrites_only_the_expect_option_where_the_map_says():
+    found = result(demo(), ran("differs"), ran("matches"))
+    changes = accept.plan(found, TEXT)
+    # A tie between the values: '*' takes the first value's outcome, the other is named.
+    assert [(c.start, c.end, c.new) for c in changes] == [
+        (2, 3, ["   :expect: *: differs, off: matches"])]
+    new = accept.apply("\n".join(TEXT) + "\n", changes).splitlines()
+    assert new == [*TEXT[:2], "   :expect: *: differs, off: matches", *TEXT[3:]]
+
+
+def test_accept_refuses_a_directive_that_moved():
+    found = result(demo(), ran("differs"), ran("matches"))
+    with pytest.raises(accept.Blocked, match="not where the build read it"):
+        accept.plan(found, ["", *TEXT])
+
+
+# -- config: declared once --------------------------------------------------------------------
+
+def test_every_setting_is_one_field_with_its_option():
+    assert [o.name for o in config.OPTIONS] == [f.name for f in fields(config.Settings)]
+    conf = {config.PREFIX + o.name: o.default for o in config.OPTIONS}
+    settings = config.settings(conf)  # type: ignore[arg-type]
+    assert settings.values == ("same_as_forward", "off", "autocast")  # a tuple, as conf.py lists
+    assert settings.dtype == "bfloat16" and settings.tolerance == Tolerance(0.0, 1e-3)
+
+
+# -- a real build, from made-up results in the cache ------------------------------------------
+
+@pytest.fixture(scope="module")
+def offline(tmp_path_factory):
+    """Build once (nothing cached: nothing checked), write made-up results for every value
+    into the cache, then build again from scratch: the pages render them as checked."""
+    src = copy_root("offline", tmp_path_factory)
+    first = app_build(src)
+    first.unchecked = verdicts(first.html("index"), "held")  # type: ignore[attr-defined]
+    b = build(first.app)  # type: ignore[arg-type]
+    made_up = {"held": ("differs", "matches"), "stale": ("differs",), "myst-demo": ("differs",)}
+    for doc in all_docs(first.app.env).values():  # type: ignore[attr-defined]
+        for the_demo in doc.demos.values():
+            codes = [s.code for s in doc.setups_for(the_demo)] + [the_demo.code]
+            for variant, outcome in zip(the_demo.variants, made_up[the_demo.ident], strict=True):
+                verdict, compiled, eager = ran(outcome)
+                b.executor.cache.put(b.executor.key(the_demo, codes, variant), Entry(
+                    b.torch, verdict, compiled, eager, python_version=platform.python_version()))
+    return first, app_build(src, autocast_demo_cache_dir=str(b.executor.cache.root))
+
+
+def test_the_sphinx_side_never_imports_torch():
+    # In a fresh interpreter: other test files of the session may have imported it.
+    code = ("import sys, sphinx_autocast_demo.pipeline, sphinx_autocast_demo.builder; "
+            "assert 'torch' not in sys.modules, 'torch imported'")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_without_results_nothing_is_checked_and_the_build_passes(offline):
+    first, _ = offline
+    assert first.app.statuscode == 0  # type: ignore[attr-defined]
+    assert first.stats["checked"] == 0 and first.stats["not_checked"] == 4
+    assert first.unchecked == [
+        "\u2014 not run: execution is off and nothing is cached"] * 2
+
+
+def test_made_up_results_render_and_fail_at_the_expect_line(offline):
+    _, second = offline
+    assert (second.stats["demos"], second.stats["checked"], second.runs()) == (3, 4, (0, 4))
+    assert second.stats["failures"] == 1
+    assert second.app.statuscode == 1  # type: ignore[attr-defined]
+    page = second.html("index")
+    assert verdicts(page, "held") == ["\u2717 differs (max |\u0394| 5.00e-01)", "\u2713 matches eager"]
+    assert verdicts(page, "stale") == ["\u2717 differs (max |\u0394| 5.00e-01)"]
+    assert verdicts(second.html("markdown"), "myst-demo") == ["\u2717 differs (max |\u0394| 5.00e-01)"]
+    src = second.app.srcdir  # type: ignore[attr-defined]
+    assert (f"{src / 'index.rst'}:18: WARNING: value off: the page records 'matches' but with "
+            f"torch {build(second.app).torch} compiled differs from eager") in second.warnings  # type: ignore[arg-type]
+    matrix = [row.get_text(" ", strip=True) for row in page.select("table.autocast-demo-matrix tbody tr")]
+    # Each demo is titled by its section; one heading row per page, in reading order.
+    assert matrix == ["Offline", "Offline \u2717 differs \u2713 matches \u2713 holds",
+                      "Offline \u2717 differs \u2717 no longer true", "MyST",
+                      "MyST \u2717 differs \u2713 holds"]
