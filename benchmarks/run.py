@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 import platform
 import re
@@ -197,6 +198,18 @@ def parse(text: str) -> dict[str, Any]:
             "fresh": fresh, "notebooks": notebooks if "myst-nb v" in text else None}
 
 
+def ours_counts(outdir: Path, build: Build) -> tuple[int | None, int | None, int | None]:
+    """Runs, forked and fresh of our build, from the numbers the extension writes for programs
+    (``autocast_demo_stats.json`` in the doctree directory), never from its log's wording. A
+    build that had nothing to check writes none: 0 runs, if it succeeded."""
+    stats = outdir / ".doctrees" / "autocast_demo_stats.json"
+    try:
+        data = json.loads(stats.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return (0, None, None) if build.returncode == 0 else (None, None, None)
+    return int(data["runs"]), int(data["forked"]), int(data["fresh"])
+
+
 # ---------------------------------------------------------------- the measurements
 
 
@@ -228,8 +241,8 @@ class Bench:
                                                    self._log(f"{row.key}-{phase}"), sample)
         build = Build(seconds, cpu, code, len(WARNING.findall(text)), peak_rss=rss, peak_pss=pss,
                       **parse(text))
-        if row.tool == "ours" and build.runs is None and code == 0:
-            build.runs = 0  # the extension prints no summary when it checked nothing
+        if row.tool == "ours":
+            build.runs, build.forked, build.fresh = ours_counts(src / "_build" / "html", build)
         runs = "" if build.runs is None else f", {build.runs} runs"
         notebooks = "" if build.notebooks is None else f", {build.notebooks} notebooks executed"
         trouble = (f", EXIT {code}, {build.warnings} warnings: see {self.logs}"
