@@ -11,7 +11,7 @@ import math
 import os
 import re
 import textwrap
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from docutils import nodes
 from docutils.statemachine import StringList
@@ -31,6 +31,7 @@ from .config import (
 )
 from .model import (
     DEFAULT_CONFIG,
+    SHOWS,
     WARNING_TYPE,
     Code,
     Demo,
@@ -38,6 +39,7 @@ from .model import (
     Location,
     OptionSpan,
     Setup,
+    Show,
     SourceMap,
     Tolerance,
 )
@@ -291,7 +293,7 @@ class _Base(SphinxDirective):
 class AutocastDemo(_Base):
     known = (
         "values", "expect", "expect-output", "config", "backend", "device", "dtype",
-        "timeout", "grad-tolerance", "output-tolerance", "group", "name", "caption",
+        "timeout", "grad-tolerance", "output-tolerance", "group", "name", "caption", "show",
     )
     option_spec = _OptionSpec((name, _text) for name in known)
     forms = (
@@ -376,6 +378,7 @@ class AutocastDemo(_Base):
                 output=self.number("output-tolerance", conf.tolerance.output, TOLERANCE_RULE),
             ),
             source_map=self.source_map,
+            show=cast("Show", self.choice("show", "table", SHOWS)),
         )
 
     def ident(self) -> str:

@@ -113,6 +113,10 @@ class Tolerance:
     output: float  # the same for every other tensor
 
 
+Show = Literal["table", "record", "outputs"]
+SHOWS: tuple[Show, ...] = ("table", "record", "outputs")
+
+
 @dataclass(frozen=True)
 class Demo:
     """What one ``autocast-demo`` directive asks for; written by the directive, read by the engine."""
@@ -132,6 +136,9 @@ class Demo:
     timeout: float
     tolerance: Tolerance
     source_map: SourceMap
+    # What the page shows: the full table, only the recorded outcomes (a demo that is not about
+    # compiled against eager), or only what the snippet printed. Checks are the same for all.
+    show: Show = "table"
 
     @property
     def expect_line(self) -> int:

@@ -2,8 +2,9 @@
 
 ::
 
-    config-inited         configure   validate conf.py values and the accept mode  (config.py, accept.py)
-    builder-inited        begin       the per-build record, static files            (state.py)
+    config-inited         configure   validate conf.py values and the accept mode,  (config.py, accept.py)
+                                      our static files
+    builder-inited        begin       the per-build record                          (state.py)
     env-get-outdated      outdated    which pages to read again                     (state.py)
     env-before-read-docs  before_read start the worker while Sphinx reads           (execute.py)
     env-purge-doc / env-merge-info    the one state record                          (state.py)
@@ -74,13 +75,18 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-resolved", render_page)
     app.connect("build-finished", finish)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 2}
+            "env_version": 3}
 
 
 def configure(app: Sphinx, conf: Config) -> None:
     """Refuse a bad conf.py value or accept mode before anything is read."""
     config.validate(app, conf)
     accept.validate()
+    # Here, not at builder-inited: the environment of the last build is compared with the
+    # configuration before builder-inited, and a path appended later would differ every time
+    # ("The configuration has changed"), rewriting every page of an unchanged rebuild.
+    if hasattr(conf, "html_static_path") and str(STATIC) not in conf.html_static_path:
+        conf.html_static_path.append(str(STATIC))
 
 
 def begin(app: Sphinx) -> None:
@@ -89,8 +95,6 @@ def begin(app: Sphinx) -> None:
     torch = execute.installed_torch()  # the one place the build asks which torch it checks with
     setattr(app, BUILD, Build(settings, torch, execute.Executor(app, settings, torch)))
     report.show_warning_types(app)
-    if hasattr(app.config, "html_static_path"):
-        app.config.html_static_path.append(str(STATIC))
 
 
 def fingerprint(torch: str) -> tuple[str, str, str]:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
     from .check import NotChecked
-    from .model import DemoResult, VariantResult
+    from .model import DemoResult, RunRecord, VariantResult
     from .state import DocState
 
 MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "error": "\u2014"}
@@ -23,12 +23,18 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
             torch: str) -> None:
     """Replace each placeholder with its demo's results, as checked with ``torch``.
 
-    A builder that runs no demo (``shown`` false: gettext, linkcheck...) gets no results at
-    all: nothing was checked for it, and their text is no message to translate.
+    A legend goes before the page's first table; a footer that every demo of the page shares is
+    said once, under that first table. A builder that runs no demo (``shown`` false: gettext,
+    linkcheck...) gets no results at all: nothing was checked for it, and their text is no
+    message to translate.
     """
     tabs = use_tabs(app)
-    for node in list(doctree.findall(results_placeholder)):
-        result = state.results.get(node["ident"]) if state else None
+    placeholders = list(doctree.findall(results_placeholder))
+    results = [state.results.get(node["ident"]) if state else None for node in placeholders]
+    footers = {provenance(r, not_checked(r, torch), torch).astext() for r in results if r}
+    shared = len(footers) == 1 and sum(r is not None for r in results) > 1
+    legend = footer = False  # said yet: the legend, the page's shared footer
+    for node, result in zip(placeholders, results, strict=True):
         if not shown:
             node.parent.remove(node)
         elif result is None:
@@ -36,14 +42,31 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
                                    classes=["autocast-demo-provenance"])
             node.replace_self(para)
         else:
-            node.replace_self(result_nodes(result, app, torch, tabs))
+            if not legend and result.demo.show != "outputs":
+                # Before the demo, not in it: it speaks for every table of the page.
+                box = node.parent
+                box.parent.insert(box.parent.index(box), legend_line(result))
+                legend = True
+            node.replace_self(result_nodes(result, app, torch, tabs,
+                                           footer="page" if shared and not footer else not shared))
+            footer = True
 
 
-def result_nodes(result: DemoResult, app: Sphinx, torch: str, tabs: bool = False) -> list[nodes.Node]:
+def result_nodes(result: DemoResult, app: Sphinx, torch: str, tabs: bool = False,
+                 footer: bool | str = True) -> list[nodes.Node]:
+    """The demo's table (unless it shows only outputs), what it printed, its footer and, when
+    the page's record no longer holds, a warning box. ``footer="page"``: the footer speaks for
+    every demo of the page."""
     missed = not_checked(result, torch)
-    out: list[nodes.Node] = [results_table(result, missed, torch)]
+    out: list[nodes.Node] = []
+    if result.demo.show != "outputs":
+        out.append(results_table(result, missed, torch))
     out.extend(printed(result, app, tabs))
-    out.append(provenance(result, missed, torch))
+    if footer:
+        line = provenance(result, missed, torch)
+        if footer == "page":
+            line.insert(0, nodes.strong(text="Every demo on this page: "))
+        out.append(line)
     failures = [f for f in result.findings if f.failed]
     if failures:
         note = nodes.warning(classes=["autocast-demo-stale"])
@@ -60,6 +83,23 @@ def result_nodes(result: DemoResult, app: Sphinx, torch: str, tabs: bool = False
         note += items
         out.append(note)
     return out
+
+
+def legend_line(result: DemoResult) -> nodes.paragraph:
+    """How to read the tables, once per page: a reader must not need the prose for it."""
+    exact = "bitwise" if result.demo.tolerance.grad == 0 else f"within {result.demo.tolerance.grad:g}"
+    text = (f"How to read these tables: each row runs the snippet with one value of "
+            f"{short_config(result)}, compiled and then eagerly, each in a clean process. "
+            f"compiled = eager? \u2713 matches: every tensor and gradient the snippet leaves is "
+            f"equal (gradients {exact}); \u2717 differs: the tensor that differs first, with its "
+            f"largest difference; \u26a0 raises: the compiled run's exception. as recorded? "
+            f"\u2713: what this page records still holds; \u2717: it no longer does. Each "
+            f"value's line sets it in your own code, before the first compiled call.")
+    return nodes.paragraph(text=text, classes=["autocast-demo-legend"])
+
+
+def short_config(result: DemoResult) -> str:
+    return result.demo.config.rsplit(".", 1)[-1]
 
 
 def cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.entry:
@@ -85,9 +125,15 @@ def outcome_text(vr: VariantResult) -> str:
     if v.outcome == "matches":
         return "matches eager" + (f" (max |\u0394| {v.max_abs:.1e})" if v.max_abs else "")
     if v.outcome == "differs":
-        if v.max_abs is not None:
-            return f"differs (max |\u0394| {v.max_abs:.2e})"
-        return f"differs ({v.note})" if v.note else "differs"
+        first = next((d for d in v.diffs if not d.equal), None)
+        if first is None:
+            return f"differs ({v.note})" if v.note else "differs"
+        if first.max_abs is not None:
+            what = f"{first.name}, max |\u0394| {first.max_abs:.2e}"
+        else:
+            what = f"{first.name}: {first.note}" if first.note else first.name
+        others = sum(not d.equal for d in v.diffs) - 1
+        return f"differs ({what})" + (f" and {others} more" if others > 0 else "")
     if v.outcome == "raises":
         return f"raises {v.exception}"
     return "not checked"
@@ -98,11 +144,11 @@ def _recorded(result: DemoResult, vr: VariantResult, why: NotChecked | None) -> 
     if expected is None:
         return "not recorded", ["autocast-demo-unrecorded"]
     if why is not None:  # neither holds nor broken: nobody looked
-        return f"{expected} (not checked)", ["autocast-demo-unchecked"]
+        return f"records {expected} (not checked)", ["autocast-demo-unchecked"]
     broken = any(f.failed and f.concerns(vr.variant.name) for f in result.findings)
     if broken:
-        return f"{MARK['differs']} {expected} (no longer true)", ["autocast-demo-stale-cell"]
-    return f"{MARK['matches']} {expected}", ["autocast-demo-holds"]
+        return f"{MARK['differs']} no: records {expected}", ["autocast-demo-stale-cell"]
+    return f"{MARK['matches']} yes ({expected})", ["autocast-demo-holds"]
 
 
 def _grads(vr: VariantResult) -> str:
@@ -110,70 +156,128 @@ def _grads(vr: VariantResult) -> str:
     return ", ".join(grads) if grads else "\u2014"
 
 
+def set_line(result: DemoResult, vr: VariantResult) -> str:
+    """The line that sets this value in the reader's own code."""
+    return f"{result.demo.config} = {vr.variant.source}"
+
+
+def value_cell(result: DemoResult, vr: VariantResult) -> nodes.entry:
+    entry = nodes.entry(classes=["autocast-demo-value"])
+    entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
+    code = set_line(result, vr)
+    entry += nodes.literal_block(code, code, language="python", classes=["autocast-demo-set"])
+    return entry
+
+
 def results_table(result: DemoResult, missed: dict[str, NotChecked], torch: str) -> nodes.table:
+    """One row per value: how to set it, whether compiled equals eager, whether the page's
+    record holds; gradient dtypes only where they differ between values (else the footer's)."""
     variants = result.variants
-    rows: list[tuple[str, list[nodes.entry]]] = [
-        ("value", [cell(nodes.paragraph("", "", nodes.literal(text=vr.variant.source)))
-                   for vr in variants]),
-        ("compiled vs eager", [cell(*_verdict(vr, missed.get(vr.variant.name), torch))
-                               for vr in variants]),
-        ("page records", [cell(*_recorded(result, vr, missed.get(vr.variant.name)))
-                          for vr in variants]),
-        ("gradient dtypes", [cell(_grads(vr)) for vr in variants]),
-    ]
+    record_only = result.demo.show == "record"
+    grads = [_grads(vr) for vr in variants]
+    headers = [short_config(result)]
+    headers += ["outcome, as recorded?"] if record_only else ["compiled = eager?", "as recorded?"]
+    varying = len(set(grads)) > 1 and not record_only
+    if varying:
+        headers.append("gradient dtypes")
+    rows: list[list[nodes.entry]] = []
+    for vr, grad in zip(variants, grads, strict=True):
+        why = missed.get(vr.variant.name)
+        row = [value_cell(result, vr)]
+        if record_only:
+            row.append(cell(*_outcome_as_recorded(result, vr, why, torch)))
+        else:
+            row += [cell(*_verdict(vr, why, torch)), cell(*_recorded(result, vr, why))]
+        if varying:
+            row.append(cell(grad))
+        rows.append(row)
     table = nodes.table(classes=["autocast-demo-results"])
-    group = nodes.tgroup(cols=len(variants) + 1)
+    group = nodes.tgroup(cols=len(headers))
     table += group
     # Column widths in characters: the text builder lays the table out with them.
-    headers = [result.demo.config.rsplit(".", 1)[-1], *(vr.variant.name for vr in variants)]
-    columns: list[list[str]] = [[label for label, _ in rows]]
-    columns += [[row[1][i].astext() for row in rows] for i in range(len(variants))]
-    for header_text, texts in zip(headers, columns, strict=True):
-        group += nodes.colspec(colwidth=min(32, max([8, len(header_text), *map(len, texts)])))
+    for index, header_text in enumerate(headers):
+        texts = [header_text, *(row[index].astext() for row in rows)]
+        group += nodes.colspec(colwidth=min(40, max(8, *map(len, texts))))
     head = nodes.thead()
     header = nodes.row()
-    header += cell(result.demo.config.rsplit(".", 1)[-1])
-    for vr in variants:
-        header += cell(vr.variant.name)
+    for text in headers:
+        header += cell(text)
     head += header
     group += head
     body = nodes.tbody()
-    for label, cells in rows:
-        row = nodes.row()
-        row += cell(label, ["autocast-demo-label"])
+    for cells in rows:
+        line = nodes.row()
         for entry in cells:
-            row += entry
-        body += row
+            line += entry
+        body += line
     group += body
     return table
 
 
-def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.Node]:
-    """The printed output (and short traceback) of each value's compiled run.
+def _outcome_as_recorded(result: DemoResult, vr: VariantResult, why: NotChecked | None,
+                         torch: str) -> tuple[str, list[str]]:
+    """``:show: record``: what happened, and whether the page says so, without the colour of a
+    verdict (the snippet is not about compiled against eager)."""
+    if why is not None:
+        return _verdict(vr, why, torch)
+    happened = vr.verdict.text
+    expected = result.demo.expected(vr.variant.name)
+    if expected is None:
+        return f"{happened} (not recorded)", ["autocast-demo-unrecorded"]
+    if any(f.failed and f.concerns(vr.variant.name) for f in result.findings):
+        return (f"{MARK['differs']} {happened}, but the page records {expected}",
+                ["autocast-demo-stale-cell"])
+    return f"{MARK['matches']} {happened}, as recorded", ["autocast-demo-holds"]
 
-    A run that never started printed nothing: why it did not is in the table.
+
+def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.Node]:
+    """What each value's compiled run printed (with its short traceback), and the eager run's
+    output where it is not the same.
+
+    A run that never started printed nothing: why it did not is in the table. A value whose
+    runs printed nothing says so in words, never as an empty box.
     """
-    blocks: list[tuple[str, str]] = []
-    for vr in result.variants:
-        text = vr.compiled.output.rstrip()
-        if vr.compiled.error is not None:
-            text = (text + "\n" if text else "") + result.traceback(vr.compiled.error)
-        elif vr.compiled.status in ("timeout", "crashed"):
-            text = (text + "\n" if text else "") + vr.compiled.detail
-        blocks.append((vr.variant.name, publish(text, app)))
-    if not any(text for _, text in blocks):
+    compiled = [(vr.variant.name, _run_text(result, vr.compiled, app)) for vr in result.variants]
+    eager = [(name, text) for (name, ctext), vr in zip(compiled, result.variants, strict=True)
+             if not vr.eager.not_run and (text := _run_text(result, vr.eager, app)) != ctext]
+    silent = [name for name, text in compiled if not text]
+    blocks = _fold(compiled, len(result.variants))
+    blocks += [(f"{name}, run eagerly", text) for name, text in _fold(eager, len(result.variants))]
+    blocks = [(name, text) for name, text in blocks if text]
+    if not blocks:
         return []
-    if len({text for _, text in blocks}) == 1:
-        blocks = [("every value", blocks[0][1])]
-    elif tabs:
-        return [tab_set(result.demo.ident, blocks)]
+    if tabs and len(blocks) > 1:
+        return [tab_set(result.demo.ident, blocks), *_silent(silent)]
     out: list[nodes.Node] = []
     for name, text in blocks:
         box = nodes.container(classes=["autocast-demo-output"])
         box += nodes.paragraph("", "", nodes.strong(text=f"Printed under {name}:"))
         box += nodes.literal_block(text, text, language="none")
         out.append(box)
-    return out
+    return out + _silent(silent)
+
+
+def _fold(blocks: list[tuple[str, str]], values: int) -> list[tuple[str, str]]:
+    """One block for "every value" when every value printed the same (something)."""
+    if len(blocks) == values and len({text for _, text in blocks}) == 1 and blocks[0][1]:
+        return [("every value", blocks[0][1])]
+    return blocks
+
+
+def _run_text(result: DemoResult, run: RunRecord, app: Sphinx) -> str:
+    text = run.output.rstrip()
+    if run.error is not None:
+        text = (text + "\n" if text else "") + result.traceback(run.error)
+    elif run.status in ("timeout", "crashed"):
+        text = (text + "\n" if text else "") + run.detail
+    return publish(text, app)
+
+
+def _silent(names: list[str]) -> list[nodes.Node]:
+    if not names:
+        return []
+    return [nodes.paragraph(text=f"Nothing printed under {', '.join(names)}.",
+                            classes=["autocast-demo-silent"])]
 
 
 def use_tabs(app: Sphinx) -> bool:
@@ -206,13 +310,31 @@ def tab_set(ident: str, blocks: list[tuple[str, str]]) -> nodes.container:
     return outer
 
 
+def _dtypes(value: object) -> list[str]:
+    """The torch dtypes a value names (``{"__torch__": "bfloat16"}`` as JSON), anywhere in it."""
+    if isinstance(value, dict):
+        if set(value) == {"__torch__"} and isinstance(value["__torch__"], str):
+            return [value["__torch__"]]
+        return [d for v in value.values() for d in _dtypes(v)]
+    if isinstance(value, list):
+        return [d for v in value for d in _dtypes(v)]
+    return []
+
+
 def provenance(result: DemoResult, missed: dict[str, NotChecked], torch: str) -> nodes.paragraph:
     """What this build checked of the demo, with which torch, and what it did not."""
     demo = result.demo
     exact = "bitwise" if demo.tolerance.grad == 0 else f"within {demo.tolerance.grad:g}"
-    how = (f"device {demo.device} \u00b7 autocast dtype {demo.dtype} \u00b7 backend "
-           f"{demo.backend} \u00b7 compiled compared with the same code run eagerly (gradients "
-           f"{exact}, other tensors within {demo.tolerance.output:g}).")
+    # The dtypes the values themselves name (a list of autocast kwargs), not the option's
+    # default: that one is true only of the built-in ``autocast`` value.
+    named = sorted({d for vr in result.variants for d in _dtypes(vr.variant.value)})
+    dtype = f" \u00b7 autocast dtypes in the values: {', '.join(named)}" if named else ""
+    grads = {_grads(vr) for vr in result.variants if vr.compiled.status == "ok"}
+    same = (f" \u00b7 gradient dtypes under every value: {grads.pop()}"
+            if len(grads) == 1 and "\u2014" not in grads else "")
+    how = (f"device {demo.device}{dtype} \u00b7 backend {demo.backend} \u00b7 compiled "
+           f"compared with the same code run eagerly (gradients {exact}, other tensors within "
+           f"{demo.tolerance.output:g}){same}.")
     every = len(result.variants)
     checked = [vr for vr in result.variants if vr.variant.name not in missed]
     said: list[str] = []

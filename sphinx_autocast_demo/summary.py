@@ -125,11 +125,7 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
         state = docs.get(docname)
         if state is not None:
             rows.extend((docname, ident, state.results.get(ident)) for ident in state.demos)
-    values: list[str] = []
-    for docname, ident, _ in rows:
-        for variant in docs[docname].demos[ident].variants:
-            if variant.name not in values:
-                values.append(variant.name)
+    values, others = columns([[v.name for v in docs[d].demos[i].variants] for d, i, _ in rows])
     missed = {(d, i): not_checked(r, torch) for d, i, r in rows if r is not None}
     checked = [vr for d, i, r in rows if r is not None for vr in r.variants
                if vr.variant.name not in missed[d, i]]
@@ -149,14 +145,23 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
         box += nodes.paragraph(text="The documentation has no demos yet.")
         return [box]
 
+    box += nodes.paragraph(
+        text=("Each row is a demo, each column a value of the config it varies: \u2713 compiled "
+              "equals eager, \u2717 differs, \u26a0 raises, \u2014 not checked in this build. "
+              "page records: \u2713 every outcome the demo's page records still holds."
+              + (" Values that few demos use are listed together under other values."
+                 if others else "")),
+        classes=["autocast-demo-legend"])
+    headers = ["demo", *values, *(["other values"] if others else []), "page records"]
     table = nodes.table(classes=["autocast-demo-results", "autocast-demo-matrix"])
-    group = nodes.tgroup(cols=len(values) + 2)
+    group = nodes.tgroup(cols=len(headers))
     table += group
-    for width in (28, *(max(10, len(v)) for v in values), 16):
-        group += nodes.colspec(colwidth=width)
+    for text in headers:
+        wide = {"demo": 28, "other values": 24, "page records": 16}
+        group += nodes.colspec(colwidth=wide.get(text, max(10, len(text))))
     head = nodes.thead()
     header = nodes.row()
-    for text in ("demo", *values, "page records"):
+    for text in headers:
         header += cell(text)
     head += header
     group += head
@@ -170,18 +175,38 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
             uri = app.builder.get_relative_uri(fromdocname, docname)
             link = nodes.reference("", "", nodes.Text(title), refuri=uri, internal=True)
             entry = cell(nodes.paragraph("", "", nodes.strong("", "", link)))
-            entry["morecols"] = len(values) + 1
+            entry["morecols"] = len(headers) - 1
             heading += entry
             body += heading
-        body += _demo_row(app, fromdocname, docname, ident, result, values,
+        body += _demo_row(app, fromdocname, docname, ident, result, values, others,
                           missed.get((docname, ident), {}))
     group += body
     box += table
     return [box]
 
 
+#: At most this many values get a column of their own; the rest share "other values".
+COLUMNS = 4
+
+
+def columns(used: list[list[str]]) -> tuple[list[str], bool]:
+    """The values that get a column: all of them when there are few, else those most demos use
+    (at least two), at most COLUMNS, in the order they first appear; and whether any value is
+    left for "other values"."""
+    counts: dict[str, int] = {}
+    for names in used:
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    if len(counts) <= COLUMNS:
+        return list(counts), False
+    common = sorted((n for n, c in counts.items() if c >= 2), key=lambda n: -counts[n])[:COLUMNS]
+    own = [n for n in counts if n in common]  # counts keeps the order of first appearance
+    return own, len(own) < len(counts)
+
+
 def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
-              result: DemoResult | None, values: list[str], missed: dict[str, NotChecked]) -> nodes.row:
+              result: DemoResult | None, values: list[str], others: bool,
+              missed: dict[str, NotChecked]) -> nodes.row:
     row = nodes.row(ids=[f"summary-{docname.replace('/', '-')}-{ident}"])
     title = all_docs(app.env)[docname].titles.get(ident, ident)
     uri = app.builder.get_relative_uri(fromdocname, docname) + "#" + ident
@@ -194,7 +219,28 @@ def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
             row += cell(f"{MARK['error']} not run", ["autocast-demo-error", "autocast-demo-unchecked"])
         else:
             row += cell(*_verdict(by_name.get(value), missed.get(value)))
+    if others:
+        row += _others(result, [n for n in names_in_order(app, docname, ident) if n not in values],
+                       missed)
     row += (cell(*_record(result, missed)) if result
             else cell(f"{MARK['error']} not checked", ["autocast-demo-unchecked"]))
     return row
 
+
+
+def names_in_order(app: Sphinx, docname: str, ident: str) -> list[str]:
+    return [v.name for v in all_docs(app.env)[docname].demos[ident].variants]
+
+
+def _others(result: DemoResult | None, names: list[str], missed: dict[str, NotChecked]) -> nodes.entry:
+    """The demo's rarer values in one cell, each with its own mark and colour."""
+    entry = nodes.entry(classes=["autocast-demo-others"])
+    by_name = {vr.variant.name: vr for vr in result.variants} if result else {}
+    for name in names:
+        if result is None:
+            text, classes = f"{MARK['error']} not run", ["autocast-demo-unchecked"]
+        else:
+            text, classes = _verdict(by_name.get(name), missed.get(name))
+        entry += nodes.paragraph("", "", nodes.strong(text=f"{name}: "),
+                                 nodes.inline(text=text, classes=classes))
+    return entry

@@ -124,12 +124,20 @@ def app_build(src: Path, buildername: str = "html", **confoverrides: object) -> 
 
 
 def verdicts(soup: BeautifulSoup, ident: str) -> list[str]:
-    """The 'compiled vs eager' row of demo ``ident``'s results table."""
+    """The "compiled = eager?" column of demo ``ident``'s results table, value by value (the
+    "outcome, as recorded?" column of a demo with ``:show: record``)."""
+    return column(soup, ident, ("compiled = eager?", "outcome, as recorded?"))
+
+
+def column(soup: BeautifulSoup, ident: str, names: tuple[str, ...]) -> list[str]:
+    """The cells, one per value, of the first column of demo ``ident``'s table named in ``names``."""
     box = soup.find(id=ident)
     assert box is not None, f"no demo {ident!r} in the page"
-    rows = box.select("table.autocast-demo-results tr")
-    row = next(r for r in rows if r.get_text(strip=True).startswith("compiled vs eager"))
-    return [td.get_text(" ", strip=True) for td in row.select("td")[1:]]
+    table = box.select_one("table.autocast-demo-results")
+    assert table is not None, f"demo {ident!r} shows no table"
+    header = [th.get_text(" ", strip=True) for th in table.select("thead th")]
+    index = next(header.index(n) for n in names if n in header)
+    return [tr.select("td")[index].get_text(" ", strip=True) for tr in table.select("tbody tr")]
 
 
 def processes_tagged(tag: str) -> list[int]:

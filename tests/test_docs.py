@@ -20,6 +20,10 @@ from sphinx_autocast_demo import config, directives
 
 DOCS = Path(__file__).parent.parent / "docs"
 M, D = "\u2713 matches", "\u2717 differs"
+#: A demo with ``:show: record``: its outcome, not coloured as a verdict, and that it holds.
+RD = "\u2713 differs, as recorded"
+#: A demo with ``:show: outputs``: no table, only what it printed.
+OUTPUTS: list[str] = []
 
 
 def R(name: str) -> str:
@@ -40,10 +44,10 @@ EXPECTED: dict[tuple[str, str], list[str]] = {
     ("behaviour", "backward-elsewhere"): [D, D, D, M],  # ..., fp16
     ("behaviour", "fp16-overflow"): [D, M, D],
     ("behaviour", "patch-one-region"): [M, M, M],
-    ("behaviour", "no-recompile"): [D, D, D],
+    ("behaviour", "no-recompile"): [RD, RD, RD],
     ("behaviour", "no-forward-autocast-aot-eager"): [M, M, M],
     ("behaviour", "no-forward-autocast-inductor"): [D, D, M],
-    ("behaviour", "current-default"): [M],
+    ("behaviour", "current-default"): OUTPUTS,
     ("behaviour", "invalid-values"): [M, M, R("BackendCompilerFailed"), R("BackendCompilerFailed")],
     ("upstream", "upstream-ellipsis"): [R("ValueError")],
     ("upstream", "upstream-undefined-region"): [R("NameError")],
@@ -51,7 +55,7 @@ EXPECTED: dict[tuple[str, str], list[str]] = {
     ("upstream", "upstream-off"): [R("ValueError")],
     ("upstream", "upstream-kwargs-dict"): [R("BackendCompilerFailed"), M],
     ("upstream", "upstream-patch"): [R("SyntaxError")],
-    ("upstream", "upstream-bare-import"): [M],
+    ("upstream", "upstream-bare-import"): OUTPUTS,
     ("upstream", "upstream-device-keyword"): [R("TypeError")],
     ("guide", "first-demo"): [D, M, D],
     ("myst", "myst-backward-inside"): [M, D, M],
@@ -104,21 +108,40 @@ def test_every_demo_gives_the_measured_verdicts(build):
     seen = {(name, ident) for name in PAGES for ident in demos_in(page(build, name))}
     assert seen == set(EXPECTED), "a demo was added or removed: add it to EXPECTED"
     for name, ident in all_demos(build):  # pages written elsewhere: at least nothing is stale
-        assert "no longer true" not in page(build, name).find(id=ident).get_text(), (name, ident)
+        assert not stale(page(build, name), ident), (name, ident)
     for (name, ident), expected in EXPECTED.items():
+        box = page(build, name).find(id=ident)
+        # Each record the page makes holds (none is stale).
+        assert not stale(page(build, name), ident), (name, ident)
+        if expected == OUTPUTS:  # shows what it printed, no table
+            assert box.select_one("table") is None and box.select(".autocast-demo-output"), ident
+            continue
         cells = verdicts(page(build, name), ident)
         assert len(cells) == len(expected), (ident, cells)
         for cell, start in zip(cells, expected, strict=True):
             assert cell.startswith(start), (ident, cells)
-        # Each record the page makes holds (none is stale).
-        assert "no longer true" not in page(build, name).find(id=ident).get_text()
+
+
+def outcome(cell: str) -> str:
+    """The outcome a cell names, whatever it says around it: "matches", "differs", "raises"."""
+    return next(w for w in re.split(r"[\s,]+", cell) if w in ("matches", "differs", "raises"))
+
+
+def stale(soup: BeautifulSoup, ident: str) -> list[object]:
+    """What in demo ``ident`` says that the page's record no longer holds."""
+    return soup.find(id=ident).select(".autocast-demo-stale, .autocast-demo-stale-cell")
 
 
 def test_the_numbers_the_text_quotes(build):
     behaviour = page(build, "behaviour")
+    # Where the compiled run printed something else, the eager run's output is shown too:
+    # eagerly the backward runs outside autocast, in float32, and does not overflow.
     assert printed(behaviour, "fp16-overflow") == {
-        "same_as_forward": "inf", "off": "65536.0", "fp16": "inf"}
-    assert printed(behaviour, "no-recompile") == {"every value": "True False"}
+        "same_as_forward": "inf", "off": "65536.0", "fp16": "inf",
+        "same_as_forward, run eagerly": "65536.0", "fp16, run eagerly": "65536.0"}
+    # Eagerly the config is never read: all three gradients are equal.
+    assert printed(behaviour, "no-recompile") == {"every value": "True False",
+                                                  "every value, run eagerly": "True True"}
     assert printed(behaviour, "current-default") == {"every value": "same_as_forward"}
     patch = printed(behaviour, "patch-one-region")
     assert patch["same_as_forward"] == "same_as_forward" and patch["off"] == "off"
@@ -162,8 +185,9 @@ def test_the_matrix_has_every_demo_and_agrees_with_each_table(build):
     table = matrix.select_one("table.autocast-demo-matrix")
     header = [th.get_text(strip=True) for th in table.select("thead th")]
     assert header[0] == "demo" and header[-1] == "page records"
-    values = header[1:-1]
-    assert {"same_as_forward", "off", "autocast", "fp16", "bad"} <= set(values)
+    # The values most demos use get a column each; the rarer ones share "other values".
+    assert header[1:-1] == ["same_as_forward", "off", "autocast", "fp16", "other values"]
+    values = header[1:-2]
     headings = table.select("tbody tr.autocast-demo-matrix-page")
     demos = all_demos(build)
     pages = [tr.find("a")["href"].removesuffix(".html") for tr in headings]
@@ -179,12 +203,21 @@ def test_the_matrix_has_every_demo_and_agrees_with_each_table(build):
         name = target.removesuffix(".html")
         assert page(build, name).find(id=ident) is not None, href  # the link lands on the demo
         linked.append((name, ident))
-        cells = [td.get_text(" ", strip=True) for td in row.select("td")[1:-1]]
-        assert len(cells) == len(values)
-        filled = [c for c in cells if c]
-        own = verdicts(page(build, name), ident)
-        assert [c.split()[0] for c in filled] == [c.split()[0] for c in own], (ident, filled, own)
-        assert row.select("td")[-1].get_text(strip=True) == "\u2713 holds"
+        tds = row.select("td")
+        assert len(tds) == len(header)
+        shown = {v: tds[1 + i].get_text(" ", strip=True) for i, v in enumerate(values)
+                 if tds[1 + i].get_text(strip=True)}
+        for item in tds[-2].select("p"):  # "bad: \u26a0 raises BackendCompilerFailed"
+            value, _, verdict = item.get_text(" ", strip=True).partition(": ")
+            shown[value] = verdict
+        soup = page(build, name)
+        if EXPECTED.get((name, ident)) != OUTPUTS:  # a demo that shows only outputs has no table
+            names = [tr.select_one("td strong").get_text() for tr in
+                     soup.find(id=ident).select("table.autocast-demo-results tbody tr")]
+            own = dict(zip(names, verdicts(soup, ident), strict=True))
+            assert {v: outcome(c) for v, c in shown.items()} == {v: outcome(c) for v, c in own.items()}, (
+                ident, shown, own)
+        assert tds[-1].get_text(strip=True) == "\u2713 holds"
     assert sorted(linked) == sorted(demos)
     assert [n for n, _ in linked] == sorted((n for n, _ in linked), key=pages.index)
     # Demos that share a section are told apart by their captions.
@@ -193,6 +226,7 @@ def test_the_matrix_has_every_demo_and_agrees_with_each_table(build):
     assert len(set(titles)) == len(titles), titles
     # The lead sentence counts what the table shows.
     matching = sum(td.get_text(strip=True).startswith(M) for row in rows for td in row.select("td"))
+    matching += sum(len(row.select(".autocast-demo-others .autocast-demo-matches")) for row in rows)
     lead = f"{len(demos)} demos on {len(pages)} pages"
     assert lead in matrix.get_text(" ", strip=True)
     assert f"compiled equals eager in {matching}." in matrix.get_text(" ", strip=True)

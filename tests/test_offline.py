@@ -10,13 +10,16 @@ from __future__ import annotations
 import platform
 import subprocess
 import sys
-from dataclasses import fields
+from dataclasses import fields, replace
 from types import SimpleNamespace
 
 import pytest
-from conftest import app_build, copy_root, verdicts
+from conftest import app_build, copy_root, sphinx_build, verdicts
+from docutils import frontend, nodes
+from docutils.parsers import rst
+from docutils.utils import new_document
 
-from sphinx_autocast_demo import accept, builder, check, config, render, report, syntax
+from sphinx_autocast_demo import accept, builder, check, config, directives, render, report, syntax
 from sphinx_autocast_demo.engine.cache import Entry
 from sphinx_autocast_demo.execute import Stats, skipped
 from sphinx_autocast_demo.model import (
@@ -30,6 +33,7 @@ from sphinx_autocast_demo.model import (
     RunRecord,
     SnippetError,
     SourceMap,
+    TensorDiff,
     Tolerance,
     VariantResult,
     Verdict,
@@ -58,9 +62,13 @@ def demo(expect: tuple[tuple[str, str], ...] = (("*", "matches"),)) -> Demo:
     )
 
 
-def ran(outcome: str, output: str = "", note: str = "") -> tuple[Verdict, RunRecord, RunRecord]:
-    return (Verdict(outcome=outcome, note=note, max_abs=0.5 if outcome == "differs" else None),  # type: ignore[arg-type]
-            RunRecord(status="ok", output=output), RunRecord(status="ok", output=output))
+def ran(outcome: str, output: str = "", note: str = "",
+        eager_output: str | None = None) -> tuple[Verdict, RunRecord, RunRecord]:
+    # A difference names its tensor, as compare.py's do: w.grad, off by 0.5.
+    diffs = (TensorDiff("w.grad", "grad", "float32", "float32", False, 0.5),) if outcome == "differs" else ()
+    return (Verdict(outcome=outcome, note=note, max_abs=0.5 if diffs else None, diffs=diffs),  # type: ignore[arg-type]
+            RunRecord(status="ok", output=output),
+            RunRecord(status="ok", output=output if eager_output is None else eager_output))
 
 
 def result(the_demo: Demo, *per_value: tuple[Verdict, RunRecord, RunRecord] | VariantResult,
@@ -131,21 +139,65 @@ def test_a_skipped_cuda_demo_has_no_finding():
 
 # -- render: the doctree of a result ------------------------------------------------------------
 
+SET = "torch._functorch.config.backward_pass_autocast = "
+
+
 def test_the_results_table_of_a_held_and_a_broken_record():
     found = result(demo(), ran("differs", note="w.grad"), ran("matches", output="tensor(16.)\n"))
     table, *printed, provenance, stale = render.result_nodes(found, APP, TORCH)  # type: ignore[arg-type]
+    # One row per value: its name and the line that sets it, then the two questions.
     assert rows(table) == [
-        ["backward_pass_autocast", "same_as_forward", "off"],
-        ["value", "'same_as_forward'", "'off'"],
-        ["compiled vs eager", "\u2717 differs (max |\u0394| 5.00e-01)", "\u2713 matches eager"],
-        ["page records", "\u2717 matches (no longer true)", "\u2713 matches"],
-        ["gradient dtypes", "\u2014", "\u2014"],
+        ["backward_pass_autocast", "compiled = eager?", "as recorded?"],
+        ["same_as_forward\n\n" + SET + "'same_as_forward'",
+         "\u2717 differs (w.grad, max |\u0394| 5.00e-01)", "\u2717 no: records matches"],
+        ["off\n\n" + SET + "'off'", "\u2713 matches eager", "\u2713 yes (matches)"],
     ]
-    assert [p.astext() for p in printed] == ["Printed under same_as_forward:\n\n",
-                                             "Printed under off:\n\ntensor(16.)"]
+    # What was printed, and in words what was not: never an empty box.
+    assert [p.astext() for p in printed] == ["Printed under off:\n\ntensor(16.)",
+                                             "Nothing printed under same_as_forward."]
+    # Gradient dtypes are the same (none) under both values: no column for them.
     assert provenance.astext().startswith(f"Checked at build time with torch {TORCH} \u00b7 device cpu")
+    assert "dtype" not in provenance.astext()  # no value names one
     assert stale["classes"] == ["autocast-demo-stale"]
     assert "value same_as_forward: the page records 'matches'" in stale.astext()
+
+
+def test_the_eager_output_is_shown_where_it_is_not_the_compiled_one():
+    found = result(demo(), ran("matches", output="a\n"), ran("matches", output="b\n", eager_output="c\n"))
+    _table, *printed, _provenance = render.result_nodes(found, APP, TORCH)  # type: ignore[arg-type]
+    assert [p.astext() for p in printed] == [
+        "Printed under same_as_forward:\n\na", "Printed under off:\n\nb",
+        "Printed under off, run eagerly:\n\nc"]
+
+
+def test_show_record_and_show_outputs():
+    outcomes = ran("differs", output="x\n"), ran("differs", output="x\n")
+    recorded = result(replace(demo((("*", "differs"),)), show="record"), *outcomes)
+    table, *_ = render.result_nodes(recorded, APP, TORCH)  # type: ignore[arg-type]
+    assert [row[1] for row in rows(table)] == [
+        "outcome, as recorded?", "\u2713 differs, as recorded", "\u2713 differs, as recorded"]
+    # Not the red of a verdict: the point of such a demo is not compiled against eager.
+    assert "autocast-demo-differs" not in str(table)
+    only = result(replace(demo((("*", "differs"),)), show="outputs"), *outcomes)
+    shown = render.result_nodes(only, APP, TORCH)  # type: ignore[arg-type]
+    assert not any(isinstance(n, nodes.table) for n in shown)
+    assert shown[0].astext() == "Printed under every value:\n\nx"
+
+
+def test_a_page_shares_one_legend_and_one_footer(tmp_path):
+    """Three demos with the same footer: the legend before the first, the footer once."""
+    doc = new_document("index.rst", frontend.get_default_settings(rst.Parser))
+    state = SimpleNamespace(results={})
+    for ident in ("a", "b", "c"):
+        box = nodes.container(classes=["autocast-demo"], ids=[ident])
+        box += directives.results_placeholder(ident=ident)
+        doc += box
+        state.results[ident] = result(replace(demo(), ident=ident), ran("matches"), ran("matches"))
+    render.resolve(APP, doc, state, True, TORCH)  # type: ignore[arg-type]
+    legends = [p for p in doc.findall(nodes.paragraph) if "autocast-demo-legend" in p["classes"]]
+    footers = [p for p in doc.findall(nodes.paragraph) if "autocast-demo-provenance" in p["classes"]]
+    assert len(legends) == 1 and legends[0].parent is doc and doc.index(legends[0]) == 0
+    assert [f.astext().split(":")[0] for f in footers] == ["Every demo on this page"]
 
 
 def test_a_result_of_another_torch_never_looks_checked():
@@ -154,9 +206,9 @@ def test_a_result_of_another_torch_never_looks_checked():
         VariantResult(v.variant, v.verdict, v.compiled, v.eager, cached=True) for v in found.variants),
         "1.0.0", found.findings)
     table, provenance = render.result_nodes(cached, APP, TORCH)  # type: ignore[arg-type]
-    assert rows(table)[2][1:] == [
-        f"matches eager with torch 1.0.0 (cached; not checked with torch {TORCH})"] * 2
-    assert rows(table)[3][1:] == ["matches (not checked)"] * 2
+    for row in rows(table)[1:]:
+        assert row[1:] == [f"matches eager with torch 1.0.0 (cached; not checked with torch {TORCH})",
+                           "records matches (not checked)"]
     assert "autocast-demo-unchecked" in provenance["classes"]
 
 
@@ -245,9 +297,10 @@ def test_made_up_results_render_and_fail_at_the_expect_line(offline):
     assert second.stats["failures"] == 1
     assert second.app.statuscode == 1  # type: ignore[attr-defined]
     page = second.html("index")
-    assert verdicts(page, "held") == ["\u2717 differs (max |\u0394| 5.00e-01)", "\u2713 matches eager"]
-    assert verdicts(page, "stale") == ["\u2717 differs (max |\u0394| 5.00e-01)"]
-    assert verdicts(second.html("markdown"), "myst-demo") == ["\u2717 differs (max |\u0394| 5.00e-01)"]
+    differs = "\u2717 differs (w.grad, max |\u0394| 5.00e-01)"
+    assert verdicts(page, "held") == [differs, "\u2713 matches eager"]
+    assert verdicts(page, "stale") == [differs]
+    assert verdicts(second.html("markdown"), "myst-demo") == [differs]
     src = second.app.srcdir  # type: ignore[attr-defined]
     assert (f"{src / 'index.rst'}:18: WARNING: value off: the page records 'matches' but with "
             f"torch {build(second.app).torch} compiled differs from eager") in second.warnings  # type: ignore[arg-type]
@@ -256,3 +309,18 @@ def test_made_up_results_render_and_fail_at_the_expect_line(offline):
     assert matrix == ["Offline", "Offline \u2717 differs \u2713 matches \u2713 holds",
                       "Offline \u2717 differs \u2717 no longer true", "MyST",
                       "MyST \u2717 differs \u2713 holds"]
+
+
+def test_an_unchanged_rebuild_says_no_configuration_changed(tmp_path_factory):
+    """Our static files join html_static_path before the last build's configuration is compared
+    with this one's: appended later, the path is new each time, and Sphinx says "The
+    configuration has changed" and writes every page again."""
+    src = copy_root("offline", tmp_path_factory)
+    out = src / "_build" / "html"
+    never = {"AUTOCAST_DEMO_EXECUTE": "never"}
+    first = sphinx_build(src, out, env=never)
+    assert first.returncode == 0, first.stderr
+    again = sphinx_build(src, out, env=never)
+    assert again.returncode == 0, again.stderr
+    assert "configuration has changed" not in again.stdout + again.stderr, again.stdout
+    assert (out / "_static" / "autocast_demo.css").exists()

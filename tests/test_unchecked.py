@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import CliBuild, copy_root, sphinx_build, verdicts
+from conftest import CliBuild, column, copy_root, sphinx_build, verdicts
 
 TORCH = importlib.metadata.version("torch")
 OLD_TORCH = "9.9.9+old"
@@ -28,10 +28,13 @@ no_cuda = pytest.mark.skipif(HAS_CUDA, reason="this machine has CUDA: the cuda d
 
 
 def records(soup: BeautifulSoup, ident: str) -> list[str]:
-    """The 'page records' row of demo ``ident``'s results table."""
-    rows = soup.find(id=ident).select("table.autocast-demo-results tr")
-    row = next(r for r in rows if r.get_text(strip=True).startswith("page records"))
-    return [td.get_text(" ", strip=True) for td in row.select("td")[1:]]
+    """The "as recorded?" column of demo ``ident``'s results table."""
+    return column(soup, ident, ("as recorded?",))
+
+
+def demo_box(soup: BeautifulSoup, ident: str):
+    """The demo itself (its section may have the same id, and holds the page's legend)."""
+    return soup.select_one(f"div.autocast-demo[id='{ident}']")
 
 
 def footer(soup: BeautifulSoup, ident: str) -> str:
@@ -99,7 +102,7 @@ def builds(tmp_path_factory) -> dict[str, CliBuild]:
 def test_a_checked_demo_says_so_with_its_torch(builds):
     soup = builds["run"].html("index")
     assert verdicts(soup, "healthy") == ["\u2713 matches eager"]
-    assert records(soup, "healthy") == ["\u2713 matches"]
+    assert records(soup, "healthy") == ["\u2713 yes (matches)"]
     assert footer(soup, "healthy").startswith(f"Checked at build time with torch {TORCH} ")
 
 
@@ -109,9 +112,10 @@ def test_a_checked_demo_says_so_with_its_torch(builds):
 def test_a_run_that_did_not_finish_is_not_checked_and_not_no_longer_true(builds, ident, why):
     soup = builds["run"].html("index" if ident == "hang" else ident)
     assert verdicts(soup, ident) == [f"\u2014 not checked: {why}"]
-    assert records(soup, ident) == ["matches (not checked)"]
-    text = soup.find(id=ident).get_text(" ", strip=True)
-    assert "no longer true" not in text and not any(m in text for m in MARKS)
+    assert records(soup, ident) == ["records matches (not checked)"]
+    box = demo_box(soup, ident)
+    text = box.get_text(" ", strip=True)
+    assert not box.select(".autocast-demo-stale-cell") and not any(m in text for m in MARKS)
     assert footer(soup, ident).startswith(f"Not checked in this build: {why} \u00b7 ")
     assert "Checked" not in footer(soup, ident)
     # Still a failure of the build, located, as before.
@@ -146,10 +150,10 @@ def test_execution_off_with_an_empty_cache_checks_nothing_and_says_so(builds):
     for ident in ("healthy", "hang", "crash"):
         soup = build.html("crash" if ident == "crash" else "index")
         assert verdicts(soup, ident) == ["\u2014 not run: execution is off and nothing is cached"]
-        assert records(soup, ident) == ["matches (not checked)"], ident
+        assert records(soup, ident) == ["records matches (not checked)"], ident
         assert footer(soup, ident).startswith("Not checked in this build: not run (execution is "
                                               "off and nothing is cached) \u00b7 "), ident
-        assert not any(m in soup.find(id=ident).get_text() for m in MARKS)
+        assert not any(m in demo_box(soup, ident).get_text() for m in MARKS)
     rows = matrix(build)
     assert rows["healthy"] == ["\u2014 not run", "", "\u2014 not checked"]
     assert rows["lead"][0].startswith("5 demos on 3 pages, 0 (demo, value) pairs checked")
@@ -166,7 +170,7 @@ def test_execution_off_with_an_empty_cache_passes_no_case(builds):
 def test_a_result_cached_by_the_same_torch_is_checked_and_says_from_where(builds):
     soup = builds["same"].html("index")
     assert verdicts(soup, "healthy") == ["\u2713 matches eager"]
-    assert records(soup, "healthy") == ["\u2713 matches"]
+    assert records(soup, "healthy") == ["\u2713 yes (matches)"]
     text = footer(soup, "healthy")
     assert text.startswith(f"Checked with torch {TORCH} by an earlier build (cached result")
     assert cases(builds["same-check"])["healthy[off]"]["status"] == "passed"
@@ -177,7 +181,7 @@ def test_a_result_cached_by_another_torch_is_not_checked(builds):
     soup = build.html("index")
     [cell] = verdicts(soup, "healthy")
     assert cell.startswith(f"matches eager with torch {OLD_TORCH}") and not cell.startswith(MARKS)
-    assert records(soup, "healthy") == ["matches (not checked)"]
+    assert records(soup, "healthy") == ["records matches (not checked)"]
     assert footer(soup, "healthy").startswith(
         f"Rendered from results of torch {OLD_TORCH} cached earlier, not checked with the "
         f"installed torch {TORCH} \u00b7 ")
@@ -201,7 +205,7 @@ def test_cuda_demos_are_skipped_quietly_and_counted_once(builds):
     assert "autocast-demo: 1 CUDA demo skipped: the build machine has no CUDA" in build.stdout
     soup = build.html("index")
     assert verdicts(soup, "cuda") == ["\u2014 skipped: no CUDA on the build machine"] * 2
-    assert records(soup, "cuda") == ["matches (not checked)"] * 2
+    assert records(soup, "cuda") == ["records matches (not checked)"] * 2
     assert footer(soup, "cuda").startswith(
         "Not checked in this build: skipped (no CUDA on the build machine) \u00b7 ")
     assert matrix(build)["cuda"] == ["\u2014 skipped: no CUDA"] * 2 + ["\u2014 not checked"]

@@ -55,6 +55,10 @@ DESCRIPTIONS: dict[str, dict[str, tuple[str, str, str]]] = {
         "name": ("HTML id", "``autocast-demo-N``",
                  "The demo's id: links (and the compatibility matrix) point at it."),
         "caption": ("text", "none", "A caption shown above the code, and used by the matrix."),
+        "show": ("``table``, ``record``, ``outputs``", "``table``",
+                 "What the page shows of the results: the full table; only each value's outcome "
+                 "and whether the record holds (for a demo that is not about compiled against "
+                 "eager); or only what the snippet printed. The checks are the same."),
     },
     "autocast-demo-setup": {
         "group": ("name", "none (every demo of the page)",
@@ -95,7 +99,8 @@ class Reference(SphinxDirective):
     required_arguments = 1
 
     def table(self, header: list[str], rows: list[list[str]], widths: list[int]) -> nodes.table:
-        table = nodes.table(classes=["autocast-demo-reference"])
+        # colwidths-given: the HTML writer then emits the widths, and the page wraps to them.
+        table = nodes.table(classes=["autocast-demo-reference", "colwidths-given"])
         group = nodes.tgroup(cols=len(header))
         table += group
         for width in widths:
