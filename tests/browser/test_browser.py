@@ -258,6 +258,10 @@ READER = """
       .filter(e => e.getBoundingClientRect().height > 0).length,
     emptyOutputs: out.filter(pre => !pre.innerText.trim()).length,
     broken,
+    // Inline code in running text that runs past the screen's edge (clipped, on a phone).
+    clipped: Array.from(document.querySelectorAll('article p code'))
+      .filter(c => c.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+      .map(c => c.innerText),
     text: document.body.innerText,
   };
 }
@@ -300,9 +304,11 @@ def test_matrix_and_reference_fit_at_1280(browser, site, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_no_word_is_broken_in_a_table_header_on_a_phone(browser, site, mode):
+def test_no_word_is_broken_in_a_table_header_nor_code_clipped_on_a_phone(browser, site, mode):
     page = open_page(browser, site, "index", mode, NARROW)
     for name in pages_with_tables():
         goto(page, site, name, mode)
-        assert page.evaluate(READER)["broken"] == [], name
+        seen = page.evaluate(READER)
+        assert seen["broken"] == [], name
+        assert seen["clipped"] == [], name
     page.context.close()
