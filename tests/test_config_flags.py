@@ -21,20 +21,26 @@ def builds(tmp_path_factory):
 
 
 def header(soup, ident):
-    return [th.get_text(strip=True) for th in soup.find(id=ident).select("thead th")]
+    """The config the table varies (its first header), then its values (a row each)."""
+    box = soup.find(id=ident)
+    first = box.select_one("thead th").get_text(strip=True)
+    return [first, *(tr.select_one("td strong").get_text() for tr in box.select("tbody tr"))]
 
 
 def test_directive_config_runs_each_named_value(builds):
     soup = builds[0].html("index")
     assert header(soup, "scalars") == ["capture_scalar_outputs", "graph_break", "captured"]
-    values = [td.get_text(strip=True) for td in soup.find(id="scalars").select("tbody tr")[0]("td")]
-    assert values == ["value", "False", "True"]
+    # Each value's row says how to set it: the config's full path, the value as Python.
+    lines = [pre.get_text().strip() for pre in soup.find(id="scalars").select("td.autocast-demo-value pre")]
+    assert lines == [f"{SCALARS} = False", f"{SCALARS} = True"]
     assert verdicts(soup, "scalars") == [MATCH, MATCH]
     # The value reached torch: one graph with the scalar captured, two around the graph break.
     # (The :expect-output: of the page holds, or the build would warn about it.)
     printed = [p.get_text().strip() for p in soup.find(id="scalars").select(".autocast-demo-output pre")]
+    # ... and eagerly nothing is compiled: that output differs, so it is shown as well.
     assert printed == ["tensor(9., grad_fn=<SumBackward0>)\ngraphs: 2",
-                       "tensor(9., grad_fn=<SumBackward0>)\ngraphs: 1"]
+                       "tensor(9., grad_fn=<SumBackward0>)\ngraphs: 1",
+                       "tensor(9., grad_fn=<SumBackward0>)\ngraphs: 0"]
     assert f"{SCALARS}" not in builds[0].stderr.split("no_such_flag")[0]
 
 

@@ -34,7 +34,7 @@ def located(build, path: Path, line: int, message: str) -> None:
 
 RST, MD = "index.rst", "bad_md.md"
 OPTIONS = ("values, expect, expect-output, config, backend, device, dtype, timeout, "
-           "grad-tolerance, output-tolerance, group, name, caption")
+           "grad-tolerance, output-tolerance, group, name, caption, show")
 
 # (page, the source line the message must point at, the message), for both syntaxes.
 CASES = [
