@@ -8,7 +8,7 @@ import platform
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 from sphinx.util.display import status_iterator
@@ -18,6 +18,7 @@ from .check import engine_problem
 from .config import conf_line
 from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
 from .engine.pool import EngineError, Finished, Run, WorkerPool
+from .engine.protocol import Job, Mode, Ready
 from .model import WARNING_TYPE, DemoResult, NotRunReason, RunRecord, Variant, VariantResult, Verdict
 
 #: The ``detail`` of runs refused because the build cannot run any demo (no torch, no
@@ -293,7 +294,7 @@ class Executor:
             self.storing = False
             self.cannot_store(self.cache.why(exc))
 
-    def job(self, demo: Demo, codes: tuple[Code, ...], variant: Variant, mode: str) -> dict[str, Any]:
+    def job(self, demo: Demo, codes: tuple[Code, ...], variant: Variant, mode: Mode) -> Job:
         return {
             "setup": [c.text for c in codes[:-1]],
             "code": codes[-1].text,
@@ -308,7 +309,7 @@ class Executor:
             "page": os.path.abspath(demo.code.source),
         }
 
-    def announce_fresh(self, info: dict[str, Any]) -> None:
+    def announce_fresh(self, info: Ready) -> None:
         """Say once, with why, that runs cannot fork from the warm worker (each then pays
         Python's and torch's start, seconds instead of milliseconds)."""
         if info.get("fork", True):

@@ -18,6 +18,8 @@ import time
 import traceback
 from typing import Any
 
+from .protocol import Job
+
 #: Prefix of the file names given to ``compile()``, so that frames of the writer's code can be
 #: told from ours and mapped back to the docs.
 CODE_FILE = "<autocast-demo-"
@@ -226,7 +228,7 @@ def _close_modes() -> list[str]:
     return left
 
 
-def run_job(job: dict[str, Any]) -> dict[str, Any]:
+def run_job(job: Job) -> dict[str, Any]:
     """Execute ``job`` in this (fresh, forked) process and return the result record."""
     import torch
     import torch._dynamo
@@ -267,7 +269,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
-def watch(job: dict[str, Any]) -> None:
+def watch(job: Job) -> None:
     """Leave where the code is in ``stack_path`` if it crashes or runs close to its timeout.
 
     The parent reads it only for a run that crashed or was stopped, to point the writer at the
@@ -299,7 +301,7 @@ def watch(job: dict[str, Any]) -> None:
 _KEEP: list[Any] = []  # faulthandler writes to the file's descriptor: keep it open
 
 
-def run_and_write(job: dict[str, Any]) -> None:
+def run_and_write(job: Job) -> None:
     """Child entry point: run, then write the record atomically where the parent looks."""
     os.chdir(job["cwd"])
     watch(job)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import Frame, RunRecord, SnippetError, run_record_from_json
 from ..text import bounded, printable
+from .protocol import Exit, Job, Ready, RunRequest
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -46,7 +47,7 @@ class Run:
     """One execution request: ``job`` is what :func:`.job.run_job` reads."""
 
     key: str  # unique within the build
-    job: dict[str, Any]
+    job: Job
     timeout: float
     fresh: bool = False  # a new interpreter, never a fork of the warm worker (CUDA)
 
@@ -65,7 +66,7 @@ class WorkerPool:
         self.jobs = max(1, jobs)
         self.tmp = Path(tempfile.mkdtemp(prefix="autocast-demo-"))
         self.log = self.tmp / "worker.log"
-        self.info: dict[str, Any] | None = None
+        self.info: Ready | None = None
         self.pending = b""  # what the worker wrote after the last event we read
         # Prefer a fork-safe CUDA probe and single-threaded compile workers: both forked.
         child_env = {
@@ -87,7 +88,7 @@ class WorkerPool:
                 cwd=self.tmp,
             )
 
-    def _read_event(self, timeout: float) -> dict[str, Any]:
+    def _read_event(self, timeout: float) -> Any:
         # Our own buffer over the raw descriptor: a buffered reader may hold several events
         # read in one go, and select() on the descriptor would then wait for more that never
         # come (quick runs report faster than a busy build reads).
@@ -100,15 +101,14 @@ class WorkerPool:
                 raise EngineError(self._death_message(timed_out=not ready))
             self.pending += chunk
         line, _, self.pending = self.pending.partition(b"\n")
-        event: dict[str, Any] = json.loads(line)
-        return event
+        return json.loads(line)
 
     def _death_message(self, timed_out: bool) -> str:
         what = "did not answer" if timed_out else "stopped unexpectedly"
         tail = self.log.read_text(errors="replace")[-2000:].strip()
         return f"the autocast-demo worker {what}" + (f":\n{tail}" if tail else "")
 
-    def ready(self) -> dict[str, Any]:
+    def ready(self) -> Ready:
         """Wait for the worker's imports and warm-up; raise :class:`EngineError` if it failed."""
         if self.info is None:
             self.info = self._read_event(STARTUP_TIMEOUT)
@@ -129,7 +129,7 @@ class WorkerPool:
                 in_flight[run.key] = run
                 self.proc.stdin.write((json.dumps(self._request(run)) + "\n").encode())
                 self.proc.stdin.flush()
-            event = self._read_event(longest + 60.0)
+            event: Exit = self._read_event(longest + 60.0)
             yield self._collect(in_flight.pop(event["id"]), event)
 
     def _paths(self, run: Run) -> dict[str, str]:
@@ -143,22 +143,22 @@ class WorkerPool:
             "cwd": stem + ".cwd",
         }
 
-    def _request(self, run: Run) -> dict[str, Any]:
+    def _request(self, run: Run) -> RunRequest:
         paths = self._paths(run)
         # A scratch directory: a relative write (``torch.save(m, "m.pt")``) must not land in
         # the docs' sources; the snippet finds its page's files through ``__file__``.
         os.mkdir(paths["cwd"])
-        job = {**run.job, "result_path": paths["result_path"], "data_path": paths["data_path"],
-               "stack_path": paths["stack_path"], "cwd": paths["cwd"], "timeout": run.timeout}
+        job: Job = {**run.job, "result_path": paths["result_path"], "data_path": paths["data_path"],
+                    "stack_path": paths["stack_path"], "cwd": paths["cwd"], "timeout": run.timeout}
         return {"id": run.key, "job": job, "timeout": run.timeout, "fresh": run.fresh,
                 "output_path": paths["output_path"], "job_path": paths["job_path"]}
 
-    def _collect(self, run: Run, event: dict[str, Any]) -> Finished:
+    def _collect(self, run: Run, event: Exit) -> Finished:
         paths = {name: Path(p) for name, p in self._paths(run).items()}
         # The scratch directory is the run's ".": its path is this build's, never the page's.
         scratch = str(paths["cwd"])
-        output = _unscratch(_read_output(paths["output_path"], int(event.get("dropped", 0))), scratch)
-        seconds = float(event.get("seconds", 0.0))
+        output = _unscratch(_read_output(paths["output_path"], event["dropped"]), scratch)
+        seconds = event["seconds"]
         data = paths["data_path"].read_bytes() if paths["data_path"].exists() else b""
         offsets: dict[str, int | None] = {}
         if event["timed_out"]:
@@ -185,7 +185,7 @@ class WorkerPool:
         for path in paths.values():
             path.unlink(missing_ok=True)
         return Finished(run=run, record=record, data=data, offsets=offsets,
-                        fresh=bool(event.get("fresh")))
+                        fresh=event["fresh"])
 
     def close(self) -> None:
         """End the worker; it kills its children when its stdin closes."""
@@ -229,7 +229,7 @@ def _read_output(path: Path, dropped: int) -> str:
 _DUMPED_FRAME = re.compile(r'^\s*File "<autocast-demo-(\d+)>", line (\d+) in (.+)$')
 
 
-def _stopped_at(path: Path, job: dict[str, Any], kind: str, detail: str) -> SnippetError | None:
+def _stopped_at(path: Path, job: Job, kind: str, detail: str) -> SnippetError | None:
     """Where the writer's code was when it hung or crashed, from the child's faulthandler dump.
 
     Dumps list the most recent call first, one block per thread, and repeat while the run

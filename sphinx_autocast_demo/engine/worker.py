@@ -34,12 +34,13 @@ from .processes import (
     renew_thread_pool,
     running_threads,
 )
+from .protocol import Exit, Ready, RunRequest
 
 #: Bytes of a run's output kept on disk (a character can take four); the rest is counted only.
 KEEP_BYTES = 4 * MAX_OUTPUT
 
 
-def warm_up() -> dict[str, Any]:
+def warm_up() -> Ready:
     """Import torch and the compiler stack and run one tiny compile, forward and backward."""
     # Before the first compile: a forked child inherits an OpenMP pool it cannot use and
     # deadlocks in the backward unless the pool was never started with more than one thread.
@@ -99,7 +100,7 @@ def warm_up() -> dict[str, Any]:
 class Child:
     """A run's process, from the moment the run was handed to it."""
 
-    run: dict[str, Any]
+    run: RunRequest
     fresh: bool  # a fresh interpreter (exec), not a fork of the warm zygote
     start: float
     deadline: float
@@ -147,7 +148,7 @@ class Zygote:
         kill_adopted()
         os._exit(128 + signum)
 
-    def send(self, event: dict[str, Any]) -> None:
+    def send(self, event: Exit) -> None:
         try:
             self.events.write(json.dumps(event) + "\n")
             self.events.flush()
@@ -169,7 +170,7 @@ class Zygote:
             fds += [self.spare.request, self.spare.output]
         return fds
 
-    def spawn(self, run: dict[str, Any]) -> None:
+    def spawn(self, run: RunRequest) -> None:
         fresh = not self.fork_safe or bool(run.get("fresh"))
         if fresh:  # the exec'd interpreter reads its job from a file
             with open(run["job_path"], "w", encoding="utf-8") as f:
@@ -213,7 +214,7 @@ class Zygote:
         os.close(out_w)
         self.spare = Spare(pid, request_w, output)
 
-    def _child(self, run: dict[str, Any] | None, request: int | None, output: int) -> None:
+    def _child(self, run: RunRequest | None, request: int | None, output: int) -> None:
         """Become the process of ``run``, or of the run that arrives on ``request``."""
         code = 70
         try:
@@ -380,7 +381,8 @@ def main(argv: list[str]) -> int:
     if threads:
         info["threads"] = threads
     restore_user_environment()
-    events.write(json.dumps({"event": "ready", **info}) + "\n")
+    info["event"] = "ready"
+    events.write(json.dumps(info) + "\n")
     events.flush()
     if "error" in info:
         return 1

@@ -1,0 +1,67 @@
+"""The messages between the build, the worker and a run's process: one place, typed.
+
+Every message is a JSON object (one per line on the worker's stdin and stdout; a run's job also
+as a file for a fresh interpreter). TypedDicts cost nothing at run time and let mypy check both
+ends against the same fields. Imported by the worker and its children: standard library only.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+Mode = Literal["compiled", "eager"]
+
+
+class Job(TypedDict, total=False):
+    """What one run executes (:func:`.job.run_job`): the build fills the first part, the pool
+    the paths."""
+
+    setup: list[str]  # the setup blocks' code, in order
+    code: str  # the demo's code
+    mode: Mode
+    backend: str  # for the snippet's torch.compile calls that name none
+    device: str
+    config: str  # dotted path of the config the value sets
+    value: Any  # JSON; torch dtypes as {"__torch__": "bfloat16"}
+    page: str  # the snippet's __file__
+    # Added by the pool:
+    result_path: str  # the run's result record (JSON), written last
+    data_path: str  # float64 copies of its tensors
+    stack_path: str  # faulthandler's dumps, read only for a run that hung or crashed
+    cwd: str  # the run's scratch directory
+    timeout: float
+
+
+class RunRequest(TypedDict):
+    """Build -> worker, one line per run."""
+
+    id: str
+    job: Job
+    timeout: float
+    fresh: bool  # a new interpreter, never a fork (CUDA)
+    output_path: str  # where the worker keeps what the run printed
+    job_path: str  # the job as a file, for a fresh interpreter
+
+
+class Ready(TypedDict, total=False):
+    """Worker -> build, once, after the imports and the warm-up."""
+
+    event: Literal["ready"]
+    torch: str
+    python: str
+    cuda: bool
+    fork: bool  # False: every run starts a new interpreter (see ``threads``)
+    threads: list[str]  # the threads that made forking unsafe
+    error: str  # the worker cannot run demos (torch missing, config unknown)
+
+
+class Exit(TypedDict):
+    """Worker -> build, once per run, when its process has ended."""
+
+    event: Literal["exit"]
+    id: str
+    returncode: int
+    timed_out: bool
+    seconds: float
+    fresh: bool
+    dropped: int  # bytes of output past what is kept
