@@ -28,6 +28,7 @@ DTYPES = ("bfloat16", "float16", "float32")
 MAX_TIMEOUT = 24 * 60 * 60.0
 TIMEOUT_RULE = f"a number of seconds > 0 and at most {MAX_TIMEOUT:g} (24 h)"
 TOLERANCE_RULE = "a finite number >= 0 (0: bitwise equal)"
+BUDGET_RULE = "a finite number of seconds >= 0 (0: no budget)"
 
 
 @dataclass(frozen=True)
@@ -95,6 +96,14 @@ class Settings:
         "error", (str,), "env",
         "When device is cuda on a machine without CUDA: error (fail) or skip (render unchecked).",
         ("error", "skip"))
+    budget: float = _option(
+        0.0, (int, float), "",
+        "Seconds of run time one demo may take in a build (every value, compiled and eager); "
+        "over it, a warning at the demo naming its slowest runs. 0: no budget.", rule=BUDGET_RULE)
+    build_budget: float = _option(
+        0.0, (int, float), "",
+        "Seconds a build may spend running demos; over it, one warning naming the slowest "
+        "demos. 0: no budget.", rule=BUDGET_RULE)
     timing_report: bool = _option(
         False, (bool,), "",
         "Write ``autocast_demo_timings.rst``-style table (JSON + text) of run times to the outdir.")

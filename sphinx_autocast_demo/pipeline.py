@@ -166,6 +166,7 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     for result in b.results:
         st.docs[result.demo.docname].results[result.demo.ident] = result
         _warn(app, result)
+    report.budgets(app, b.results, b.executor.stats, b.settings.budget, b.settings.build_budget)
     # Summary pages show every demo's result: re-write them whenever any result is new.
     return summary.summary_docs(env) if b.results else []
 

@@ -16,6 +16,7 @@ from sphinx.util import logging
 from sphinx.util.console import bold, red  # type: ignore[attr-defined]
 
 from .check import NotChecked, no_cuda, unchecked
+from .config import conf_line
 from .model import WARNING_TYPE
 from .text import printable
 
@@ -104,6 +105,34 @@ def warn(finding: Finding, app: Sphinx) -> None:
     # The location stays absolute, as Sphinx gives its own; the text is what we publish.
     logger.warning(publish(finding.message, app), type=WARNING_TYPE, subtype=finding.subtype,
                    location=str(finding.location))
+
+
+def budgets(app: Sphinx, results: list[DemoResult], stats: Stats, demo_budget: float,
+            build_budget: float) -> None:
+    """Warn where this build's runs took longer than a budget allows (0: no budget): at each
+    demo over ``demo_budget``, naming its slowest runs; at conf.py for the whole build over
+    ``build_budget``, naming the slowest demos. Results from the cache cost nothing."""
+    if demo_budget > 0:
+        for result in results:
+            runs = [(run.seconds, f"{vr.variant.name} {label}") for vr in result.variants
+                    if not vr.cached for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager"))]
+            spent = sum(seconds for seconds, _ in runs)
+            if spent <= demo_budget:
+                continue
+            slowest = ", ".join(f"{what} {seconds:.1f} s" for seconds, what in sorted(runs, reverse=True)[:3])
+            logger.warning(
+                f"this demo's runs took {spent:.1f} s, over autocast_demo_budget ({demo_budget:g} s); "
+                f"slowest: {slowest}. Make the snippet smaller (fewer values, smaller tensors) or "
+                "raise the budget", type=WARNING_TYPE, subtype="budget", location=str(result.demo.location))
+    if 0 < build_budget < stats.seconds:
+        demos = sorted(stats.per_demo.items(), key=lambda kv: -kv[1])[:3]
+        logger.warning(
+            f"the demos took {stats.seconds:.1f} s to run in this build, over "
+            f"autocast_demo_build_budget ({build_budget:g} s); slowest: "
+            + ", ".join(f"{where} ({seconds:.1f} s)" for where, seconds in demos)
+            + ". Shrink those demos, give them a :values: of the values that matter, or raise the budget",
+            type=WARNING_TYPE, subtype="budget",
+            location=str(conf_line(str(app.confdir), "autocast_demo_build_budget")))
 
 
 def not_checked(result: DemoResult, torch: str) -> dict[str, NotChecked]:

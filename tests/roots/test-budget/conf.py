@@ -1,0 +1,7 @@
+extensions = ["sphinx_autocast_demo"]
+exclude_patterns = ["_build"]
+autocast_demo_values = ["off"]
+# One run of "slow" sleeps 0.6 s: compiled and eager take at least 1.2 s, over the demo
+# budget; the build's runs take at least that, over the build budget.
+autocast_demo_budget = 1.0
+autocast_demo_build_budget = 1.1
