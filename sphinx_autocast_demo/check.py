@@ -73,7 +73,7 @@ def unchecked(result: DemoResult, vr: VariantResult, torch: str) -> NotChecked |
         return NotChecked("not checked", f"the {label} run {what}", what)
     if vr.verdict.outcome == "error":
         return NotChecked("not checked", vr.verdict.note or "no verdict", "not checked")
-    if vr.cached and result.torch_version != torch:
+    if vr.cached and result.torch_version != torch and not result.torch_equivalent:
         return NotChecked("not checked", f"cached result of torch {result.torch_version}, not "
                           f"checked with the installed torch {torch}",
                           f"torch {result.torch_version}", other_torch=result.torch_version)

@@ -80,6 +80,12 @@ class Settings:
         1e-3, (int, float), "env",
         "The same for every other tensor (inductor's forward differs from eager by ~1e-4); "
         "finite, >= 0; 0 means bitwise.", rule=TOLERANCE_RULE)
+    cache_torch: str = _option(
+        "exact", (str,), "env",
+        "Which torch a cached result counts for: ``exact`` (the exact version, e.g. "
+        "2.13.0+cpu), ``release`` (any build of the same release, e.g. torch built from "
+        "source at every commit: 2.16.0a0+gitabc and +gitdef share results), or any other "
+        "string, a label that you change when the results must be made again.")
     execute: str = _option(
         "auto", (str,), "",
         "auto: run what is not cached; force: run everything; never: render from the cache "

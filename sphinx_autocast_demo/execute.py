@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,16 @@ def installed_torch() -> str:
         return "not installed"
 
 
+def torch_key(installed: str, policy: str) -> str:
+    """What the cache compares for ``installed`` under ``autocast_demo_cache_torch``."""
+    if policy == "exact":
+        return installed
+    if policy == "release":  # 2.16.0a0+git1234 -> 2.16.0; 2.13.0+cpu -> 2.13.0
+        match = re.match(r"\d+(?:\.\d+)*", installed)
+        return match.group(0) if match else installed
+    return policy
+
+
 @dataclass
 class Planned:
     """One variant of one demo: its cache key and, once known, its result."""
@@ -105,10 +116,12 @@ class Executor:
         # environment's fingerprint and the pages must all name the same version, and the
         # build must not import torch.
         self.torch = torch
+        self.torch_key = torch_key(torch, conf.cache_torch)
         self.python = platform.python_version()
         self.pool: WorkerPool | None = None
         self.stats = Stats()
         self.versions: dict[tuple[str, str], str] = {}  # demo -> torch of its cached results
+        self.equivalent: set[tuple[str, str]] = set()  # ... which cache_torch counts as ours
 
     def start(self) -> None:
         """Start the worker early, so that torch imports while Sphinx reads the sources."""
@@ -155,7 +168,8 @@ class Executor:
         return False
 
     def current(self, entry: Entry) -> bool:
-        return entry.torch_version == self.torch and entry.python_version == self.python
+        made_for = entry.torch_key or entry.torch_version  # older entries: the exact version
+        return made_for == self.torch_key and entry.python_version == self.python
 
     def plan(self, todo: list[tuple[Demo, DocState]]) -> list[Planned]:
         """Every (demo, variant) to answer, with its result when the cache (or the execution
@@ -183,6 +197,7 @@ class Executor:
                 variants=tuple(r for r in answered if r is not None),
                 # "never" mode may render results of another torch: name that one.
                 torch_version=self.versions.get((docname, ident), self.torch),
+                torch_equivalent=(docname, ident) in self.equivalent,
             ))
         return out
 
@@ -200,6 +215,8 @@ class Executor:
             self.stats.cached += 1
             if entry.torch_version != self.torch:
                 self.versions[demo.docname, demo.ident] = entry.torch_version
+                if self.current(entry):
+                    self.equivalent.add((demo.docname, demo.ident))
             return VariantResult(variant, entry.verdict, entry.compiled, entry.eager, cached=True)
         if never:
             return skipped(variant, "not run: autocast_demo_execute is 'never' and the cache "
@@ -289,7 +306,8 @@ class Executor:
             return
         try:
             self.cache.put(item.key, Entry(self.torch, result.verdict, result.compiled,
-                                           result.eager, python_version=self.python))
+                                           result.eager, python_version=self.python,
+                                           torch_key=self.torch_key))
         except OSError as exc:  # e.g. the disk filled up during the build
             self.storing = False
             self.cannot_store(self.cache.why(exc))

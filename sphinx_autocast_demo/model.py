@@ -250,8 +250,11 @@ class DemoResult:
     demo: Demo
     codes: tuple[Code, ...]  # the setups that ran, then the demo: what ``Frame.part`` indexes
     variants: tuple[VariantResult, ...]
-    torch_version: str
+    torch_version: str  # the torch that produced the results
     findings: tuple[Finding, ...] = field(default=())
+    # Produced by another torch that ``autocast_demo_cache_torch`` counts as the installed one
+    # (same release, or the same label): checked, and named as the torch it was.
+    torch_equivalent: bool = False
 
     def where(self, error: SnippetError) -> Location:
         """The doc file and line of the innermost frame of the writer's code."""

@@ -75,7 +75,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-resolved", render_page)
     app.connect("build-finished", finish)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 3}
+            "env_version": 4}
 
 
 def configure(app: Sphinx, conf: Config) -> None:
@@ -107,7 +107,7 @@ def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[s
     """Re-read pages whose checks failed (so they fail again) and, after a torch upgrade, all."""
     b, docs = build(app), all_docs(env)
     b.edited = set(added) | set(changed)  # before_read() starts the worker early for them
-    if state(env).fingerprint != fingerprint(b.torch) or b.settings.execute == "force":
+    if state(env).fingerprint != fingerprint(b.executor.torch_key) or b.settings.execute == "force":
         return [d for d, s in docs.items() if s.demos and d not in removed]
     return [d for d, s in docs.items()
             if d not in removed and (s.failed or any(f for r in s.results.values() for f in r.findings))]
@@ -151,7 +151,7 @@ def after_read(app: Sphinx, doctree: nodes.document) -> None:
 def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     """After reading: plan, run, compare, check every demo without a result; warn at each."""
     b, st = build(app), state(env)
-    st.fingerprint = fingerprint(b.torch)
+    st.fingerprint = fingerprint(b.executor.torch_key)
     if not builder.runs_demos(app.builder):  # gettext, linkcheck...: nothing of the docs' code runs
         return []
     b.problems = [p for doc in st.docs.values() for p in doc.problems]

@@ -342,14 +342,26 @@ def provenance(result: DemoResult, missed: dict[str, NotChecked], torch: str) ->
         which = "" if len(checked) == every else " (" + ", ".join(
             vr.variant.name for vr in checked) + ")"
         cached = sum(vr.cached for vr in checked)
-        earlier = "by an earlier build (cached result: same code, torch and Python)"
+        # The torch that made each result, named as it was: a result cached by another build
+        # that autocast_demo_cache_torch counts as this one ("release", a label) is checked,
+        # but by that torch; results kept from an earlier build of the page likewise.
+        made = result.torch_version
+        ran = torch if result.torch_equivalent else made  # who ran what was not cached
+        earlier = ("by an earlier build (cached result: same code, torch and Python)" if made == torch
+                   else f"by an earlier build (cached result of the same code and Python; "
+                        f"autocast_demo_cache_torch counts it as the installed torch {torch})")
         if not cached:
-            said.append(f"Checked at build time with torch {torch}{which}")
+            said.append(f"Checked at build time with torch {ran}{which}")
         elif cached == len(checked):
-            said.append(f"Checked with torch {torch} {earlier}{which}")
-        else:
-            said.append(f"Checked with torch {torch}{which}, at build time and, for {cached} "
+            said.append(f"Checked with torch {made} {earlier}{which}")
+        elif ran == made:
+            said.append(f"Checked with torch {made}{which}, at build time and, for {cached} "
                         f"of {len(checked)} values, {earlier}")
+        else:
+            now = ", ".join(vr.variant.name for vr in checked if not vr.cached)
+            kept = ", ".join(vr.variant.name for vr in checked if vr.cached)
+            said.append(f"Checked at build time with torch {ran} ({now}) and with torch {made} "
+                        f"{earlier} ({kept})")
     older = sorted({why.other_torch for why in missed.values() if why.other_torch})
     for version in older:
         names = [n for n, why in missed.items() if why.other_torch == version]

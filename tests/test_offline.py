@@ -19,7 +19,7 @@ from docutils import frontend, nodes
 from docutils.parsers import rst
 from docutils.utils import new_document
 
-from sphinx_autocast_demo import accept, builder, check, config, directives, render, report, syntax
+from sphinx_autocast_demo import accept, builder, check, config, directives, execute, render, report, syntax
 from sphinx_autocast_demo.engine.cache import Entry
 from sphinx_autocast_demo.execute import Stats, skipped
 from sphinx_autocast_demo.model import (
@@ -324,3 +324,63 @@ def test_an_unchanged_rebuild_says_no_configuration_changed(tmp_path_factory):
     assert again.returncode == 0, again.stderr
     assert "configuration has changed" not in again.stdout + again.stderr, again.stdout
     assert (out / "_static" / "autocast_demo.css").exists()
+
+
+# -- autocast_demo_cache_torch: which torch a cached result counts for ---------------------------
+
+@pytest.fixture(scope="module")
+def other_build(tmp_path_factory):
+    """Results cached by "another build of the installed release" (a made-up local version),
+    stamped with what each policy compares; then builds under each policy."""
+    src = copy_root("offline", tmp_path_factory)
+    first = app_build(src)
+    b = build(first.app)  # type: ignore[arg-type]
+    release = execute.torch_key(b.torch, "release")
+    other = release + "+othercommit"
+    made_up = {"held": ("differs", "matches"), "stale": ("differs",), "myst-demo": ("differs",)}
+    for doc in all_docs(first.app.env).values():  # type: ignore[attr-defined]
+        for the_demo in doc.demos.values():
+            codes = [s.code for s in doc.setups_for(the_demo)] + [the_demo.code]
+            for variant, outcome in zip(the_demo.variants, made_up[the_demo.ident], strict=True):
+                verdict, compiled, eager = ran(outcome)
+                b.executor.cache.put(b.executor.key(the_demo, codes, variant), Entry(
+                    other, verdict, compiled, eager, python_version=platform.python_version(),
+                    torch_key=release))
+    cache = str(b.executor.cache.root)
+    # "auto": a result the policy counts as current is not run again (no worker: no torch).
+    # Both builds write the same output directory: keep each one's page as it wrote it.
+    release = app_build(src, autocast_demo_cache_dir=cache, autocast_demo_execute="auto",
+                        autocast_demo_cache_torch="release")
+    release.page = release.html("index")  # type: ignore[attr-defined]
+    exact = app_build(src, autocast_demo_cache_dir=cache, autocast_demo_cache_torch="exact")
+    exact.page = exact.html("index")  # type: ignore[attr-defined]
+    return other, b.torch, {"release": release, "exact": exact}
+
+
+def test_release_counts_another_build_of_the_release_as_checked_and_names_it(other_build):
+    other, installed, builds = other_build
+    release = builds["release"]
+    assert release.runs() == (0, 4)  # every value from the cache: nothing ran
+    page = release.page
+    differs = "\u2717 differs (w.grad, max |\u0394| 5.00e-01)"
+    assert verdicts(page, "held") == [differs, "\u2713 matches eager"]
+    footer = page.find(id="held").select_one(".autocast-demo-provenance").get_text(" ", strip=True)
+    assert f"Checked with torch {other} by an earlier build" in footer, footer
+    assert f"counts it as the installed torch {installed}" in footer
+    assert release.stats["checked"] == 4 and release.stats["not_checked"] == 0
+
+
+def test_exact_never_counts_another_build_as_checked(other_build):
+    other, installed, builds = other_build
+    exact = builds["exact"]  # execution off in this root: rendered, but not as checked
+    first, _ = verdicts(exact.page, "held")
+    assert first.startswith(f"differs (w.grad, max |\u0394| 5.00e-01) with torch {other} (cached; "
+                            f"not checked with torch {installed})"), first
+    assert exact.stats["checked"] == 0 and exact.stats["not_checked"] == 4
+
+
+def test_torch_keys():
+    assert execute.torch_key("2.16.0a0+git1234abc", "exact") == "2.16.0a0+git1234abc"
+    assert execute.torch_key("2.16.0a0+git1234abc", "release") == "2.16.0"
+    assert execute.torch_key("2.13.0+cpu", "release") == "2.13.0"
+    assert execute.torch_key("2.13.0+cpu", "nightly-2026-11") == "nightly-2026-11"

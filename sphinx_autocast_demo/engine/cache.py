@@ -29,6 +29,9 @@ class Entry:
     compiled: RunRecord
     eager: RunRecord
     python_version: str = ""
+    # What the cache compares (autocast_demo_cache_torch): the exact version, its release, or
+    # a label; empty in entries written before it existed, which then mean the exact version.
+    torch_key: str = ""
 
 
 class CorruptEntry(Exception):
