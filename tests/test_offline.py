@@ -265,6 +265,13 @@ def offline(tmp_path_factory):
     first = app_build(src)
     first.unchecked = verdicts(first.html("index"), "held")  # type: ignore[attr-defined]
     b = build(first.app)  # type: ignore[arg-type]
+    fill_cache(first, b.torch)
+    return first, app_build(src, autocast_demo_cache_dir=str(b.executor.cache.root))
+
+
+def fill_cache(first: object, torch: str, torch_key: str = "") -> None:
+    """Made-up results for every value of the root's demos, as if ``torch`` had made them."""
+    b = build(first.app)  # type: ignore[attr-defined]
     made_up = {"held": ("differs", "matches"), "stale": ("differs",), "myst-demo": ("differs",)}
     for doc in all_docs(first.app.env).values():  # type: ignore[attr-defined]
         for the_demo in doc.demos.values():
@@ -272,8 +279,8 @@ def offline(tmp_path_factory):
             for variant, outcome in zip(the_demo.variants, made_up[the_demo.ident], strict=True):
                 verdict, compiled, eager = ran(outcome)
                 b.executor.cache.put(b.executor.key(the_demo, codes, variant), Entry(
-                    b.torch, verdict, compiled, eager, python_version=platform.python_version()))
-    return first, app_build(src, autocast_demo_cache_dir=str(b.executor.cache.root))
+                    torch, verdict, compiled, eager, python_version=platform.python_version(),
+                    torch_key=torch_key))
 
 
 def test_the_sphinx_side_never_imports_torch():
@@ -337,15 +344,7 @@ def other_build(tmp_path_factory):
     b = build(first.app)  # type: ignore[arg-type]
     release = execute.torch_key(b.torch, "release")
     other = release + "+othercommit"
-    made_up = {"held": ("differs", "matches"), "stale": ("differs",), "myst-demo": ("differs",)}
-    for doc in all_docs(first.app.env).values():  # type: ignore[attr-defined]
-        for the_demo in doc.demos.values():
-            codes = [s.code for s in doc.setups_for(the_demo)] + [the_demo.code]
-            for variant, outcome in zip(the_demo.variants, made_up[the_demo.ident], strict=True):
-                verdict, compiled, eager = ran(outcome)
-                b.executor.cache.put(b.executor.key(the_demo, codes, variant), Entry(
-                    other, verdict, compiled, eager, python_version=platform.python_version(),
-                    torch_key=release))
+    fill_cache(first, other, torch_key=release)
     cache = str(b.executor.cache.root)
     # "auto": a result the policy counts as current is not run again (no worker: no torch).
     # Both builds write the same output directory: keep each one's page as it wrote it.

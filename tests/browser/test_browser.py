@@ -279,36 +279,38 @@ FITS = """
 """
 
 
+def visit(browser, site: str, mode: str, viewport: dict[str, int], names: list[str]):
+    """Each of ``names`` in turn, in one browser page: yields (name, what READER sees)."""
+    page = open_page(browser, site, "index", mode, viewport)
+    try:
+        for name in names:
+            goto(page, site, name, mode)
+            yield name, page
+    finally:
+        page.context.close()
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_a_reader_gets_a_legend_full_outputs_and_no_build_paths(browser, site, mode):
-    page = open_page(browser, site, "index", mode, WIDE)
-    for name in pages_with_tables():
-        goto(page, site, name, mode)
+    for name, page in visit(browser, site, mode, WIDE, pages_with_tables()):
         seen = page.evaluate(READER)
         assert seen["tables"], name
         assert seen["legends"] >= 1, (name, "no legend says what the marks and rows mean")
         assert seen["emptyOutputs"] == 0, (name, "an output box with nothing in it")
         for path in (str(ROOT), str(HTML), "/tmp/", "/home/", "site-packages"):
             assert path not in seen["text"], (name, path)
-    page.context.close()
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_matrix_and_reference_fit_at_1280(browser, site, mode):
-    page = open_page(browser, site, "matrix", mode, WIDE)
-    for name in ("matrix", "reference"):
-        goto(page, site, name, mode)
+    for name, page in visit(browser, site, mode, WIDE, ["matrix", "reference"]):
         for table in page.evaluate(FITS):
             assert not table["out"], (name, mode, table)
-    page.context.close()
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_no_word_is_broken_in_a_table_header_nor_code_clipped_on_a_phone(browser, site, mode):
-    page = open_page(browser, site, "index", mode, NARROW)
-    for name in pages_with_tables():
-        goto(page, site, name, mode)
+    for name, page in visit(browser, site, mode, NARROW, pages_with_tables()):
         seen = page.evaluate(READER)
         assert seen["broken"] == [], name
         assert seen["clipped"] == [], name
-    page.context.close()
