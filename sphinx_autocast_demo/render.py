@@ -32,7 +32,9 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
     placeholders = list(doctree.findall(results_placeholder))
     results = [state.results.get(node["ident"]) if state else None for node in placeholders]
     footers = {provenance(r, not_checked(r, torch), torch).astext() for r in results if r}
-    shared = len(footers) == 1 and sum(r is not None for r in results) > 1
+    # Only when it is true of every demo: one that has not run says so itself, and is not
+    # part of an "every demo on this page".
+    shared = len(footers) == 1 and len(results) > 1 and all(r is not None for r in results)
     legend = footer = False  # said yet: the legend, the page's shared footer
     for node, result in zip(placeholders, results, strict=True):
         if not shown:

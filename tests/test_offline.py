@@ -184,20 +184,35 @@ def test_show_record_and_show_outputs():
     assert shown[0].astext() == "Printed under every value:\n\nx"
 
 
-def test_a_page_shares_one_legend_and_one_footer(tmp_path):
-    """Three demos with the same footer: the legend before the first, the footer once."""
+def rendered_page(results: dict[str, DemoResult | None]) -> nodes.document:
+    """A page with one demo per ident, resolved with ``results`` (None: not run)."""
     doc = new_document("index.rst", frontend.get_default_settings(rst.Parser))
-    state = SimpleNamespace(results={})
-    for ident in ("a", "b", "c"):
+    for ident in results:
         box = nodes.container(classes=["autocast-demo"], ids=[ident])
         box += directives.results_placeholder(ident=ident)
         doc += box
-        state.results[ident] = result(replace(demo(), ident=ident), ran("matches"), ran("matches"))
+    state = SimpleNamespace(results={k: v for k, v in results.items() if v is not None})
     render.resolve(APP, doc, state, True, TORCH)  # type: ignore[arg-type]
-    legends = [p for p in doc.findall(nodes.paragraph) if "autocast-demo-legend" in p["classes"]]
-    footers = [p for p in doc.findall(nodes.paragraph) if "autocast-demo-provenance" in p["classes"]]
+    return doc
+
+
+def paragraphs(doc: nodes.document, kind: str) -> list[nodes.paragraph]:
+    return [p for p in doc.findall(nodes.paragraph) if f"autocast-demo-{kind}" in p["classes"]]
+
+
+def test_a_page_shares_one_legend_and_one_footer():
+    """Three demos with the same footer: the legend before the first, the footer once."""
+    same = {ident: result(replace(demo(), ident=ident), ran("matches"), ran("matches"))
+            for ident in ("a", "b", "c")}
+    doc = rendered_page(same)  # type: ignore[arg-type]
+    legends, footers = paragraphs(doc, "legend"), paragraphs(doc, "provenance")
     assert len(legends) == 1 and legends[0].parent is doc and doc.index(legends[0]) == 0
     assert [f.astext().split(":")[0] for f in footers] == ["Every demo on this page"]
+    # A demo without a result says so itself; then no footer speaks for "every demo".
+    doc = rendered_page({**same, "c": None})  # type: ignore[arg-type]
+    said = [f.astext() for f in paragraphs(doc, "provenance")]
+    assert said[-1] == "This demo has not been run." and len(said) == 3
+    assert not any(text.startswith("Every demo") for text in said)
 
 
 def test_a_result_of_another_torch_never_looks_checked():
