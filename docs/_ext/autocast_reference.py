@@ -44,7 +44,7 @@ DESCRIPTIONS: dict[str, dict[str, tuple[str, str, str]]] = {
                    "Device of the ``autocast`` value; ``cuda`` runs in a fresh interpreter."),
         "dtype": ("``bfloat16``, ``float16``, ``float32``", "``autocast_demo_dtype``",
                   "Autocast dtype of the ``autocast`` value."),
-        "timeout": ("seconds", "``autocast_demo_timeout``",
+        "timeout": ("seconds, > 0 and at most 86400 (24 h)", "``autocast_demo_timeout``",
                     "How long one run (one value, compiled or eager) may take."),
         "grad-tolerance": ("number >= 0", "``autocast_demo_grad_tolerance``",
                            "Gradients match when ``|c - e| <= tol * (1 + |e|)``; 0 is bitwise."),
