@@ -187,11 +187,12 @@ def results_table(result: DemoResult, missed: dict[str, NotChecked], torch: str)
         why = missed.get(vr.variant.name)
         row = [value_cell(result, vr)]
         if record_only:
-            row.append(cell(*_outcome_as_recorded(result, vr, why, torch)))
+            row.append(_labelled("outcome", *_outcome_as_recorded(result, vr, why, torch)))
         else:
-            row += [cell(*_verdict(vr, why, torch)), cell(*_recorded(result, vr, why))]
+            row += [_labelled("verdict", *_verdict(vr, why, torch)),
+                    _labelled("recorded", *_recorded(result, vr, why))]
         if varying:
-            row.append(cell(grad))
+            row.append(_labelled("grads", grad, []))
         rows.append(row)
     table = nodes.table(classes=["autocast-demo-results"])
     group = nodes.tgroup(cols=len(headers))
@@ -214,6 +215,12 @@ def results_table(result: DemoResult, missed: dict[str, NotChecked], torch: str)
         body += line
     group += body
     return table
+
+
+def _labelled(column: str, text: str, classes: list[str]) -> nodes.entry:
+    """A cell that says which column it is in (``autocast-demo-col-*``): on a phone the rows
+    stack into cards, and the stylesheet puts the column's name before each cell."""
+    return cell(text, [*classes, f"autocast-demo-col-{column}"])
 
 
 def _outcome_as_recorded(result: DemoResult, vr: VariantResult, why: NotChecked | None,

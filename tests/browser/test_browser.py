@@ -113,7 +113,11 @@ MEASURE = """
   const scroller = table.closest('.pst-scrollable-table-container') || table;
   const box = table.scrollWidth > table.clientWidth + 1 ? table : scroller;
   box.scrollLeft = box.scrollWidth;
-  const cells = table.querySelectorAll('thead tr > *');
+  // The header row, or on a phone, where rows stack into cards and the header is hidden,
+  // the first card.
+  const head = table.querySelector('thead');
+  const cells = head && getComputedStyle(head).display !== 'none'
+    ? table.querySelectorAll('thead tr > *') : table.querySelectorAll('tbody tr:first-child > *');
   const last = cells[cells.length - 1].getBoundingClientRect();
   const b = box.getBoundingClientRect();
   const result = {
