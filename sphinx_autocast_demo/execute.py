@@ -168,8 +168,15 @@ class Executor:
         return False
 
     def current(self, entry: Entry) -> bool:
-        made_for = entry.torch_key or entry.torch_version  # older entries: the exact version
-        return made_for == self.torch_key and entry.python_version == self.python
+        """Made by this Python and, as autocast_demo_cache_torch compares, this torch: the
+        version the entry names for "exact" and "release", the label it was stored under for
+        a label (never the stored key for the first two: the version is what it says)."""
+        if entry.python_version != self.python:
+            return False
+        policy = self.conf.cache_torch
+        if policy in ("exact", "release"):
+            return torch_key(entry.torch_version, policy) == self.torch_key
+        return entry.torch_key == self.torch_key
 
     def plan(self, todo: list[tuple[Demo, DocState]]) -> list[Planned]:
         """Every (demo, variant) to answer, with its result when the cache (or the execution

@@ -368,7 +368,8 @@ def other_build(tmp_path_factory):
     release.page = release.html("index")  # type: ignore[attr-defined]
     exact = app_build(src, autocast_demo_cache_dir=cache, autocast_demo_cache_torch="exact")
     exact.page = exact.html("index")  # type: ignore[attr-defined]
-    return other, b.torch, {"release": release, "exact": exact}
+    label = app_build(src, autocast_demo_cache_dir=cache, autocast_demo_cache_torch="nightly")
+    return other, b.torch, {"release": release, "exact": exact, "label": label}
 
 
 def test_release_counts_another_build_of_the_release_as_checked_and_names_it(other_build):
@@ -398,3 +399,10 @@ def test_torch_keys():
     assert execute.torch_key("2.16.0a0+git1234abc", "release") == "2.16.0"
     assert execute.torch_key("2.13.0+cpu", "release") == "2.13.0"
     assert execute.torch_key("2.13.0+cpu", "nightly-2026-11") == "nightly-2026-11"
+
+
+def test_a_label_counts_only_entries_stored_under_it(other_build):
+    """Entries stored under "release" are not a label's: with a label, everything runs again
+    (here, execution is off: nothing is checked)."""
+    _, _, builds = other_build
+    assert builds["label"].stats["checked"] == 0 and builds["label"].stats["not_checked"] == 4

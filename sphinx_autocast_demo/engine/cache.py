@@ -29,8 +29,8 @@ class Entry:
     compiled: RunRecord
     eager: RunRecord
     python_version: str = ""
-    # What the cache compares (autocast_demo_cache_torch): the exact version, its release, or
-    # a label; empty in entries written before it existed, which then mean the exact version.
+    # What autocast_demo_cache_torch made of the torch when the entry was stored; a label is
+    # only known from here (the exact version and its release come from torch_version).
     torch_key: str = ""
 
 
