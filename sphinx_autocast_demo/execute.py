@@ -65,8 +65,9 @@ def installed_torch() -> str:
 
 
 def torch_key(installed: str, policy: str) -> str:
-    """What the cache compares for ``installed`` under ``autocast_demo_cache_torch``."""
-    if policy == "exact":
+    """What the cache compares for ``installed`` under ``autocast_demo_cache_torch`` (empty
+    is "exact": a label must say something, or it would match entries stored without one)."""
+    if policy in ("exact", ""):
         return installed
     if policy == "release":  # 2.16.0a0+git1234 -> 2.16.0; 2.13.0+cpu -> 2.13.0
         match = re.match(r"\d+(?:\.\d+)*", installed)
@@ -173,7 +174,7 @@ class Executor:
         a label (never the stored key for the first two: the version is what it says)."""
         if entry.python_version != self.python:
             return False
-        policy = self.conf.cache_torch
+        policy = self.conf.cache_torch or "exact"
         if policy in ("exact", "release"):
             return torch_key(entry.torch_version, policy) == self.torch_key
         return entry.torch_key == self.torch_key

@@ -399,6 +399,7 @@ def test_torch_keys():
     assert execute.torch_key("2.16.0a0+git1234abc", "release") == "2.16.0"
     assert execute.torch_key("2.13.0+cpu", "release") == "2.13.0"
     assert execute.torch_key("2.13.0+cpu", "nightly-2026-11") == "nightly-2026-11"
+    assert execute.torch_key("2.13.0+cpu", "") == "2.13.0+cpu"  # empty: exact, not a label
 
 
 def test_a_label_counts_only_entries_stored_under_it(other_build):
