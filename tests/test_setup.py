@@ -73,6 +73,25 @@ def test_the_test_extra_has_numpy_pinned():
     assert re.search(r"^numpy==", pins, re.M)
 
 
+def test_the_docs_and_test_extras_install_what_the_docs_load():
+    """The README's test command builds the docs (test_docs.py) in a venv of its own: every
+    extension and theme docs/conf.py loads must come with the test extra, as with the docs one."""
+    import importlib.metadata
+
+    conf: dict[str, object] = {"__file__": str(REPO / "docs" / "conf.py")}
+    exec((REPO / "docs" / "conf.py").read_text(encoding="utf-8"), conf)
+    modules = [*conf["extensions"], conf["html_theme"]]  # type: ignore[misc]
+    local = {path.stem for path in (REPO / "docs" / "_ext").glob("*.py")}
+    distributions = importlib.metadata.packages_distributions()
+    needed = {distributions[m.split(".")[0]][0].lower() for m in modules
+              if not m.startswith("sphinx.") and m not in local and m != "sphinx_autocast_demo"}
+    assert "sphinx-copybutton" in needed and "pydata-sphinx-theme" in needed
+    extras = pyproject()["project"]["optional-dependencies"]
+    for extra in ("docs", "test"):
+        named = {Requirement(r).name.lower() for r in extras[extra]}
+        assert needed <= named, (extra, needed - named)
+
+
 def test_tox_applies_constraints_the_way_pip_accepts():
     tox = configparser.ConfigParser(interpolation=None)
     tox.read(REPO / "tox.ini", encoding="utf-8")
