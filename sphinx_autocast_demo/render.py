@@ -141,14 +141,18 @@ def outcome_text(vr: VariantResult) -> str:
     return "not checked"
 
 
+def broken(result: DemoResult, value: str) -> bool:
+    """Does a failing finding say the page's record for ``value`` no longer holds?"""
+    return any(f.failed and f.concerns(value) for f in result.findings)
+
+
 def _recorded(result: DemoResult, vr: VariantResult, why: NotChecked | None) -> tuple[str, list[str]]:
     expected = result.demo.expected(vr.variant.name)
     if expected is None:
         return "not recorded", ["autocast-demo-unrecorded"]
     if why is not None:  # neither holds nor broken: nobody looked
         return f"records {expected} (not checked)", ["autocast-demo-unchecked"]
-    broken = any(f.failed and f.concerns(vr.variant.name) for f in result.findings)
-    if broken:
+    if broken(result, vr.variant.name):
         return f"{MARK['differs']} no: records {expected}", ["autocast-demo-stale-cell"]
     return f"{MARK['matches']} yes ({expected})", ["autocast-demo-holds"]
 
@@ -233,7 +237,7 @@ def _outcome_as_recorded(result: DemoResult, vr: VariantResult, why: NotChecked 
     expected = result.demo.expected(vr.variant.name)
     if expected is None:
         return f"{happened} (not recorded)", ["autocast-demo-unrecorded"]
-    if any(f.failed and f.concerns(vr.variant.name) for f in result.findings):
+    if broken(result, vr.variant.name):
         return (f"{MARK['differs']} {happened}, but the page records {expected}",
                 ["autocast-demo-stale-cell"])
     return f"{MARK['matches']} {happened}, as recorded", ["autocast-demo-holds"]

@@ -213,31 +213,26 @@ def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
     link = nodes.reference("", "", nodes.Text(title), refuri=uri, internal=True)
     row += cell(nodes.paragraph("", "", link), ["autocast-demo-label"])
     by_name: dict[str, Any] = {vr.variant.name: vr for vr in result.variants} if result else {}
-    names = {v.name for v in all_docs(app.env)[docname].demos[ident].variants}
+    names = [v.name for v in all_docs(app.env)[docname].demos[ident].variants]
     for value in values:
         if result is None and value in names:
             row += cell(f"{MARK['error']} not run", ["autocast-demo-error", "autocast-demo-unchecked"])
         else:
             row += cell(*_verdict(by_name.get(value), missed.get(value)))
     if others:
-        row += _others(result, [n for n in names_in_order(app, docname, ident) if n not in values],
-                       missed)
+        row += _others(by_name if result else None, [n for n in names if n not in values], missed)
     row += (cell(*_record(result, missed)) if result
             else cell(f"{MARK['error']} not checked", ["autocast-demo-unchecked"]))
     return row
 
 
-
-def names_in_order(app: Sphinx, docname: str, ident: str) -> list[str]:
-    return [v.name for v in all_docs(app.env)[docname].demos[ident].variants]
-
-
-def _others(result: DemoResult | None, names: list[str], missed: dict[str, NotChecked]) -> nodes.entry:
-    """The demo's rarer values in one cell, each with its own mark and colour."""
+def _others(by_name: dict[str, Any] | None, names: list[str],
+            missed: dict[str, NotChecked]) -> nodes.entry:
+    """The demo's rarer values in one cell, each with its own mark and colour (``by_name``:
+    its results by value, None when it has not run)."""
     entry = nodes.entry(classes=["autocast-demo-others"])
-    by_name = {vr.variant.name: vr for vr in result.variants} if result else {}
     for name in names:
-        if result is None:
+        if by_name is None:
             text, classes = f"{MARK['error']} not run", ["autocast-demo-unchecked"]
         else:
             text, classes = _verdict(by_name.get(name), missed.get(name))

@@ -16,12 +16,18 @@ def src(tmp_path_factory):
     return copy_root("no-run-builders", tmp_path_factory)
 
 
-@pytest.mark.parametrize("builder", ["gettext", "linkcheck"])
-def test_a_builder_without_results_runs_nothing_and_says_nothing(src, builder):
+def build_with_marker(src, builder: str):
+    """A -W build with ``builder``; the demo writes the returned marker file if it runs."""
     marker = src.parent / f"ran-{builder}"
     build = sphinx_build(src, src / "_build" / builder, "-W", "-b", builder,
                          env={"AUTOCAST_DEMO_MARKER": str(marker)})
     assert build.returncode == 0, build.stderr
+    return build, marker
+
+
+@pytest.mark.parametrize("builder", ["gettext", "linkcheck"])
+def test_a_builder_without_results_runs_nothing_and_says_nothing(src, builder):
+    build, marker = build_with_marker(src, builder)
     assert not marker.exists()
     assert "autocast" not in build.stderr  # no 'not run' warning, no error
     assert "autocast-demo:" not in build.stdout  # no summary: nothing was checked
@@ -36,9 +42,6 @@ def test_a_builder_without_results_runs_nothing_and_says_nothing(src, builder):
 def test_the_same_demo_runs_for_a_builder_that_shows_or_checks_results(src, builder):
     # The marker works: a builder that shows the results runs the demo, and so does dummy,
     # Sphinx's builder for checking the docs without writing them (-b dummy -W in CI).
-    marker = src.parent / f"ran-{builder}"
-    build = sphinx_build(src, src / "_build" / builder, "-W", "-b", builder,
-                         env={"AUTOCAST_DEMO_MARKER": str(marker)})
-    assert build.returncode == 0, build.stderr
+    build, marker = build_with_marker(src, builder)
     assert marker.read_text() == "the demo ran"
     assert (build.stats["demos"], build.stats["checked"]) == (1, 1)
