@@ -24,6 +24,7 @@ from sphinx.util import logging
 from . import syntax
 from .check import normalize_output
 from .model import WARNING_TYPE
+from .scopes import in_scope, split_scope
 from .state import all_docs
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ _MODES = {"": "", "0": "", "false": "", "no": "", "1": "write", "true": "write",
 
 RST_OPEN = re.compile(r"^(\s*)\.\.\s+autocast-demo::\s*$")
 MYST_OPEN = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{autocast-demo\}\s*$")
-PAIR = re.compile(r"(?:^|(?<=[\s,;\"']))([\w*-]+)\s*[:=]\s*"
+PAIR = re.compile(r"(?:^|(?<=[\s,;\"']))([\w*-]+(?:\[[^\]]*\])?)\s*[:=]\s*"
                   r"(matches|differs|raises\s+[A-Za-z_][\w.]*)")
 
 
@@ -121,7 +122,34 @@ def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
     for name, vr in actual.items():
         if (name in recorded and not holds(recorded[name], name)) or name in starred:
             changes.append((name, vr.verdict.text))
-    return changes or None
+    return (changes + scoped(result, dict(changes))) or None
+
+
+def scoped(result: DemoResult, changes: dict[str, str]) -> list[tuple[str, str]]:
+    """Records for the other environments of the result sets where what they did is not what
+    the page (with ``changes``) records for them: ``off[torch==2.15.0]: matches``, one per
+    environment and value; a scoped record already written is rewritten in place."""
+
+    out: list[tuple[str, str]] = []
+    for other in result.others:
+        environment = other.environment
+        if environment is None or not environment.torch:
+            continue
+        release = re.match(r"[\w.]+", environment.torch)
+        scope = f"torch=={release.group(0) if release else environment.torch}"
+        for vr in other.variants:
+            if vr.compiled.not_run or vr.verdict.outcome == "error":
+                continue
+            name = vr.variant.name
+            expected = result.demo.expected(name, environment)
+            if not any(base in (name, "*") and scope and in_scope(scope, environment)
+                       for base, scope in (split_scope(n) for n, _ in result.demo.expect)):
+                expected = changes.get(name, expected)  # the unscoped record, as it will read
+            names = vr.compiled.error.names if vr.compiled.error else ()
+            if expected is not None and syntax.outcome_holds(expected, vr.verdict.outcome, names):
+                continue
+            out.append((f"{name}[{scope}]", vr.verdict.text))
+    return out
 
 
 def edit_expect(lines: list[str], block: Block, changes: list[tuple[str, str]]) -> list[str]:

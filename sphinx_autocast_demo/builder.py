@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 from sphinx.builders import Builder
 from sphinx.util import logging
 
-from . import __version__
+from . import __version__, results
+from .model import WARNING_TYPE
 from .report import Counts, counts
 from .state import all_docs, build
 
@@ -100,11 +101,13 @@ class AutocastCheckBuilder(Builder):
         b = build(app)
         stats = counts(b.results, b.problems, b.executor.stats, b.torch)
         write_json(cases, out / REPORT, b.torch, stats)
+        written = write_results(app, out / results.OUTPUT)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             annotate(cases)
         failed = [c for c in cases if c.status in ("failed", "error")]
         logger.info(f"autocast-check: {len(cases)} cases, {len(failed)} failed; "
-                    f"reports in {out / JUNIT} and {out / REPORT}")
+                    f"reports in {out / JUNIT} and {out / REPORT}; {written} results of "
+                    f"{b.executor.envs.here.label!r} in {out / results.OUTPUT}")
         # The exit status is decided at the end of the build (pipeline.finish).
         build(app).check_failed = len(failed)
 
@@ -113,6 +116,69 @@ def _sphinx_app(builder: Builder) -> Sphinx:
     # Sphinx 9 deprecates ``Builder.app`` for ``_app``; Sphinx 7.2 has only ``app``.
     app: Sphinx = getattr(builder, "_app", None) or builder.app
     return app
+
+
+def write_results(app: Sphinx, directory: Path) -> int:
+    """This build's share of the results, checked with the installed torch, as a result set
+    (``<outdir>/results``); returns how many. Results the build could not check, and failed
+    runs (which the cache does not keep either), are left out: where the set has no result,
+    a page built from it says so."""
+    from .engine.cache import Entry
+    from .report import not_checked
+
+    b = build(app)
+    entries: dict[str, Entry] = {}
+    for state in all_docs(app.env).values():
+        for ident, demo in state.demos.items():
+            result = state.results.get(ident)
+            if result is None or result.made or (b.mine is not None
+                                                 and (demo.docname, ident) not in b.mine):
+                continue
+            missed = not_checked(result, b.torch)
+            codes = [s.code for s in state.setups_for(demo)] + [demo.code]
+            for vr in result.variants:
+                if vr.variant.name in missed or vr.verdict.outcome == "error":
+                    continue
+                key = b.executor.key(demo, codes, vr.variant)
+                entries[key] = Entry(result.torch_version, vr.verdict, vr.compiled, vr.eager,
+                                     python_version=b.executor.python,
+                                     torch_key=b.executor.torch_key)
+    run = results.RunInfo(shard=b.settings.shard, command=command(), date=results.today())
+    try:
+        results.write(directory, b.executor.envs.here, run, entries)
+    except (OSError, results.SetProblem) as exc:
+        logger.warning(f"autocast-check: cannot write the result set: {exc}",
+                       type=WARNING_TYPE, subtype="results")
+        return 0
+    return len(entries)
+
+
+#: sphinx-build options whose value is a path (left out of a result set's command).
+_PATH_OPTIONS = ("-d", "-c", "-w", "--doctree-dir", "--conf-dir", "--warning-file")
+
+
+def command() -> str:
+    """How this build was started, for a result set's reader: ``AUTOCAST_DEMO_COMMAND`` (a
+    CI job or tox env names itself), else sphinx-build's options without any path or shard."""
+    named = os.environ.get("AUTOCAST_DEMO_COMMAND")
+    if named:
+        return named
+    words, skip = ["sphinx-build"], False
+    args = sys.argv[1:]
+    for index, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if arg in _PATH_OPTIONS:
+            skip = True
+        elif arg.startswith("-"):
+            value = args[index + 1] if arg in ("-b", "-D", "-j", "-t") and index + 1 < len(args) else None
+            if value is not None and not value.startswith("autocast_demo_shard"):
+                words += [arg, value]
+            elif value is None:
+                words.append(arg)
+            skip = value is not None
+    return " ".join(words)
 
 
 def display_path(source: str) -> str:
@@ -128,7 +194,7 @@ def display_path(source: str) -> str:
 def collect_cases(app: Sphinx) -> list[Case]:
     from .report import not_checked, publish
 
-    torch = build(app).torch
+    torch, mine = build(app).torch, build(app).mine
     cases: list[Case] = []
     for docname, state in sorted(all_docs(app.env).items()):
         for problem in state.problems:
@@ -138,16 +204,22 @@ def collect_cases(app: Sphinx) -> list[Case]:
                               message=publish(problem.message, app), kind=problem.subtype))
         for ident, demo in state.demos.items():
             result = state.results.get(ident)
+            if mine is not None and (docname, ident) not in mine:
+                continue  # another shard's: its own report has it
             if result is None:
                 cases.append(Case(suite=docname, name=ident, file=display_path(demo.code.source),
                                   line=demo.lineno, status="error", kind="not-run",
                                   message="the demo was not run in this build"))
                 continue
-            missed = not_checked(result, torch)
-            cases.extend(replace(case, message=publish(case.message, app),
-                                 output=publish(case.output, app))
-                         for case in (_variant_case(result, vr, missed.get(vr.variant.name))
-                                      for vr in result.variants))
+            for shown in (result, *result.others):
+                environment = shown.environment
+                label = f" ({environment.label})" if result.others and environment else ""
+                missed = not_checked(shown, shown.torch_version if shown.made else torch)
+                cases.extend(replace(case, name=case.name + label,
+                                     message=publish(case.message, app),
+                                     output=publish(case.output, app))
+                             for case in (_variant_case(shown, vr, missed.get(vr.variant.name))
+                                          for vr in shown.variants))
     return cases
 
 
@@ -161,12 +233,13 @@ def _variant_case(result: DemoResult, vr: VariantResult, why: NotChecked | None)
     A run that did not finish (timeout, crash, refused) is an error; a value that was not
     checked by choice (execution off, CUDA skipped, another torch's cached result) is skipped.
     """
-    demo, name = result.demo, vr.variant.name
-    findings = _findings_for(result, name)
+    demo, name, environment = result.demo, vr.variant.name, result.environment
+    findings = [f for f in _findings_for(result, name)
+                if environment is None or f.environment in ("", environment.label)]
     failing = [f for f in findings if f.failed]
     base = Case(suite=demo.docname, name=f"{demo.ident}[{name}]", file=display_path(demo.code.source),
                 line=demo.lineno, status="passed", value=name, outcome=vr.verdict.text,
-                expected=demo.expected(name), seconds=vr.compiled.seconds + vr.eager.seconds,
+                expected=demo.expected(name, environment), seconds=vr.compiled.seconds + vr.eager.seconds,
                 output=vr.compiled.output)
     errors = [f for f in failing if f.severity == "error"]
     if errors or (failing and why is None):
@@ -177,7 +250,7 @@ def _variant_case(result: DemoResult, vr: VariantResult, why: NotChecked | None)
     if why is not None:
         return replace(base, status="skipped", kind="not-run",
                        message=f"not checked in this build: {why.text}")
-    if demo.expected(name) is None:
+    if demo.expected(name, environment) is None:
         return replace(base, status="skipped", kind="missing-expectation",
                        message=f"no recorded expectation for {name}; torch says: {vr.verdict.text}")
     return replace(base, line=demo.expect_line)

@@ -53,13 +53,16 @@ def unchecked(result: DemoResult, vr: VariantResult, torch: str) -> NotChecked |
     """``None`` if ``vr`` was checked with ``torch`` (the installed one), else why it was not.
 
     Checked: both runs finished in this build, or they finished in an earlier build of the
-    same code with the same torch (a cache hit). Not checked: a run was skipped, refused,
-    stopped or died, or the result comes from the cache of another torch.
+    same code with the same torch (a cache hit), or in the environment of a result set, which
+    is named with it. Not checked: a run was skipped, refused, stopped or died, the result
+    comes from the cache of another torch, or an environment's set has no result.
     """
     for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager")):
         if run.status in ("ok", "raised"):
             continue
         if run.status in ("skipped", "refused"):
+            if run.not_run == "missing":
+                return NotChecked("no result", "not in the result sets", "no result")
             if no_cuda(run):
                 kind = "skipped" if run.status == "skipped" else "not run"
                 return NotChecked(kind, "no CUDA on the build machine", f"{kind}: no CUDA")
@@ -73,7 +76,7 @@ def unchecked(result: DemoResult, vr: VariantResult, torch: str) -> NotChecked |
         return NotChecked("not checked", f"the {label} run {what}", what)
     if vr.verdict.outcome == "error":
         return NotChecked("not checked", vr.verdict.note or "no verdict", "not checked")
-    if vr.cached and result.torch_version != torch and not result.torch_equivalent:
+    if vr.cached and result.torch_version != torch and not (result.torch_equivalent or result.made):
         return NotChecked("not checked", f"cached result of torch {result.torch_version}, not "
                           f"checked with the installed torch {torch}",
                           f"torch {result.torch_version}", other_torch=result.torch_version)
@@ -93,17 +96,45 @@ def normalize_output(text: str) -> str:
 
 
 def check(result: DemoResult) -> DemoResult:
-    """Attach findings to ``result``: one per broken variant, errors deduplicated."""
-    demo = result.demo
+    """Attach findings to ``result``: one per broken variant, errors deduplicated, in this
+    build's environment and in every other one of the result sets (where the page's records
+    hold too, unless scoped to some torch releases or a device)."""
+    several = bool(result.others) or bool(result.made)  # name the environment in messages
+    checked = _check_one(result, several)
+    others = tuple(_check_one(other, True) for other in result.others)
+    findings = list(checked.findings)
+    # A missing expectation is said once, for the first environment that lacks it.
+    said = {f.message for f in findings if f.subtype == "missing-expectation"}
+    for other in (checked, *others):
+        if other is not checked:
+            for finding in other.findings:
+                if finding.subtype == "missing-expectation":
+                    if said:
+                        continue
+                    said.add(finding.message)
+                findings.append(finding)
+        if any(vr.compiled.not_run == "missing" for vr in other.variants):
+            # Said once per environment for the whole build (pipeline.run); kept here too, so
+            # that the page is read again, and the warning repeated, until the sets are whole.
+            label = other.environment.label if other.environment else ""
+            findings.append(Finding(severity="missing", subtype="environment", environment=label,
+                                    location=result.demo.location, message=f"no result from {label}"))
+    return replace(checked, others=others, findings=tuple(findings))
+
+
+def _check_one(result: DemoResult, named: bool) -> DemoResult:
+    demo, environment = result.demo, result.environment
+    label = environment.label if environment is not None else ""
+    where = f" in {label}" if named else ""
     findings: list[Finding] = []
     # The same NameError under every value is one problem: say it once, naming the values.
     errors: dict[tuple[Location, str], tuple[Finding, list[str]]] = {}
     missing: list[tuple[str, str]] = []
     for vr in result.variants:
-        if vr.compiled.status == "skipped" and no_cuda(vr.compiled):
-            continue  # autocast_demo_cuda_unavailable = "skip": asked for, counted in the summary
+        if vr.compiled.status == "skipped" and (no_cuda(vr.compiled) or vr.compiled.not_run == "missing"):
+            continue  # cuda_unavailable = "skip", or no result in a set: said once, elsewhere
         name = vr.variant.name
-        expected = demo.expected(name)
+        expected = demo.expected(name, environment)
         error = _run_error(result, vr)
         expected_raise = expected is not None and expected.startswith("raises")
         if error is not None and (error.subtype != "snippet-error" or not expected_raise):
@@ -118,20 +149,21 @@ def check(result: DemoResult) -> DemoResult:
                 severity="mismatch", subtype="mismatch", variants=(name,),
                 location=demo.at(demo.expect_line),
                 message=(f"value {name}: the page records '{expected}' but with torch "
-                         f"{result.torch_version} compiled {_describe(vr)}"),
+                         f"{result.torch_version}{_made(result)} compiled {_describe(vr)}"),
+                environment=label,
             ))
-        findings.extend(_output_finding(result, vr))
+        findings.extend(replace(f, environment=label) for f in _output_finding(result, vr))
     for error, variant_names in errors.values():
         every = len(variant_names) == len(result.variants) and len(variant_names) > 1
-        label = "every value" if every else "value " + ", ".join(variant_names)
+        which = ("every value" if every else "value " + ", ".join(variant_names)) + where
         message = error.message
         if error.subtype == "snippet-error":
             raised = f"raises {_raised(result, variant_names[0])}"
             record = syntax.expect_text([("*", raised)] if every else
                                         [(n, raised) for n in variant_names])
             message += f"\nFix the code, or record the error with  :expect: {record}"
-        findings.append(replace(error, variants=tuple(variant_names),
-                                message=f"{label}: {message}"))
+        findings.append(replace(error, variants=tuple(variant_names), environment=label,
+                                message=f"{which}: {message}"))
     if missing:
         recorded = [(n, o) for n, o in demo.expect]
         suggestion = syntax.expect_text(recorded + missing)
@@ -142,6 +174,11 @@ def check(result: DemoResult) -> DemoResult:
                      + f"; add to the directive:\n   :expect: {suggestion}"),
         ))
     return replace(result, findings=tuple(findings))
+
+
+def _made(result: DemoResult) -> str:
+    """Where a result of a result set comes from, after its torch: `` (result set, made ...)``."""
+    return f" ({result.environment.label}, {result.made})" if result.made and result.environment else ""
 
 
 def _raised(result: DemoResult, name: str) -> str:

@@ -86,6 +86,25 @@ class Settings:
         "2.13.0+cpu), ``release`` (any build of the same release, e.g. torch built from "
         "source at every commit: 2.16.0a0+gitabc and +gitdef share results), or any other "
         "string, a label that you change when the results must be made again.")
+    environment: str = _option(
+        "", (str,), "",
+        "What pages and result sets call this build's environment; empty: ``torch <version>`` "
+        "(e.g. ``torch 2.13.0+cpu``). Name it when one torch runs on several kinds of machine, "
+        "e.g. ``torch 2.15.0 on H100``.")
+    results: tuple[str, ...] = _option(
+        [], (list, tuple), "env",
+        "Directories of result sets (written by ``-b autocast-check`` into ``<outdir>/results``, "
+        "merged or not), relative to conf.py's directory: each demo is also shown as the "
+        "environments there checked it, and is checked against the page in each.")
+    environments: tuple[str, ...] = _option(
+        [], (list, tuple), "env",
+        "Labels of the environments every demo must have results from (this build's own "
+        "counts when it runs); a missing one is one warning. Empty: those the result sets hold.")
+    shard: str = _option(
+        "", (str,), "",
+        "``i/n``: run only the i-th of n shares of the demos (for a CI job matrix; the "
+        "``AUTOCAST_DEMO_SHARD`` environment variable overrides it). Shares are balanced by the "
+        "run times in the result sets, so every shard must read the same ones.")
     execute: str = _option(
         "auto", (str,), "",
         "auto: run what is not cached; force: run everything; never: render from the cache "
@@ -151,6 +170,16 @@ def validate(app: Sphinx, config: Config) -> None:
                 f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r} must be {option.rule} "
                 f"(default {option.default!r})"
             )
+    shard = os.environ.get("AUTOCAST_DEMO_SHARD") or config[PREFIX + "shard"]
+    if shard:
+        from .results import parse_shard
+
+        try:
+            parse_shard(shard)
+        except ValueError as exc:
+            where = ("AUTOCAST_DEMO_SHARD" if os.environ.get("AUTOCAST_DEMO_SHARD")
+                     else f"{_where(app, 'shard')}: {PREFIX}shard")
+            raise ConfigError(f"{where}: {exc}") from None
     env_mode = os.environ.get("AUTOCAST_DEMO_EXECUTE")
     if env_mode and env_mode not in EXECUTE_MODES:
         raise ConfigError(f"AUTOCAST_DEMO_EXECUTE={env_mode!r}; choose one of {', '.join(EXECUTE_MODES)}")
@@ -211,11 +240,12 @@ def default_dtype(device: str) -> str:
 
 def settings(config: Config) -> Settings:
     """The validated values as the build uses them: numbers as floats, lists as tuples, the
-    dtype default filled in, and ``AUTOCAST_DEMO_EXECUTE`` over conf.py (so CI can switch
-    modes without editing it)."""
+    dtype default filled in, and ``AUTOCAST_DEMO_EXECUTE`` and ``AUTOCAST_DEMO_SHARD`` over
+    conf.py (so CI can switch modes and shards without editing it)."""
     values = {o.name: _normal(o, config[PREFIX + o.name]) for o in OPTIONS}
     values["dtype"] = values["dtype"] or default_dtype(values["device"])
     values["execute"] = os.environ.get("AUTOCAST_DEMO_EXECUTE") or values["execute"]
+    values["shard"] = os.environ.get("AUTOCAST_DEMO_SHARD") or values["shard"]
     return Settings(**values)
 
 

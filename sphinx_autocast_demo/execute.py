@@ -7,7 +7,7 @@ import os
 import platform
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,7 +20,8 @@ from .config import conf_line
 from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
 from .engine.pool import EngineError, Finished, Run, WorkerPool
 from .engine.protocol import Job, Mode, Ready
-from .model import WARNING_TYPE, DemoResult, NotRunReason, RunRecord, Variant, VariantResult, Verdict
+from .environments import Environments
+from .model import WARNING_TYPE, DemoResult, Variant, VariantResult, skipped
 
 #: The ``detail`` of runs refused because the build cannot run any demo (no torch, no
 #: worker), before the engine's own words; the reason itself is ``RunRecord.not_run``.
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
     from .config import Settings
     from .model import Code, Demo
+    from .results import EnvironmentSet
     from .state import DocState
 
 logger = logging.getLogger(__name__)
@@ -107,7 +109,8 @@ class Stats:
 class Executor:
     """The engine-facing stages: plan (the cache), run (the worker pool), store."""
 
-    def __init__(self, app: Sphinx, conf: Settings, torch: str) -> None:
+    def __init__(self, app: Sphinx, conf: Settings, torch: str,
+                 sets: dict[str, EnvironmentSet] | None = None) -> None:
         self.app = app
         self.conf = conf
         root = Path(conf.cache_dir) if conf.cache_dir else Path(app.doctreedir) / "autocast_demo_cache"
@@ -123,6 +126,8 @@ class Executor:
         self.stats = Stats()
         self.versions: dict[tuple[str, str], str] = {}  # demo -> torch of its cached results
         self.equivalent: set[tuple[str, str]] = set()  # ... which cache_torch counts as ours
+        # This build's environment, and the result sets of others (environments.py).
+        self.envs = Environments(conf, torch, self.python, sets or {})
 
     def start(self) -> None:
         """Start the worker early, so that torch imports while Sphinx reads the sources."""
@@ -200,13 +205,16 @@ class Executor:
         for (docname, ident), items in by_demo.items():
             answered = [item.result for item in items]
             assert all(r is not None for r in answered), "every planned variant is answered"
-            out.append(DemoResult(
+            result = DemoResult(
                 demo=items[0].demo, codes=items[0].codes,
                 variants=tuple(r for r in answered if r is not None),
                 # "never" mode may render results of another torch: name that one.
                 torch_version=self.versions.get((docname, ident), self.torch),
                 torch_equivalent=(docname, ident) in self.equivalent,
-            ))
+                environment=self.envs.here, others=self.envs.elsewhere(items),
+                made=self.envs.made_here(docname, ident),
+            )
+            out.append(self.envs.shown(result, self.conf.execute == "never"))
         return out
 
     def lookup(self, demo: Demo, variant: Variant, key: str) -> VariantResult | None:
@@ -215,6 +223,8 @@ class Executor:
         if self.conf.execute != "force":
             try:
                 entry = self.cache.get(key)
+                if entry is None or not self.current(entry):
+                    entry = self.envs.own(demo, key, lambda e: never or self.current(e)) or entry
             except CorruptEntry as exc:
                 then = "not run (autocast_demo_execute is 'never')" if never else "running again"
                 logger.warning(f"unreadable cache entry, {then}: {exc}", type=WARNING_TYPE,
@@ -226,6 +236,8 @@ class Executor:
                 if self.current(entry):
                     self.equivalent.add((demo.docname, demo.ident))
             return VariantResult(variant, entry.verdict, entry.compiled, entry.eager, cached=True)
+        if never and self.envs.own_set is not None:  # a gap in this environment's result sets
+            return self.envs.gap(self.envs.here.label, demo, variant)
         if never:
             return skipped(variant, "not run: autocast_demo_execute is 'never' and the cache "
                                     "has no result for it", why="never")
@@ -261,6 +273,7 @@ class Executor:
             if self.pool is None:
                 raise EngineError(f"torch is {self.torch}")
             info = self.pool.ready()
+            self.envs.here = replace(self.envs.here, device="cuda" if info.get("cuda") else "cpu")
         except EngineError as exc:
             message, location = engine_problem(str(exc), str(self.app.confdir), self.conf.config)
             logger.error(message, type=WARNING_TYPE, subtype="engine", location=str(location))
@@ -350,9 +363,3 @@ class Executor:
             "variable to 1 (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS are set "
             "for the worker already)", type=WARNING_TYPE, subtype="slow",
             location=str(conf_line(str(self.app.confdir), "sphinx_autocast_demo")))
-
-
-def skipped(variant: Variant, reason: str, status: str = "skipped",
-            why: NotRunReason = "") -> VariantResult:
-    record = RunRecord(status=status, detail=reason, not_run=why)  # type: ignore[arg-type]
-    return VariantResult(variant, Verdict(outcome="error", note=reason), record, record)

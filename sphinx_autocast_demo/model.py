@@ -7,11 +7,13 @@ builds, merged between ``-j`` readers) and in the on-disk result cache (JSON, ne
 from __future__ import annotations
 
 import contextlib
+import re
 import reprlib
 from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from types import UnionType
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from .scopes import in_scope, split_scope
 from .text import MAX_OUTPUT, bounded, printable
 
 #: The type of every warning we emit (``suppress_warnings = ["autocast_demo.<subtype>"]``).
@@ -24,8 +26,9 @@ Outcome = Literal["matches", "differs", "raises", "error"]
 RunStatus = Literal["ok", "raised", "timeout", "crashed", "skipped", "refused"]
 #: Why a run never started (status ``skipped`` or ``refused``): ``engine``, no demo can run in
 #: this build (one error says so for the whole build); ``no-cuda``, a CUDA demo on a machine
-#: without CUDA; ``never``, execution is off and the cache has no result.
-NotRunReason = Literal["", "engine", "no-cuda", "never"]
+#: without CUDA; ``never``, execution is off and the cache has no result; ``missing``, an
+#: expected environment's result sets hold no result for it (one warning per environment).
+NotRunReason = Literal["", "engine", "no-cuda", "never", "missing"]
 Severity = Literal["ok", "mismatch", "error", "missing"]
 
 
@@ -39,6 +42,22 @@ class Location:
     def __str__(self) -> str:
         """``path:line``, the form Sphinx's ``location=`` takes and prints."""
         return f"{self.path}:{self.line}" if self.line else self.path
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where results were made: what a scoped expectation is matched against, and what a page
+    names beside each result from a result set."""
+
+    label: str  # what readers see: ``torch 2.14.1`` (autocast_demo_environment)
+    torch: str
+    python: str
+    device: str = "cpu"  # ``cuda`` when the machine had CUDA
+
+    @property
+    def ident(self) -> str:
+        """The label as a directory name: ``torch-2.14.1``."""
+        return re.sub(r"[^a-z0-9.+]+", "-", self.label.lower()).strip("-.") or "environment"
 
 
 @dataclass(frozen=True)
@@ -158,9 +177,17 @@ class Demo:
         """A line of the demo's own file (an option's line, say)."""
         return Location(self.code.source, line or self.lineno)
 
-    def expected(self, variant: str) -> str | None:
-        found = dict(self.expect)
-        return found.get(variant, found.get("*"))
+    def expected(self, variant: str, environment: Environment | None = None) -> str | None:
+        """What the page records for ``variant`` in ``environment``: a record scoped to it
+        (``off[torch>=2.15]``) over an unscoped one, then the value's own over ``*``."""
+        best, rank = None, -1
+        for name, outcome in self.expect:
+            base, scope = split_scope(name)
+            if base not in (variant, "*") or (scope and not in_scope(scope, environment)):
+                continue
+            if (found := 2 * bool(scope) + (base == variant)) > rank:
+                best, rank = outcome, found
+        return best
 
     def expected_output(self, variant: str) -> str | None:
         found = dict(self.expect_output)
@@ -245,6 +272,13 @@ class VariantResult:
     cached: bool = False
 
 
+def skipped(variant: Variant, reason: str, status: RunStatus = "skipped",
+            why: NotRunReason = "") -> VariantResult:
+    """The result of a value whose runs never started, and why (``reason``, in words)."""
+    record = RunRecord(status=status, detail=reason, not_run=why)
+    return VariantResult(variant, Verdict(outcome="error", note=reason), record, record)
+
+
 @dataclass(frozen=True)
 class DemoResult:
     demo: Demo
@@ -255,6 +289,13 @@ class DemoResult:
     # Produced by another torch that ``autocast_demo_cache_torch`` counts as the installed one
     # (same release, or the same label): checked, and named as the torch it was.
     torch_equivalent: bool = False
+    # Where the results were made; None: this build's own environment, before it is known.
+    environment: Environment | None = None
+    # From a result set (autocast_demo_results), not from this build: how it was made, in
+    # words (``made on 2026-11-30 by tox -e results-torch214``); empty for this build's own.
+    made: str = ""
+    # The same demo's results in the other environments of the result sets, in their order.
+    others: tuple[DemoResult, ...] = ()
 
     def where(self, error: SnippetError) -> Location:
         """The doc file and line of the innermost frame of the writer's code."""
@@ -285,14 +326,15 @@ class Finding:
     message: str
     location: Location
     variants: tuple[str, ...] = ()  # the values it is about; empty: the whole demo
+    environment: str = ""  # the label of the environment it is about; empty: this build's
 
     @property
     def failed(self) -> bool:
         return self.severity in ("mismatch", "error")
 
-    def concerns(self, variant: str) -> bool:
-        """Is ``variant`` one of the values this finding names?"""
-        return variant in self.variants
+    def concerns(self, variant: str, environment: str | None = None) -> bool:
+        """Is ``variant`` one of the values this finding names (in ``environment``, if given)?"""
+        return variant in self.variants and environment in (None, self.environment)
 
 
 # Reading records back from JSON (the worker's results, the cache's entries): every field is checked

@@ -25,6 +25,8 @@ import platform
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sphinx.util import logging
+
 from . import (
     STATIC,
     __version__,
@@ -37,9 +39,13 @@ from . import (
     execute,
     render,
     report,
+    results,
     summary,
 )
+from .model import WARNING_TYPE
 from .state import BUILD, Build, all_docs, build, merge, purge, state
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -93,13 +99,27 @@ def begin(app: Sphinx) -> None:
     """The build's own record (not pickled: it holds the worker), and what the builder needs."""
     settings = config.settings(app.config)
     torch = execute.installed_torch()  # the one place the build asks which torch it checks with
-    setattr(app, BUILD, Build(settings, torch, execute.Executor(app, settings, torch)))
+    sets = _load_sets(app, settings.results)
+    setattr(app, BUILD, Build(settings, torch, execute.Executor(app, settings, torch, sets)))
     report.show_warning_types(app)
 
 
-def fingerprint(torch: str) -> tuple[str, str, str]:
-    # The cache re-runs a result of another torch or Python only if its page is read again.
-    return (__version__, torch, platform.python_version())
+def _load_sets(app: Sphinx, directories: Sequence[str]) -> dict[str, results.EnvironmentSet]:
+    try:
+        return results.load([Path(app.confdir, d) for d in directories if d])
+    except results.SetProblem as exc:
+        logger.warning(f"autocast-demo: {exc}; the pages show this build's results only",
+                       type=WARNING_TYPE, subtype="results",
+                       location=str(config.conf_line(str(app.confdir), "autocast_demo_results")))
+        return {}
+
+
+def fingerprint(b: Build) -> tuple[str, ...]:
+    # The cache re-runs a result of another torch or Python only if its page is read again;
+    # pages show other environments' results as the sets held them when they were read.
+    sets = sorted(run.file for found in b.executor.envs.sets.values() for run in found.runs)
+    own = sorted(run.file for run in b.executor.envs.own_set.runs) if b.executor.envs.own_set else []
+    return (__version__, b.executor.torch_key, platform.python_version(), *sets, "|", *own)
 
 
 def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
@@ -107,7 +127,7 @@ def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[s
     """Re-read pages whose checks failed (so they fail again) and, after a torch upgrade, all."""
     b, docs = build(app), all_docs(env)
     b.edited = set(added) | set(changed)  # before_read() starts the worker early for them
-    if state(env).fingerprint != fingerprint(b.executor.torch_key) or b.settings.execute == "force":
+    if state(env).fingerprint != fingerprint(b) or b.settings.execute == "force":
         return [d for d, s in docs.items() if s.demos and d not in removed]
     return [d for d, s in docs.items()
             if d not in removed and (s.failed or any(f for r in s.results.values() for f in r.findings))]
@@ -151,12 +171,14 @@ def after_read(app: Sphinx, doctree: nodes.document) -> None:
 def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     """After reading: plan, run, compare, check every demo without a result; warn at each."""
     b, st = build(app), state(env)
-    st.fingerprint = fingerprint(b.executor.torch_key)
+    st.fingerprint = fingerprint(b)
     if not builder.runs_demos(app.builder):  # gettext, linkcheck...: nothing of the docs' code runs
         return []
     b.problems = [p for doc in st.docs.values() for p in doc.problems]
-    todo = [(demo, doc) for doc in st.docs.values() for ident, demo in doc.demos.items()
-            if ident not in doc.results]
+    every = [(demo, doc) for doc in st.docs.values() for demo in doc.demos.values()]
+    b.mine = b.executor.envs.mine(every, b.executor.key)  # autocast_demo_shard: this build's share
+    todo = [(demo, doc) for demo, doc in every
+            if demo.ident not in doc.results and (demo.docname, demo.ident) in b.mine]
     planned = b.executor.plan(todo)  # plan: the cache answers what it can
     for ran in b.executor.run(planned):  # run: the rest, in the worker
         ran.item.result = compare.judge(ran)  # compare: compiled against eager
@@ -167,13 +189,15 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
         st.docs[result.demo.docname].results[result.demo.ident] = result
         _warn(app, result)
     report.budgets(app, b.results, b.executor.stats, b.settings.budget, b.settings.build_budget)
+    own = {b.executor.envs.here.label: b.executor.envs.own_set} if b.executor.envs.own_set else {}
+    report.missing_environments(app, b.executor.envs.missing, {**b.executor.envs.sets, **own})
     # Summary pages show every demo's result: re-write them whenever any result is new.
     return summary.summary_docs(env) if b.results else []
 
 
 def _warn(app: Sphinx, result: DemoResult) -> None:
     for finding in result.findings:
-        if finding.subtype != "engine":  # said once for the whole build already
+        if finding.subtype not in ("engine", "environment"):  # said once for the whole build
             report.warn(finding, app)
 
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
     from .check import NotChecked
-    from .model import DemoResult, RunRecord, VariantResult
+    from .model import DemoResult, Environment, RunRecord, VariantResult
     from .state import DocState
 
 MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "error": "\u2014"}
@@ -61,7 +61,11 @@ def result_nodes(result: DemoResult, app: Sphinx, torch: str, tabs: bool = False
     every demo of the page."""
     missed = not_checked(result, torch)
     out: list[nodes.Node] = []
-    if result.demo.show != "outputs":
+    if result.demo.show != "outputs" and result.others:
+        from .across import environments_table
+
+        out.append(environments_table(result, torch, html=app.builder.format == "html"))
+    elif result.demo.show != "outputs":
         out.append(results_table(result, missed, torch))
     out.extend(printed(result, app, tabs))
     if footer:
@@ -73,8 +77,11 @@ def result_nodes(result: DemoResult, app: Sphinx, torch: str, tabs: bool = False
     if failures:
         note = nodes.warning(classes=["autocast-demo-stale"])
         if any(f.severity == "mismatch" for f in failures):
+            where = sorted({f.environment for f in failures if f.environment and result.others})
+            did = (f"torch did in {', '.join(where)}" if where else
+                   f"torch {result.torch_version} did when the docs were built")
             lead = ("This page no longer describes what torch does: what it records differs "
-                    f"from what torch {result.torch_version} did when the docs were built.")
+                    f"from what {did}.")
         else:
             lead = "This demo did not run as the page expects:"
         note += nodes.paragraph(text=lead)
@@ -110,7 +117,7 @@ def cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.e
     return entry
 
 
-def _verdict(vr: VariantResult, why: NotChecked | None, torch: str) -> tuple[str, list[str]]:
+def verdict_text(vr: VariantResult, why: NotChecked | None, torch: str) -> tuple[str, list[str]]:
     if why is not None and why.other_torch:
         # Another torch's result: what it said, without the mark of a checked one.
         return (f"{outcome_text(vr)} with torch {why.other_torch} (cached; not checked with "
@@ -141,18 +148,20 @@ def outcome_text(vr: VariantResult) -> str:
     return "not checked"
 
 
-def broken(result: DemoResult, value: str) -> bool:
-    """Does a failing finding say the page's record for ``value`` no longer holds?"""
-    return any(f.failed and f.concerns(value) for f in result.findings)
+def broken(result: DemoResult, value: str, environment: Environment | None = None) -> bool:
+    """Does a failing finding say the page's record for ``value`` no longer holds (in
+    ``environment``, when given)?"""
+    label = environment.label if environment is not None else None
+    return any(f.failed and f.concerns(value, label) for f in result.findings)
 
 
 def _recorded(result: DemoResult, vr: VariantResult, why: NotChecked | None) -> tuple[str, list[str]]:
-    expected = result.demo.expected(vr.variant.name)
+    expected = result.demo.expected(vr.variant.name, result.environment)
     if expected is None:
         return "not recorded", ["autocast-demo-unrecorded"]
     if why is not None:  # neither holds nor broken: nobody looked
         return f"records {expected} (not checked)", ["autocast-demo-unchecked"]
-    if broken(result, vr.variant.name):
+    if broken(result, vr.variant.name, result.environment):
         return f"{MARK['differs']} no: records {expected}", ["autocast-demo-stale-cell"]
     return f"{MARK['matches']} yes ({expected})", ["autocast-demo-holds"]
 
@@ -191,16 +200,20 @@ def results_table(result: DemoResult, missed: dict[str, NotChecked], torch: str)
         why = missed.get(vr.variant.name)
         row = [value_cell(result, vr)]
         if record_only:
-            row.append(_labelled("outcome", *_outcome_as_recorded(result, vr, why, torch)))
+            row.append(labelled("outcome", *outcome_as_recorded(result, vr, why, torch)))
         else:
-            row += [_labelled("verdict", *_verdict(vr, why, torch)),
-                    _labelled("recorded", *_recorded(result, vr, why))]
+            row += [labelled("verdict", *verdict_text(vr, why, torch)),
+                    labelled("recorded", *_recorded(result, vr, why))]
         if varying:
-            row.append(_labelled("grads", grad, []))
+            row.append(labelled("grads", grad, []))
         rows.append(row)
-    table = nodes.table(classes=["autocast-demo-results"])
+    return table(headers, rows)
+
+
+def table(headers: list[str], rows: list[list[nodes.entry]]) -> nodes.table:
+    out = nodes.table(classes=["autocast-demo-results"])
     group = nodes.tgroup(cols=len(headers))
-    table += group
+    out += group
     # Column widths in characters: the text builder lays the table out with them.
     for index, header_text in enumerate(headers):
         texts = [header_text, *(row[index].astext() for row in rows)]
@@ -218,26 +231,26 @@ def results_table(result: DemoResult, missed: dict[str, NotChecked], torch: str)
             line += entry
         body += line
     group += body
-    return table
+    return out
 
 
-def _labelled(column: str, text: str, classes: list[str]) -> nodes.entry:
+def labelled(column: str, text: str, classes: list[str]) -> nodes.entry:
     """A cell that says which column it is in (``autocast-demo-col-*``): on a phone the rows
     stack into cards, and the stylesheet puts the column's name before each cell."""
     return cell(text, [*classes, f"autocast-demo-col-{column}"])
 
 
-def _outcome_as_recorded(result: DemoResult, vr: VariantResult, why: NotChecked | None,
+def outcome_as_recorded(result: DemoResult, vr: VariantResult, why: NotChecked | None,
                          torch: str) -> tuple[str, list[str]]:
     """``:show: record``: what happened, and whether the page says so, without the colour of a
     verdict (the snippet is not about compiled against eager)."""
     if why is not None:
-        return _verdict(vr, why, torch)
+        return verdict_text(vr, why, torch)
     happened = vr.verdict.text
-    expected = result.demo.expected(vr.variant.name)
+    expected = result.demo.expected(vr.variant.name, result.environment)
     if expected is None:
         return f"{happened} (not recorded)", ["autocast-demo-unrecorded"]
-    if broken(result, vr.variant.name):
+    if broken(result, vr.variant.name, result.environment):
         return (f"{MARK['differs']} {happened}, but the page records {expected}",
                 ["autocast-demo-stale-cell"])
     return f"{MARK['matches']} {happened}, as recorded", ["autocast-demo-holds"]
@@ -363,7 +376,11 @@ def provenance(result: DemoResult, missed: dict[str, NotChecked], torch: str) ->
         earlier = ("by an earlier build (cached result: same code, torch and Python)" if made == torch
                    else f"by an earlier build (cached result of the same code and Python; "
                         f"autocast_demo_cache_torch counts it as the installed torch {torch})")
-        if not cached:
+        if result.made and result.environment is not None:
+            said.append(f"Checked with torch {made} in {result.environment.label!r} (Python "
+                        f"{result.environment.python}, {result.environment.device}), result set "
+                        f"{result.made}, not run by this build{which}")
+        elif not cached:
             said.append(f"Checked at build time with torch {ran}{which}")
         elif cached == len(checked):
             said.append(f"Checked with torch {made} {earlier}{which}")
@@ -390,6 +407,10 @@ def provenance(result: DemoResult, missed: dict[str, NotChecked], torch: str) ->
         said.append(f"Not checked in this build: {text}{which}")
     # Not-checked first: that is what a reader must not miss.
     said.sort(key=lambda line: not line.startswith(("Not", "Rendered")))
+    if result.others:
+        from .across import provenance_lines
+
+        said += provenance_lines(result, torch)
     text = ". ".join(said) + " \u00b7 " + how
     classes = ["autocast-demo-provenance"] + (["autocast-demo-unchecked"] if missed else [])
     return nodes.paragraph(text=text, classes=classes)

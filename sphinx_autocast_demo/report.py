@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from .execute import Stats
     from .model import DemoResult, Finding
+    from .results import EnvironmentSet
 
 logger = logging.getLogger(__name__)
 
@@ -133,6 +134,36 @@ def budgets(app: Sphinx, results: list[DemoResult], stats: Stats, demo_budget: f
             + ". Shrink those demos, give them a :values: of the values that matter, or raise the budget",
             type=WARNING_TYPE, subtype="budget",
             location=str(conf_line(str(app.confdir), "autocast_demo_build_budget")))
+
+
+def missing_environments(app: Sphinx, missing: dict[str, list[str]],
+                         sets: dict[str, EnvironmentSet]) -> None:
+    """One warning per expected environment that lacks results for some demos of this build."""
+    expected = set(app.config.autocast_demo_environments) or set(sets)
+    confdir = str(app.confdir)
+    for label, where in missing.items():
+        if label not in expected:
+            continue
+        found = sets[label]
+        if not found.roots:
+            logger.warning(
+                f"autocast-demo: no result set holds the environment {label!r}, and every demo's "
+                f"cells say so: make its results with sphinx-build -b autocast-check in that "
+                f"environment (autocast_demo_environment = {label!r}), add their directory to "
+                "autocast_demo_results, or take the label out of autocast_demo_environments",
+                type=WARNING_TYPE, subtype="environment",
+                location=str(conf_line(confdir, "autocast_demo_environments")))
+            continue
+        shards = found.missing_shards()
+        why = (f"the results of shard {', '.join(shards)} are not in the sets" if shards else
+               "these demos changed since the set was made, or it was made from other pages")
+        first = publish(", ".join(where[:3]), app) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+        logger.warning(
+            f"autocast-demo: the result sets of {label!r} ({found.made}) have no result for "
+            f"{len(where)} value{'' if len(where) == 1 else 's'} of this build ({first}): {why}; "
+            "their cells say so. Make the set again in that environment (sphinx-build -b "
+            "autocast-check) and merge it", type=WARNING_TYPE, subtype="environment",
+            location=str(conf_line(confdir, "autocast_demo_results")))
 
 
 def not_checked(result: DemoResult, torch: str) -> dict[str, NotChecked]:

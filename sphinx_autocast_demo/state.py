@@ -49,7 +49,7 @@ class State:
     docs: dict[str, DocState] = field(default_factory=dict)
     # (extension, torch, Python) of the build that last checked: another one re-reads every
     # page with demos, so that no result of another torch passes for a checked one.
-    fingerprint: tuple[str, str, str] | None = None
+    fingerprint: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -64,6 +64,8 @@ class Build:
     results: list[DemoResult] = field(default_factory=list)  # checked in this build
     problems: list[Finding] = field(default_factory=list)  # directive errors of the docs
     check_failed: int = 0  # failed cases of the autocast-check builder
+    # The demos this build runs (autocast_demo_shard), as (docname, ident); None: not known yet.
+    mine: set[tuple[str, str]] | None = None
 
 
 def state(env: BuildEnvironment) -> State:

@@ -102,11 +102,35 @@ def _verdict(vr: VariantResult | None, why: NotChecked | None) -> tuple[str, lis
     return f"{MARK[outcome]} {text}", [f"autocast-demo-{outcome}"]
 
 
+def across(result: DemoResult, value: str, torch: str) -> tuple[str, list[str]]:
+    """One value's verdict in every environment: once when they agree (no names), else each run of
+    environments that agree (in their order: the first is this build's), so that a change
+    between releases reads at a glance: ``✗ differs in torch 2.13.0, torch 2.14.1; ✓ matches
+    in torch 2.15.0``."""
+    from .across import columns, heading
+
+    groups: list[tuple[str, list[str], list[str]]] = []  # text, classes, environments
+    for shown, missed in columns(result, torch):
+        vr = next(v for v in shown.variants if v.variant.name == value)
+        text, classes = _verdict(vr, missed.get(value))
+        if groups and groups[-1][0] == text:
+            groups[-1][2].append(heading(shown))
+        else:
+            groups.append((text, classes, [heading(shown)]))
+    if len(groups) == 1:  # the lead says it: a cell names environments only where they differ
+        return groups[0][0], groups[0][1]
+    changed = [text for text, _, _ in groups if not text.startswith(MARK["error"])]
+    classes = groups[0][1] + (["autocast-demo-changed"] if len(set(changed)) > 1 else [])
+    return "; ".join(f"{text} in {', '.join(envs)}" for text, _, envs in groups), classes
+
+
 def _record(result: DemoResult, missed: dict[str, NotChecked]) -> tuple[str, list[str]]:
     """Does the page's record hold? Only the checked values can say it does not."""
     names = [vr.variant.name for vr in result.variants]
+    own = result.environment.label if result.environment else ""
     broken = [f for f in result.findings
-              if f.failed and any(f.concerns(n) and n not in missed for n in names)]
+              if f.failed and any(f.concerns(n) and (n not in missed or f.environment != own)
+                                  for n in names)]
     if broken:
         return f"{MARK['differs']} no longer true", ["autocast-demo-stale-cell"]
     if missed:
@@ -126,7 +150,8 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
         if state is not None:
             rows.extend((docname, ident, state.results.get(ident)) for ident in state.demos)
     values, others = columns([[v.name for v in docs[d].demos[i].variants] for d, i, _ in rows])
-    missed = {(d, i): not_checked(r, torch) for d, i, r in rows if r is not None}
+    missed = {(d, i): not_checked(r, r.torch_version if r.made else torch)
+              for d, i, r in rows if r is not None}
     checked = [vr for d, i, r in rows if r is not None for vr in r.variants
                if vr.variant.name not in missed[d, i]]
     unchecked = sum(len(docs[d].demos[i].variants) if r is None else len(missed[d, i])
@@ -141,6 +166,7 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
     )
     box = nodes.container(classes=["autocast-demo", "autocast-demo-summary"])
     box += lead
+    box += environments(rows, torch)
     if not rows:
         box += nodes.paragraph(text="The documentation has no demos yet.")
         return [box]
@@ -178,11 +204,45 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
             entry["morecols"] = len(headers) - 1
             heading += entry
             body += heading
-        body += _demo_row(app, fromdocname, docname, ident, result, values, others,
+        body += _demo_row(app, fromdocname, docname, ident, result, values, others, torch,
                           missed.get((docname, ident), {}))
     group += body
     box += table
     return [box]
+
+
+def environments(rows: list[tuple[str, str, DemoResult | None]], torch: str) -> list[nodes.Node]:
+    """Where the matrix's results come from, when not only from this build: each environment,
+    who made its results, and how many values changed between environments."""
+    from .across import columns as envs
+    from .across import heading
+
+    said: dict[str, str] = {}
+    changed = 0
+    for _, _, result in rows:
+        if result is None or not (result.others or result.made):
+            continue
+        for shown, _ in envs(result, torch):
+            environment = shown.environment
+            if environment is not None and heading(shown) not in said:
+                said[heading(shown)] = (
+                    f"torch {environment.torch}, Python {environment.python}, "
+                    f"{environment.device}, {shown.made}" if shown.made and environment.torch
+                    else "no result in the result sets" if shown.made or not environment.torch
+                    else f"run by this build with torch {torch}")
+        changed += sum("autocast-demo-changed" in across(result, vr.variant.name, torch)[1]
+                       for vr in result.variants)
+    if not said:
+        return []
+    items = nodes.bullet_list(classes=["autocast-demo-environments"])
+    for label, how in said.items():
+        items += nodes.list_item("", nodes.paragraph("", "", nodes.strong(text=label),
+                                                     nodes.Text(f": {how}")))
+    lead = nodes.paragraph(text=(
+        f"Results from {_count(len(said), 'environment')}; a cell names them only where they differ"
+        + (f" ({_count(changed, 'value')} of a demo changed between them)." if changed
+           else " (no verdict changed between them).")), classes=["autocast-demo-provenance"])
+    return [lead, items]
 
 
 #: At most this many values get a column of their own; the rest share "other values".
@@ -205,7 +265,7 @@ def columns(used: list[list[str]]) -> tuple[list[str], bool]:
 
 
 def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
-              result: DemoResult | None, values: list[str], others: bool,
+              result: DemoResult | None, values: list[str], others: bool, torch: str,
               missed: dict[str, NotChecked]) -> nodes.row:
     row = nodes.row(ids=[f"summary-{docname.replace('/', '-')}-{ident}"])
     title = all_docs(app.env)[docname].titles.get(ident, ident)
@@ -217,25 +277,30 @@ def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
     for value in values:
         if result is None and value in names:
             row += cell(f"{MARK['error']} not run", ["autocast-demo-error", "autocast-demo-unchecked"])
+        elif result is not None and result.others and value in names:
+            row += cell(*across(result, value, torch))
         else:
             row += cell(*_verdict(by_name.get(value), missed.get(value)))
     if others:
-        row += _others(by_name if result else None, [n for n in names if n not in values], missed)
+        row += _others(result, [n for n in names if n not in values], missed, torch)
     row += (cell(*_record(result, missed)) if result
             else cell(f"{MARK['error']} not checked", ["autocast-demo-unchecked"]))
     return row
 
 
-def _others(by_name: dict[str, Any] | None, names: list[str],
-            missed: dict[str, NotChecked]) -> nodes.entry:
-    """The demo's rarer values in one cell, each with its own mark and colour (``by_name``:
-    its results by value, None when it has not run)."""
+def _others(result: DemoResult | None, names: list[str], missed: dict[str, NotChecked],
+            torch: str) -> nodes.entry:
+    """The demo's rarer values in one cell, each with its own mark and colour (``result``:
+    None when it has not run)."""
     entry = nodes.entry(classes=["autocast-demo-others"])
     for name in names:
-        if by_name is None:
+        if result is None:
             text, classes = f"{MARK['error']} not run", ["autocast-demo-unchecked"]
+        elif result.others:
+            text, classes = across(result, name, torch)
         else:
-            text, classes = _verdict(by_name.get(name), missed.get(name))
+            vr = next(v for v in result.variants if v.variant.name == name)
+            text, classes = _verdict(vr, missed.get(name))
         entry += nodes.paragraph("", "", nodes.strong(text=f"{name}: "),
                                  nodes.inline(text=text, classes=classes))
     return entry

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .model import Variant
+from .scopes import scope_parts
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -198,13 +199,15 @@ def parse_values(text: str | Sequence[str], device: str, dtype: str,
 
 
 def parse_expect(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """``name: outcome`` pairs; names must be values of the demo (or ``*``)."""
+    """``name: outcome`` pairs; names must be values of the demo (or ``*``), each optionally
+    scoped to torch releases and a device: ``off[torch>=2.15]: matches``, ``*[cuda]: differs``
+    (a scoped record wins over an unscoped one where its scope holds)."""
     pairs: list[tuple[str, str]] = []
     for item in split_top_level(text):
-        match = re.match(r"^([\w*-]+)\s*[:=]\s*(.+)$", item)
+        match = re.match(r"^([\w*-]+)\s*(?:\[([^\]]*)\])?\s*[:=]\s*(.+)$", item)
         if not match:
             raise SyntaxProblem(f"{item!r}: write value: outcome, e.g. off: matches")
-        name, outcome = match.group(1), " ".join(match.group(2).split())
+        name, scope, outcome = match.group(1), match.group(2), " ".join(match.group(3).split())
         if name != "*" and name not in names:
             raise SyntaxProblem(f"{name!r} is not a value of this demo{_did_you_mean(name, names)} "
                                 f"(its values: {', '.join(names)})")
@@ -213,7 +216,20 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ..
                 f"{outcome!r} is not an outcome{_did_you_mean(outcome, ('matches', 'differs'))}: "
                 "write matches, differs or raises <ExceptionName>"
             )
+        if scope is not None:
+            try:
+                specs, device = scope_parts(scope)
+            except ValueError as exc:
+                raise SyntaxProblem(
+                    f"{name}[{scope}]: {str(exc) or 'nothing'!r} is not a scope; write torch "
+                    "releases and/or a device, e.g. off[torch>=2.15]: matches or "
+                    "off[torch>=2.14,<2.16 cuda]: differs") from None
+            name = f"{name}[{' '.join(p for p in ('torch' + specs if specs else '', device) if p)}]"
         pairs.append((name, outcome))
+    written = [n for n, _ in pairs]
+    twice = sorted({n for n in written if written.count(n) > 1})
+    if twice:
+        raise SyntaxProblem(f"{twice[0]!r} is recorded twice")
     return tuple(pairs)
 
 

@@ -130,13 +130,18 @@ def verdicts(soup: BeautifulSoup, ident: str) -> list[str]:
 
 
 def column(soup: BeautifulSoup, ident: str, names: tuple[str, ...]) -> list[str]:
-    """The cells, one per value, of the first column of demo ``ident``'s table named in ``names``."""
+    """The cells, one per value, of the first column of demo ``ident``'s table named in
+    ``names`` (or, where the table has a column per environment, this build's)."""
     box = soup.find(id=ident)
     assert box is not None, f"no demo {ident!r} in the page"
     table = box.select_one("table.autocast-demo-results")
     assert table is not None, f"demo {ident!r} shows no table"
     header = [th.get_text(" ", strip=True) for th in table.select("thead th")]
+    # A table of several environments has a column per environment: this build's is the one.
+    names = (*names, *(h for h in header if h.endswith("(this build)")))
     index = next(header.index(n) for n in names if n in header)
+    for label in table.select(".autocast-demo-env-label"):  # shown on phones only
+        label.decompose()
     return [tr.select("td")[index].get_text(" ", strip=True) for tr in table.select("tbody tr")]
 
 

@@ -35,7 +35,7 @@ def test_exit_status_is_non_zero_and_no_page_is_written(build):
     assert first.returncode == 1, first.stderr
     assert "Traceback" not in first.stderr.split("WARNING")[0]  # the placeholders resolved
     written = sorted(p.name for p in first.out.iterdir() if not p.name.startswith("."))
-    assert written == ["autocast-check.json", "junit.xml"]
+    assert written == ["autocast-check.json", "junit.xml", "results"]  # results: the result set
 
 
 def test_junit_counts_match_the_demos(junit):

@@ -279,3 +279,20 @@ def test_theme_has_dark_mode_and_our_css(build):
     assert "_static/autocast_demo.css" in html
     css = (build.out / "_static" / "autocast_demo.css").read_text(encoding="utf-8")
     assert 'html[data-theme="dark"]' in css and "overflow-x: auto" in css
+
+
+def test_the_docs_show_the_kept_torch_releases_beside_this_one(build):
+    """docs/_results holds torch 2.14.1 and 2.15.0 (tox -e results-torch214,results-torch215):
+    every demo's table has their columns, and the matrix names every environment."""
+    kept = sorted(p.name for p in (DOCS / "_results").iterdir() if (p / "environment.json").is_file())
+    assert kept == ["torch-2.14.1", "torch-2.15.0"]
+    behaviour = page(build, "behaviour")
+    table = behaviour.find(id="backward-outside").select_one("table.autocast-demo-results")
+    header = [th.get_text(" ", strip=True) for th in table.select("thead th")]
+    assert header[1].endswith("(this build)") and header[2:4] == ["torch 2.14.1", "torch 2.15.0"]
+    # What the page records holds in all three: measured, not assumed (the sets are real runs).
+    assert all(td.get_text(" ", strip=True).startswith("\u2713 yes everywhere")
+               for td in table.select("tbody td.autocast-demo-col-recorded"))
+    matrix = page(build, "matrix").select_one("ul.autocast-demo-environments").get_text(" ")
+    assert "torch 2.14.1 : torch 2.14.1, Python" in " ".join(matrix.split()) or "torch 2.14.1" in matrix
+    assert "made on" in matrix and "by tox -e results-torch215" in matrix

@@ -21,7 +21,7 @@ from docutils.utils import new_document
 
 from sphinx_autocast_demo import accept, builder, check, config, directives, execute, render, report, syntax
 from sphinx_autocast_demo.engine.cache import Entry
-from sphinx_autocast_demo.execute import Stats, skipped
+from sphinx_autocast_demo.execute import Stats
 from sphinx_autocast_demo.model import (
     DEFAULT_CONFIG,
     Code,
@@ -37,6 +37,7 @@ from sphinx_autocast_demo.model import (
     Tolerance,
     VariantResult,
     Verdict,
+    skipped,
 )
 from sphinx_autocast_demo.state import all_docs, build
 

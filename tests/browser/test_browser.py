@@ -163,13 +163,16 @@ def test_tables_show_the_measured_verdicts(browser, site, mode):
     for name in dict.fromkeys(name for name, _ in EXPECTED):
         goto(page, site, name, mode)
         # Per demo, the column that answers "compiled = eager?" (or, for a demo that shows only
-        # its recorded outcomes, that one), value by value; null: the demo shows no table.
+        # its recorded outcomes, that one; with other environments beside it, this build's),
+        # value by value; null: the demo shows no table.
         shown = page.evaluate("""() => Object.fromEntries(
             Array.from(document.querySelectorAll('div.autocast-demo[id]')).map(box => {
               const table = box.querySelector('table.autocast-demo-results');
               if (!table) return [box.id, null];
               const head = Array.from(table.querySelectorAll('thead th')).map(th => th.innerText.trim());
-              const at = head.findIndex(h => h === 'compiled = eager?' || h === 'outcome, as recorded?');
+              // A table of several environments has a column each: this build's answers.
+              const at = head.findIndex(h => h === 'compiled = eager?' || h === 'outcome, as recorded?'
+                                             || h.endsWith('(this build)'));
               return [box.id, Array.from(table.querySelectorAll('tbody tr')).map(tr =>
                 tr.querySelectorAll('td')[at].innerText.split(/\\s+/).join(' ').trim())];
             }))""")

@@ -1,0 +1,229 @@
+"""Result sets: checked results as portable data, stamped with the environment that made them.
+
+``-b autocast-check`` writes one into ``<outdir>/results``; a build reads them from the
+directories of ``autocast_demo_results``, to show the same demos as other environments (torch
+releases, a GPU runner) checked them. A set is plain data, read like the cache (validated
+field by field, never executed)::
+
+    <set>/<env>/environment.json      the environment: label, torch, Python, device
+    <set>/<env>/runs/<name>.json      one per build that wrote into it: shard, command, date, keys
+    <set>/<env>/<key[:2]>/<key>.json  results, in the cache's format (engine/cache.py)
+
+Every file name is unique to its content (``<env>`` is the environment's label, a key is a
+hash of everything that decides a result, a run file is named by its shard and content), so
+the sets of several shards and environments merge by copying the trees into one: ``cp -r``,
+an artifact download, or :func:`merge`, which also checks what copying cannot.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import shutil
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from .engine.cache import CorruptEntry, Entry, ResultCache
+from .model import Environment, from_json
+
+ENVIRONMENT = "environment.json"
+RUNS = "runs"
+#: Where ``-b autocast-check`` writes its set, under its output directory.
+OUTPUT = "results"
+
+
+class SetProblem(Exception):
+    """A result set that cannot be read or written; the message names the file."""
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One build that wrote results into an environment's set."""
+
+    shard: str  # ``1/2``; empty: every demo
+    command: str  # how it was started (sphinx-build's arguments, without paths)
+    date: str  # ``2026-11-30``, UTC
+    keys: tuple[str, ...] = ()  # the results it wrote
+
+    @property
+    def file(self) -> str:
+        body = json.dumps(asdict(self), sort_keys=True).encode()
+        shard = self.shard.replace("/", "-of-") if self.shard else "all"
+        return f"{shard}-{hashlib.sha256(body).hexdigest()[:12]}.json"
+
+
+@dataclass
+class EnvironmentSet:
+    """One environment's results, from one or more directories (shards not yet merged)."""
+
+    environment: Environment
+    roots: list[Path]
+    runs: list[RunInfo]
+
+    def get(self, key: str) -> Entry | None:
+        """The entry for ``key`` in any of the directories; :class:`CorruptEntry` if damaged."""
+        for root in self.roots:
+            found = ResultCache(root).get(key)
+            if found is not None:
+                return found
+        return None
+
+    @property
+    def made(self) -> str:
+        """How the results were made, for a reader: ``made on 2026-11-30 by tox -e x``."""
+        dates = sorted({run.date for run in self.runs})
+        commands = sorted({run.command for run in self.runs if run.command})
+        when = f"made on {dates[-1]}" if len(dates) == 1 else (
+            f"made from {dates[0]} to {dates[-1]}" if dates else "made")
+        return when + (f" by {commands[0]}" if len(commands) == 1 else "")
+
+    def missing_shards(self) -> list[str]:
+        """Shards of an ``i/n`` split of which no run is in the set (``2/2``)."""
+        splits: dict[int, set[int]] = {}
+        for run in self.runs:
+            if run.shard:
+                index, count = parse_shard(run.shard)
+                splits.setdefault(count, set()).add(index)
+        if any(not run.shard for run in self.runs):
+            return []  # an unsharded run answered every demo
+        return [f"{i}/{n}" for n, seen in sorted(splits.items()) for i in range(1, n + 1)
+                if i not in seen]
+
+
+def read_environment(directory: Path) -> tuple[Environment, list[RunInfo]]:
+    try:
+        data = json.loads((directory / ENVIRONMENT).read_text(encoding="utf-8"))
+        environment = from_json(Environment, data)
+        runs = [from_json(RunInfo, json.loads(path.read_text(encoding="utf-8")))
+                for path in sorted((directory / RUNS).glob("*.json"))]
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise SetProblem(f"{directory}: not a readable result set ({exc})") from None
+    if environment.ident != directory.name:
+        raise SetProblem(f"{directory}: holds the environment {environment.label!r}, whose "
+                         f"directory is named {environment.ident!r}")
+    return environment, runs
+
+
+def load(directories: list[Path]) -> dict[str, EnvironmentSet]:
+    """Every environment in ``directories`` (each holds one directory per environment), by
+    label; an environment found in several directories (shards) is read from all of them."""
+    found: dict[str, EnvironmentSet] = {}
+    for directory in directories:
+        if not directory.is_dir():
+            raise SetProblem(f"{directory}: no such directory")
+        for child in sorted(p for p in directory.iterdir() if (p / ENVIRONMENT).is_file()):
+            environment, runs = read_environment(child)
+            known = found.get(environment.label)
+            if known is None:
+                found[environment.label] = EnvironmentSet(environment, [child], runs)
+            elif known.environment != environment:
+                raise SetProblem(f"{child}: {environment.label!r} is {environment}, but "
+                                 f"{known.roots[0]} says {known.environment}")
+            else:
+                known.roots.append(child)
+                known.runs.extend(runs)
+    return found
+
+
+def write(directory: Path, environment: Environment, run: RunInfo,
+          entries: dict[str, Entry]) -> Path:
+    """Write ``entries`` as ``environment``'s results under ``directory``; returns its path."""
+    root = directory / environment.ident
+    path = root / ENVIRONMENT
+    if path.is_file():
+        existing, _ = read_environment(root)
+        if existing != environment:
+            raise SetProblem(f"{root}: already holds {existing}, not {environment}")
+    (root / RUNS).mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(asdict(environment), indent=1) + "\n", encoding="utf-8")
+    cache = ResultCache(root)
+    for key, entry in entries.items():
+        cache.put(key, entry)
+    run = replace(run, keys=tuple(sorted(entries)))
+    (root / RUNS / run.file).write_text(json.dumps(asdict(run), indent=1) + "\n", encoding="utf-8")
+    return root
+
+
+def today() -> str:
+    return datetime.datetime.now(datetime.UTC).date().isoformat()
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``2/3`` -> (2, 3); :class:`ValueError` unless ``1 <= i <= n``."""
+    index, slash, count = text.strip().partition("/")
+    if not (slash and index.strip().isdigit() and count.strip().isdigit()
+            and 1 <= int(index) <= int(count)):
+        raise ValueError(f"{text!r} is not a shard: write i/n with 1 <= i <= n, e.g. 1/2")
+    return int(index), int(count)
+
+
+def partition(weights: dict[str, float], count: int) -> dict[str, int]:
+    """Each item (a demo) -> its shard, 1-based: the heaviest first, each to the lightest
+    shard so far (ties: the lowest). Deterministic for the same items and weights, so every
+    shard of a CI matrix computes the same split on its own."""
+    loads = [0.0] * count
+    out = {}
+    for name in sorted(weights, key=lambda n: (-weights[n], n)):
+        shard = min(range(count), key=lambda i: (loads[i], i))
+        loads[shard] += weights[name]
+        out[name] = shard + 1
+    return out
+
+
+def same_result(a: Entry, b: Entry) -> bool:
+    """The same verdict and records, run times and where a run was made aside."""
+    def plain(entry: Entry) -> Entry:
+        return replace(entry, compiled=replace(entry.compiled, seconds=0.0),
+                       eager=replace(entry.eager, seconds=0.0))
+    return plain(a) == plain(b)
+
+
+def merge(target: Path, sources: list[Path]) -> tuple[int, list[str]]:
+    """Copy every environment of ``sources`` into ``target``; return the number of results
+    written and the problems: two environments under one label, two different results for
+    one key, shards of a split that no source holds. Entries are validated as they are read."""
+    problems: list[str] = []
+    written = 0
+    try:
+        sets = load(sources)
+    except SetProblem as exc:
+        return 0, [str(exc)]
+    for label, found in sets.items():
+        root = target / found.environment.ident
+        if (root / ENVIRONMENT).is_file():
+            existing, _ = read_environment(root)
+            if existing != found.environment:
+                problems.append(f"{root}: holds {existing}, the sources {found.environment}")
+                continue
+        out = ResultCache(root)
+        entries: dict[str, Entry] = {}
+        for source in found.roots:
+            for path in sorted(source.glob("??/*.json")):
+                key = path.stem
+                try:
+                    entry = ResultCache(source).get(key)
+                    mine = out.get(key) if key not in entries else entries[key]
+                except CorruptEntry as exc:
+                    problems.append(f"{label}: {exc}")
+                    continue
+                if entry is None:
+                    continue
+                if mine is not None and not same_result(mine, entry):
+                    problems.append(f"{label}: two different results for {key} "
+                                    f"({mine.verdict.text} and {entry.verdict.text}); one is in {path}")
+                    continue
+                entries.setdefault(key, entry)
+        (root / RUNS).mkdir(parents=True, exist_ok=True)
+        (root / ENVIRONMENT).write_text(json.dumps(asdict(found.environment), indent=1) + "\n",
+                                        encoding="utf-8")
+        for key, entry in entries.items():
+            out.put(key, entry)
+        written += len(entries)
+        for source in found.roots:
+            for path in sorted((source / RUNS).glob("*.json")):
+                if not (root / RUNS / path.name).exists():
+                    shutil.copyfile(path, root / RUNS / path.name)
+        for shard in found.missing_shards():
+            problems.append(f"{label}: no results of shard {shard} in any source")
+    return written, problems
