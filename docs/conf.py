@@ -13,7 +13,7 @@ copyright = "2026, sphinx-autocast-demo developers"
 # torch_links: torch names link to docs.pytorch.org without downloading an inventory.
 extensions = ["sphinx_autocast_demo", "myst_parser", "autocast_reference", "torch_links",
               "sphinx_copybutton"]
-exclude_patterns = ["_build", "examples"]
+exclude_patterns = ["_build", "examples", "_results"]
 root_doc = "index"
 
 html_theme = "pydata_sphinx_theme"
@@ -34,6 +34,9 @@ html_css_files = ["docs.css"]
 
 # Two cores on CI and on the development machines: run two demos at once.
 autocast_demo_jobs = 2
+# Other torch releases' results, made with `tox -e results-torch214,results-torch215` (each
+# set's runs/ names the command and date): shown beside this build's own, and checked too.
+autocast_demo_results = ["_results"]
 
 # Copy buttons leave out the prompts and the output of console examples.
 copybutton_prompt_text = r"\$ |>>> |\.\.\. "
