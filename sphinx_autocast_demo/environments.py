@@ -113,8 +113,7 @@ class Environments:
         """A build that runs nothing and has no result of its own (execution off, nothing
         cached: a host without torch rendering the sets of others) shows the first other
         environment with results in its place, not a column of "not run"."""
-        if not never or any(vr.compiled.not_run != "never"
-                                               for vr in result.variants):
+        if not never or any(vr.compiled.not_run != "never" for vr in result.variants):
             return result
         for index, other in enumerate(result.others):
             if any(not vr.compiled.not_run for vr in other.variants):
@@ -134,7 +133,7 @@ class Environments:
         known = [w for w in weights.values() if w is not None]
         default = sum(known) / len(known) if known else 1.0
         split = partition({n: default if w is None else w for n, w in weights.items()}, count)
-        return {key for key in names if split[f"{key[0]}#{key[1]}"] == index}
+        return {name for name in names if split[f"{name[0]}#{name[1]}"] == index}
 
     def known_seconds(self, demo: Demo, state: DocState, key: KeyFn) -> float | None:
         """The demo's run time in any environment of the result sets, if they hold it."""

@@ -321,3 +321,20 @@ def test_no_word_is_broken_in_a_table_header_nor_code_clipped_on_a_phone(browser
         seen = page.evaluate(READER)
         assert seen["broken"] == [], name
         assert seen["clipped"] == [], name
+
+
+#: What a reader sees in each environment's cells of demo ``backward-outside``'s table.
+ENV_CELLS = """() => Array.from(document.querySelectorAll(
+    '#backward-outside table.autocast-demo-results td.autocast-demo-col-env'))
+    .map(td => td.innerText.split(/\\s+/).join(' ').trim())"""
+
+
+def test_on_a_phone_each_environment_cell_names_its_environment(browser, site):
+    """The header that names the environments is hidden on a phone: each card line says it
+    instead; at 1280 the header does, and the cells do not repeat it."""
+    for _, page in visit(browser, site, "light", NARROW, ["behaviour"]):
+        cells = page.evaluate(ENV_CELLS)
+        assert cells[1].startswith("torch 2.14.1: ") and cells[2].startswith("torch 2.15.0: "), cells
+    for _, page in visit(browser, site, "light", WIDE, ["behaviour"]):
+        cells = page.evaluate(ENV_CELLS)
+        assert cells[1].startswith("\u2717 differs"), cells
