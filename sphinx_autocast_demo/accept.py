@@ -128,9 +128,12 @@ def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
 def scoped(result: DemoResult, changes: dict[str, str]) -> list[tuple[str, str]]:
     """Records for the other environments of the result sets where what they did is not what
     the page (with ``changes``) records for them: ``off[torch==2.15.0]: matches``, one per
-    environment and value; a scoped record already written is rewritten in place."""
-
+    environment and value; a scoped record already written is rewritten in place. Raises
+    :class:`Blocked` when such a scope would also cover an environment that did otherwise (two
+    environments of one release and device that disagree: only the writer can tell them apart).
+    """
     out: list[tuple[str, str]] = []
+    every = [r for r in (result, *result.others) if r.environment is not None]
     for other in result.others:
         environment = other.environment
         if environment is None or not environment.torch:
@@ -142,12 +145,20 @@ def scoped(result: DemoResult, changes: dict[str, str]) -> list[tuple[str, str]]
                 continue
             name = vr.variant.name
             expected = result.demo.expected(name, environment)
-            if not any(base in (name, "*") and scope and in_scope(scope, environment)
-                       for base, scope in (split_scope(n) for n, _ in result.demo.expect)):
+            if not any(base in (name, "*") and written and in_scope(written, environment)
+                       for base, written in (split_scope(n) for n, _ in result.demo.expect)):
                 expected = changes.get(name, expected)  # the unscoped record, as it will read
             names = vr.compiled.error.names if vr.compiled.error else ()
             if expected is not None and syntax.outcome_holds(expected, vr.verdict.outcome, names):
                 continue
+            for same in every:
+                there = next(v for v in same.variants if v.variant.name == name)
+                if (same.environment is not None and in_scope(scope, same.environment)
+                        and not there.compiled.not_run and there.verdict.text != vr.verdict.text):
+                    raise Blocked(
+                        f"value {name}: {environment.label} did {vr.verdict.text} and "
+                        f"{same.environment.label} did {there.verdict.text}, with the same torch "
+                        f"release and device; record it by hand, scoped so as to tell them apart")
             out.append((f"{name}[{scope}]", vr.verdict.text))
     return out
 

@@ -83,7 +83,12 @@ def flow(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
                          env={"FLAVOUR": "b"}))
     both = merge(src / "sets", work / "flavour-b" / "results")
     together = finish(check(src, work / "together", env=never, builder="html"))
-    return {"work": work, "merged": merged, "final": final, "html_merged": html_merged,
+    # Accept mode where two environments of one release disagree: it cannot scope them apart.
+    before = (src / "index.rst").read_bytes()
+    accepted = finish(check(src, work / "accept", env={**never, "AUTOCAST_DEMO_ACCEPT": "1"},
+                            builder="html"))
+    assert (src / "index.rst").read_bytes() == before
+    return {"accepted": accepted, "work": work, "merged": merged, "final": final, "html_merged": html_merged,
             "html_full": html_full, "lost": lost, "other": other, "both": both,
             "together": together}
 
@@ -165,3 +170,10 @@ def test_another_environment_is_shown_and_checked_beside_this_one(flow: dict[str
     matrix = BeautifulSoup((work / "together" / "summary.html").read_text(), "html.parser")
     changed = matrix.select("td .autocast-demo-changed, td.autocast-demo-changed")
     assert changed and "in flavour b" in changed[0].get_text(" ")
+
+
+def test_accept_will_not_scope_apart_two_environments_of_one_release(flow: dict[str, object]) -> None:
+    _, err = flow["accepted"]  # type: ignore[misc]
+    said = " ".join(err.split())
+    assert "nothing was changed, because:" in said and "index.rst:36: value same_as_forward" in said, said
+    assert "with the same torch release and device" in said

@@ -119,3 +119,14 @@ def test_a_missing_environment_is_not_checked_and_says_so():
                         RunRecord("skipped", not_run="missing"))
     why = check.unchecked(result(the_demo, ran("matches"), ran("matches")), gap, TORCH)
     assert why is not None and why.text == "no result: not in the result sets"
+
+
+def test_accept_refuses_a_scope_that_would_cover_an_environment_that_disagrees():
+    the_demo = demo((("same_as_forward", "differs"), ("off", "matches")))
+    here = Environment(f"torch {TORCH}", TORCH, "3.11.7")
+    twin = other(the_demo, replace(here, label="the same torch elsewhere"),
+                 ran("matches"), ran("matches"))
+    mine = replace(result(the_demo, ran("differs"), ran("matches")), environment=here,
+                   others=(twin,), findings=())
+    with pytest.raises(accept.Blocked, match="same torch release and device"):
+        accept.new_expect(check.check(mine))
