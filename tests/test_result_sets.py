@@ -130,3 +130,19 @@ def test_accept_refuses_a_scope_that_would_cover_an_environment_that_disagrees()
                    others=(twin,), findings=())
     with pytest.raises(accept.Blocked, match="same torch release and device"):
         accept.new_expect(check.check(mine))
+
+
+def test_a_bad_shard_stops_the_build_at_its_setting_before_anything_runs(tmp_path_factory):
+    from conftest import copy_root, sphinx_build
+
+    src = copy_root("environments", tmp_path_factory)
+    by_env = sphinx_build(src, src / "_build", env={"AUTOCAST_DEMO_SHARD": "3/2"})
+    assert by_env.returncode == 2
+    assert "AUTOCAST_DEMO_SHARD: '3/2' is not a shard: write i/n with 1 <= i <= n" in by_env.stderr
+    with open(src / "conf.py", "a", encoding="utf-8") as conf:
+        conf.write('autocast_demo_shard = "0/2"\n')
+    line = len((src / "conf.py").read_text().splitlines())
+    in_conf = sphinx_build(src, src / "_build")
+    assert in_conf.returncode == 2
+    assert f"conf.py:{line}: autocast_demo_shard: '0/2' is not a shard" in in_conf.stderr
+    assert not (src / "_build" / "index.html").exists()
