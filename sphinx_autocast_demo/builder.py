@@ -135,7 +135,7 @@ def write_results(app: Sphinx, directory: Path) -> int:
                                                  and (demo.docname, ident) not in b.mine):
                 continue
             missed = not_checked(result, b.torch)
-            codes = [s.code for s in state.setups_for(demo)] + [demo.code]
+            codes = state.codes_for(demo)
             for vr in result.variants:
                 if vr.variant.name in missed or vr.verdict.outcome == "error":
                     continue
@@ -163,21 +163,16 @@ def command() -> str:
     named = os.environ.get("AUTOCAST_DEMO_COMMAND")
     if named:
         return named
-    words, skip = ["sphinx-build"], False
-    args = sys.argv[1:]
-    for index, arg in enumerate(args):
-        if skip:
-            skip = False
-            continue
+    words, args = ["sphinx-build"], iter(sys.argv[1:])
+    for arg in args:
         if arg in _PATH_OPTIONS:
-            skip = True
-        elif arg.startswith("-"):
-            value = args[index + 1] if arg in ("-b", "-D", "-j", "-t") and index + 1 < len(args) else None
-            if value is not None and not value.startswith("autocast_demo_shard"):
+            next(args, None)  # and its value
+        elif arg in ("-b", "-D", "-j", "-t"):
+            value = next(args, "")
+            if not value.startswith("autocast_demo_shard"):
                 words += [arg, value]
-            elif value is None:
-                words.append(arg)
-            skip = value is not None
+        elif arg.startswith("-"):
+            words.append(arg)
     return " ".join(words)
 
 

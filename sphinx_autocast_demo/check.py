@@ -104,19 +104,19 @@ def check(result: DemoResult) -> DemoResult:
     others = tuple(_check_one(other, True) for other in result.others)
     findings = list(checked.findings)
     # A missing expectation is said once, for the first environment that lacks it.
-    said = {f.message for f in findings if f.subtype == "missing-expectation"}
-    for other in (checked, *others):
-        if other is not checked:
-            for finding in other.findings:
-                if finding.subtype == "missing-expectation":
-                    if said:
-                        continue
-                    said.add(finding.message)
-                findings.append(finding)
-        if any(vr.compiled.not_run == "missing" for vr in other.variants):
+    said = any(f.subtype == "missing-expectation" for f in findings)
+    for other in others:
+        for finding in other.findings:
+            if finding.subtype == "missing-expectation":
+                if said:
+                    continue
+                said = True
+            findings.append(finding)
+    for shown in (checked, *others):
+        if any(vr.compiled.not_run == "missing" for vr in shown.variants):
             # Said once per environment for the whole build (pipeline.run); kept here too, so
             # that the page is read again, and the warning repeated, until the sets are whole.
-            label = other.environment.label if other.environment else ""
+            label = shown.environment.label if shown.environment else ""
             findings.append(Finding(severity="missing", subtype="environment", environment=label,
                                     location=result.demo.location, message=f"no result from {label}"))
     return replace(checked, others=others, findings=tuple(findings))

@@ -137,7 +137,7 @@ class Environments:
 
     def known_seconds(self, demo: Demo, state: DocState, key: KeyFn) -> float | None:
         """The demo's run time in any environment of the result sets, if they hold it."""
-        codes = [s.code for s in state.setups_for(demo)] + [demo.code]
+        codes = state.codes_for(demo)
         sets = [s for s in (self.own_set, *self.sets.values()) if s is not None]
         total, seen = 0.0, False
         for variant in demo.variants:

@@ -163,7 +163,7 @@ class Executor:
             return False
         if self.conf.execute == "force":
             return True
-        codes = [s.code for s in state.setups_for(demo)] + [demo.code]
+        codes = state.codes_for(demo)
         for variant in demo.variants:
             try:
                 entry = self.cache.get(self.key(demo, codes, variant))
@@ -189,7 +189,7 @@ class Executor:
         mode) answers it without a run."""
         planned = []
         for demo, state in todo:
-            codes = [s.code for s in state.setups_for(demo)] + [demo.code]
+            codes = state.codes_for(demo)
             for variant in demo.variants:
                 key = self.key(demo, codes, variant)
                 planned.append(Planned(demo, variant, tuple(codes), key,

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from .config import Settings
     from .execute import Executor
-    from .model import Demo, DemoResult, Finding, Setup
+    from .model import Code, Demo, DemoResult, Finding, Setup
 
 ATTR = "autocast_demo"  # the environment's attribute: a State
 BUILD = "_autocast_demo_build"  # the application's attribute: a Build
@@ -40,6 +40,10 @@ class DocState:
 
     def setups_for(self, demo: Demo) -> list[Setup]:
         return [s for s in self.setups if s.group is None or s.group == demo.group]
+
+    def codes_for(self, demo: Demo) -> list[Code]:
+        """What a run of ``demo`` executes: its setups, then its own code (a cache key's code)."""
+        return [s.code for s in self.setups_for(demo)] + [demo.code]
 
 
 @dataclass
