@@ -111,10 +111,10 @@ def provenance_lines(result: DemoResult, torch: str) -> list[str]:
                 vr.compiled.not_run == "missing" for vr in shown.variants):
             lines.append(f"{environment.label}: no result in the result sets")
             continue
-        how = (f"{environment.label}: checked with torch {environment.torch} (Python "
-               f"{environment.python}, {environment.device}) in a result set {shown.made}, "
+        how = (f"{environment.label}: results of torch {environment.torch} (Python "
+               f"{environment.python}, {environment.device}) from a result set {shown.made}; "
                "not run by this build")
-        gaps = [name for name, why in missed.items()]
+        gaps = list(missed)
         if gaps:
             how += f"; no result for {', '.join(gaps)}"
         lines.append(how)

@@ -377,9 +377,11 @@ def provenance(result: DemoResult, missed: dict[str, NotChecked], torch: str) ->
                    else f"by an earlier build (cached result of the same code and Python; "
                         f"autocast_demo_cache_torch counts it as the installed torch {torch})")
         if result.made and result.environment is not None:
-            said.append(f"Checked with torch {made} in {result.environment.label!r} (Python "
-                        f"{result.environment.python}, {result.environment.device}), result set "
-                        f"{result.made}, not run by this build{which}")
+            # Not "checked": this build ran nothing; the set's build compared compiled with
+            # eager, this one only reads what it found against the page.
+            said.append(f"Results of torch {made} (Python {result.environment.python}, "
+                        f"{result.environment.device}) from the result set of "
+                        f"{result.environment.label!r}, {result.made}; not run by this build{which}")
         elif not cached:
             said.append(f"Checked at build time with torch {ran}{which}")
         elif cached == len(checked):
