@@ -273,6 +273,8 @@ class Executor:
             if self.pool is None:
                 raise EngineError(f"torch is {self.torch}")
             info = self.pool.ready()
+            logger.verbose(f"autocast-demo: the worker is ready (torch {info.get('torch')}, "
+                           f"{info.get('huge_pages', 0)} MiB on huge pages)")
             self.envs.here = replace(self.envs.here, device="cuda" if info.get("cuda") else "cpu")
         except EngineError as exc:
             message, location = engine_problem(str(exc), str(self.app.confdir), self.conf.config)

@@ -52,6 +52,7 @@ class Ready(TypedDict, total=False):
     cuda: bool
     fork: bool  # False: every run starts a new interpreter (see ``threads``)
     threads: list[str]  # the threads that made forking unsafe
+    huge_pages: int  # MiB of the zygote on 2 MiB pages (cheaper forks); 0 where unsupported
     error: str  # the worker cannot run demos (torch missing, config unknown)
 
 
