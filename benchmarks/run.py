@@ -1,6 +1,6 @@
 """What users get: this extension beside jupyter-sphinx, myst-nb, plain Sphinx and the floor.
 
-``python -m benchmarks.run [--work DIR] [--rounds 1] [--pairs 7]``
+``python -m benchmarks.run [--work DIR] [--rounds 3] [--pairs 7]``
 
 Makes (or reuses) two venvs under ``--work`` as a user makes theirs (:mod:`benchmarks.envs`:
 torch 2.13.0 CPU, numpy, myst-parser, the pydata theme; Sphinx 9.0.4 with jupyter-sphinx,
@@ -13,13 +13,15 @@ venv's own python:
 - per row (ours on Sphinx 9 and 7.2.6, jupyter-sphinx, myst-nb, plain Sphinx without
   execution): a cold ``-j 1`` build, a no-change rebuild (median of ``--pairs`` rounds over
   all rows, the order alternating), one edited demo (its seed: ours reruns that demo's 3
-  values x 2 runs, the anchors the page), a cold ``-j 2`` build;
+  values x 2 runs, the anchors the page), a cold ``-j 2`` build; cold and edited builds
+  ``--rounds`` times (median), the floor after every round of cold builds; then, untimed,
+  one cold build per row and ``-j`` sampled for peak memory;
 
 then prints a markdown table, the ratios to the floor and to the best anchor (per column,
 the faster of jupyter-sphinx and myst-nb), and the issue's targets with PASS or MISS.
 Timings on a shared machine are noisy: the CPU seconds (the build and the processes it
 waited for) are printed beside the wall times, and the load average with every figure.
-Takes 10-30 minutes (plus a few for the venvs the first time). Not a test.
+Takes 30-45 minutes (plus a few for the venvs the first time). Not a test.
 """
 
 from __future__ import annotations
@@ -251,23 +253,23 @@ class Bench:
               f"{runs}{notebooks}{trouble}; load {os.getloadavg()[0]:.1f}", flush=True)
         return build
 
-    def cold(self, row: Row, jobs: int, name: str) -> tuple[Path, Build]:
+    def cold(self, row: Row, jobs: int, name: str, sample: bool = False) -> tuple[Path, Build]:
         """A cold build on a fresh copy; one that fails is tried once more (myst-nb's cache can
         fail a parallel build: two readers racing in jupyter-cache's database)."""
-        phase = f"cold -j {jobs}"
+        phase = f"{'memory' if sample else 'cold'} -j {jobs}"
         src = self.fresh_tree(row, name)
-        build = self.sphinx(row, src, jobs, phase, sample=True)
+        build = self.sphinx(row, src, jobs, phase, sample=sample)
         if build.returncode:
             src = self.fresh_tree(row, name)
-            build = dataclasses.replace(self.sphinx(row, src, jobs, phase + " again", sample=True),
+            build = dataclasses.replace(self.sphinx(row, src, jobs, phase + " again", sample=sample),
                                         failed_tries=1)
         return src, build
 
-    def floor(self) -> Build:
+    def floor(self, sample: bool = False) -> Build:
         venv = self.venvs["sphinx9"]
         script = self.work / "trees" / "floor" / FLOOR_SCRIPT
         seconds, cpu, code, text, rss, pss = timed([str(envs.python(venv)), str(script)],
-                                                   envs.activated(venv), self._log("floor"), True)
+                                                   envs.activated(venv), self._log("floor"), sample)
         checks = text.count(" eager")
         trouble = f", EXIT {code}: see {self.logs}" if code else ""
         print(f"  floor      {'one Python process, import included':42} {seconds:6.1f} s (CPU {cpu:5.1f} s), "
@@ -290,9 +292,14 @@ def warm_up(venvs: dict[str, Path]) -> None:
         subprocess.run([str(envs.python(venv)), "-c", imports[name]], env=envs.activated(venv), check=True)
 
 
-def measure(bench: Bench, rounds: int, pairs: int) -> tuple[list[Build], dict[str, dict[str, Build]]]:
+def measure(bench: Bench, rounds: int,
+            pairs: int) -> tuple[Build, list[Build], dict[str, dict[str, Build]]]:
     """Every phase for every row, the rows in turn within a phase (alternating order from
-    round to round), so that a drift of the machine's load spreads over all of them."""
+    round to round, a floor after every round of cold builds), so that a drift of the
+    machine's load spreads over all of them. Timed builds are not sampled: reading every
+    process's memory map 10 times a second costs ~10 ms of CPU a process, and a build of
+    several processes on 2 cores would pay for its own measurement. Peak memory comes from
+    one sampled cold build per row and ``-j`` at the end, whose times are not used."""
     def order(index: int) -> list[Row]:
         return ROWS if index % 2 == 0 else ROWS[::-1]
 
@@ -303,28 +310,37 @@ def measure(bench: Bench, rounds: int, pairs: int) -> tuple[list[Build], dict[st
     def add(row: Row, phase: str, build: Build) -> None:
         results[row.key].setdefault(phase, []).append(build)
 
-    print("cold -j 1 (a fresh copy of the tree each time)", flush=True)
+    print(f"cold -j 1 (a fresh copy of the tree each time; {rounds} rounds)", flush=True)
     for index in range(rounds):
         for row in order(index):
             serial[row.key], build = bench.cold(row, 1, "serial")
             add(row, "cold -j 1", build)
-    floors.append(bench.floor())
+        floors.append(bench.floor())
     print(f"no-change rebuild ({pairs} rounds over every row)", flush=True)
     for index in range(pairs):
         for row in order(index):
             add(row, "no-change", bench.sphinx(row, serial[row.key], 1, "no-change"))
-    print("one edited demo (its seed, on the first page)", flush=True)
+    print(f"one edited demo (its seed, on the first page; {rounds} rounds)", flush=True)
     for index in range(rounds):
         for row in order(index):
             edit(serial[row.key], index + 1)
             add(row, "edit", bench.sphinx(row, serial[row.key], 1, "edit"))
-    print("cold -j 2", flush=True)
+    print(f"cold -j 2 ({rounds} rounds)", flush=True)
     for index in range(rounds):
         for row in order(index):
             add(row, "cold -j 2", bench.cold(row, 2, "parallel")[1])
-    floors.append(bench.floor())
-    return floors, {key: {phase: _median(b) for phase, b in phases.items()}
-                    for key, phases in results.items()}
+        floors.append(bench.floor())
+    medians = {key: {phase: _median(b) for phase, b in phases.items()} for key, phases in results.items()}
+    print("peak memory (one sampled cold build per row and -j; times not used)", flush=True)
+    memory = bench.floor(sample=True)
+    floor = dataclasses.replace(_median(floors), peak_rss=memory.peak_rss, peak_pss=memory.peak_pss)
+    for row in ROWS:
+        for jobs in (1, 2):
+            sampled = bench.cold(row, jobs, "memory", sample=True)[1]
+            phase = f"cold -j {jobs}"
+            medians[row.key][phase] = dataclasses.replace(
+                medians[row.key][phase], peak_rss=sampled.peak_rss, peak_pss=sampled.peak_pss)
+    return floor, floors, medians
 
 
 # ---------------------------------------------------------------- the report
@@ -377,11 +393,12 @@ def best_anchor(results: dict[str, dict[str, Build]], phase: str) -> tuple[str, 
     return key, results[key][phase]
 
 
-def report(floors: list[Build], results: dict[str, dict[str, Build]], checks: int) -> None:
-    floor = _median(floors)
+def report(floor: Build, floors: list[Build], results: dict[str, dict[str, Build]], checks: int) -> None:
+    """``floor``: the median of ``floors`` with the sampled peak memory."""
     mib = 1024 * 1024
     print()
-    print(f"floor: {', '.join(f'{b.seconds:.1f}' for b in floors)} s (start, middle, end of the run); "
+    print(f"floor: {', '.join(f'{b.seconds:.1f}' for b in floors)} s (at the start and after every "
+          "round of cold builds); "
           f"median {floor.seconds:.1f} s, CPU {floor.cpu:.1f} s; peak PSS {floor.peak_pss / mib:.0f} MiB")
     print()
     print("| row | cold `-j 1` | no-change rebuild | one edited demo | cold `-j 2` "
@@ -470,7 +487,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument("--work", type=Path, default=None,
                         help="venvs, trees and logs (reused: the venvs are made once); default: a temp dir")
-    parser.add_argument("--rounds", type=int, default=1, help="cold and edited builds per row (median)")
+    parser.add_argument("--rounds", type=int, default=3, help="cold and edited builds per row (median)")
     parser.add_argument("--pairs", type=int, default=7, help="no-change rebuilds per row (median)")
     parser.add_argument("--pages", type=int, default=PAGES, help="the issue's 6; fewer for a quick try")
     args = parser.parse_args()
@@ -483,8 +500,8 @@ def main() -> None:
         generate(work / "trees" / tool, tool, args.pages)
     describe(venvs, args.pages)
     warm_up(venvs)
-    floors, results = measure(Bench(work, venvs), args.rounds, args.pairs)
-    report(floors, results, args.pages * DEMOS * len(VALUES))
+    floor, floors, results = measure(Bench(work, venvs), args.rounds, args.pairs)
+    report(floor, floors, results, args.pages * DEMOS * len(VALUES))
     print(f"\nlogs of every build: {work / 'logs'}; load at the end {os.getloadavg()[0]:.1f}")
 
 
