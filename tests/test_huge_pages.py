@@ -7,13 +7,10 @@ every run forked, and the same status, printed output and tensors, bit for bit.
 
 from __future__ import annotations
 
-import os
-import re
-import sys
 import textwrap
-from pathlib import Path
 
 import pytest
+from conftest import kernel_can_collapse
 
 from sphinx_autocast_demo.engine.pool import Run, WorkerPool
 
@@ -30,15 +27,6 @@ CODE = textwrap.dedent("""\
     print(z.item(), w.grad.sum().item())
     """)
 VALUES = ["same_as_forward", "off", [{"device_type": "cpu", "dtype": {"__torch__": "bfloat16"}}]]
-
-
-def kernel_can_collapse() -> bool:
-    """Linux 6.1 or later with transparent huge pages not switched off (asked of the kernel,
-    not of the code under test, so that a regression cannot turn into a skip)."""
-    release = re.match(r"(\d+)\.(\d+)", os.uname().release) if sys.platform == "linux" else None
-    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
-    return (release is not None and (int(release[1]), int(release[2])) >= (6, 1)
-            and thp.exists() and "[never]" not in thp.read_text())
 
 
 def runs() -> list[Run]:

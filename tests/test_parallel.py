@@ -7,9 +7,10 @@ each with its own cache; 16 runs each.
 from __future__ import annotations
 
 import re
+from importlib.metadata import version
 
 import pytest
-from conftest import copy_root, sphinx_build, verdicts
+from conftest import copy_root, kernel_can_collapse, sphinx_build, verdicts
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 DEMOS = {"index": ["stale"], "page1": ["broken"], "page2": ["unrecorded"],
@@ -63,3 +64,13 @@ def test_dash_j_sets_the_pool_size_and_sphinx_reads_in_parallel(builds):
     assert "autocast-demo: starting the worker (2 runs at a time)" in builds["2"].stdout
     for build in builds.values():
         assert build.runs() == (16, 0)
+
+
+def test_verbose_says_the_worker_is_ready_and_how_much_is_on_huge_pages(builds):
+    for build in builds.values():
+        ready = re.search(r"autocast-demo: the worker is ready \(torch (\S+), (\d+) MiB on huge "
+                          r"pages\)", build.stdout)
+        assert ready, build.stdout
+        assert ready[1] == version("torch")
+        if kernel_can_collapse():
+            assert int(ready[2]) > 50  # the zygote's heap and arenas: cheaper forks
