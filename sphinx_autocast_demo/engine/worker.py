@@ -65,11 +65,12 @@ def warm_up() -> Ready:
     # the GIL): most of the cost off the build's path. Joined before anything forks.
     collapsing = threading.Thread(target=collapse_to_huge_pages, name="autocast-demo-huge-pages")
     collapsing.start()
+    gpu_build = torch.version.cuda is not None or torch.version.hip is not None
     try:
-        warm_compiles(torch)
+        warm_compiles(torch, gpu_build)
     finally:
         collapsing.join()
-    if torch.version.cuda is not None or torch.version.hip is not None:
+    if gpu_build:
         # Inductor imports it in a child and, without a CUDA runtime, it logs "No CUDA runtime
         # is found" into the run's printed output: let it log here, into the worker's log.
         import torch.utils.cpp_extension
@@ -83,7 +84,7 @@ def warm_up() -> Ready:
             "cuda": torch.cuda.is_available(), "huge_pages": huge >> 20}
 
 
-def warm_compiles(torch: Any) -> None:
+def warm_compiles(torch: Any, gpu_build: bool) -> None:
     """Compile, run and differentiate what demos do, so that children inherit it warm."""
     # Trace what demos trace (a module, a region that turns autocast off and upcasts, both
     # autocast dtypes, a backward): dynamo and AOTAutograd import and initialise much lazily on
@@ -99,7 +100,6 @@ def warm_compiles(torch: Any) -> None:
     # autograd's threading in combination with fork-based multiprocessing"). So there the same
     # compiles run without gradients: dynamo, AOTAutograd and fake tensors get warm (a child's
     # first compile ~0.9 s instead of ~1.6 s) and no thread starts; ``main`` checks that.
-    gpu_build = torch.version.cuda is not None or torch.version.hip is not None
     linear = torch.nn.Linear(2, 2)
     w = torch.ones(2, 2, requires_grad=True)
     for dtype in (torch.bfloat16, torch.float16):
