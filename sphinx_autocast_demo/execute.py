@@ -101,6 +101,8 @@ class Ran:
 class Stats:
     executed: int = 0  # runs (one value, compiled or eager) that went to a worker
     fresh: int = 0  # of those, runs in a new interpreter instead of a fork of the warm worker
+    copied_ahead: int = 0  # of those, runs whose process had copied the worker's pages ahead
+    copied_bytes: int = 0  # the most a run's process copied ahead
     cached: int = 0  # variants answered from the cache
     seconds: float = 0.0
     per_demo: dict[str, float] = field(default_factory=dict)  # location -> run seconds
@@ -316,11 +318,17 @@ class Executor:
             pair[mode] = fin
             self.stats.executed += 1
             self.stats.fresh += fin.fresh
+            self.stats.copied_ahead += fin.prefaulted > 0
+            self.stats.copied_bytes = max(self.stats.copied_bytes, fin.prefaulted)
             where = str(item.demo.location)
             self.stats.per_demo[where] = self.stats.per_demo.get(where, 0.0) + fin.record.seconds
             if len(pair) == 2:
                 yield Ran(item, pair["compiled"], pair["eager"])
         self.stats.seconds += time.perf_counter() - start
+        if self.stats.copied_ahead:
+            logger.verbose(f"autocast-demo: {self.stats.copied_ahead} of {self.stats.executed} runs "
+                           "began with the worker's pages a compile writes already copied, on an "
+                           f"idle core (up to {self.stats.copied_bytes >> 20} MiB a run)")
 
     def store(self, item: Planned) -> None:
         """Keep a compared result for the next build (failures are not kept: they run again)."""

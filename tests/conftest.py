@@ -41,6 +41,12 @@ def kernel_can_collapse() -> bool:
             and thp.exists() and "[never]" not in thp.read_text())
 
 
+def kernel_can_populate() -> bool:
+    """Linux 5.14 or later: ``MADV_POPULATE_WRITE`` (asked of the kernel's release, as above)."""
+    release = re.match(r"(\d+)\.(\d+)", os.uname().release) if sys.platform == "linux" else None
+    return release is not None and (int(release[1]), int(release[2])) >= (5, 14)
+
+
 @pytest.fixture(scope="session")
 def rootdir() -> Path:
     return ROOTS

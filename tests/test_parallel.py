@@ -6,11 +6,12 @@ each with its own cache; 16 runs each.
 
 from __future__ import annotations
 
+import os
 import re
 from importlib.metadata import version
 
 import pytest
-from conftest import copy_root, kernel_can_collapse, sphinx_build, verdicts
+from conftest import copy_root, kernel_can_collapse, kernel_can_populate, sphinx_build, verdicts
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 DEMOS = {"index": ["stale"], "page1": ["broken"], "page2": ["unrecorded"],
@@ -66,7 +67,7 @@ def test_dash_j_sets_the_pool_size_and_sphinx_reads_in_parallel(builds):
         assert build.runs() == (16, 0)
 
 
-def test_verbose_says_the_worker_is_ready_and_how_much_is_on_huge_pages(builds):
+def test_verbose_says_the_worker_is_ready_and_what_makes_its_runs_cheaper(builds):
     for build in builds.values():
         ready = re.search(r"autocast-demo: the worker is ready \(torch (\S+), (\d+) MiB on huge "
                           r"pages\)", build.stdout)
@@ -74,3 +75,13 @@ def test_verbose_says_the_worker_is_ready_and_how_much_is_on_huge_pages(builds):
         assert ready[1] == version("torch")
         if kernel_can_collapse():
             assert int(ready[2]) > 50  # the zygote's heap and arenas: cheaper forks
+    copied = re.compile(r"autocast-demo: (\d+) of 16 runs began with the worker's pages a compile "
+                        r"writes already copied, on an idle core \(up to (\d+) MiB a run\)")
+    cores = len(os.sched_getaffinity(0))
+    serial = copied.search(builds["1"].stdout)
+    if cores > 1 and kernel_can_populate():  # one run in flight leaves a core to copy on
+        assert serial and int(serial[1]) >= 1 and int(serial[2]) > 8, builds["1"].stdout
+    else:
+        assert serial is None
+    if cores <= 2:  # two runs in flight: no core idles, so nothing is copied ahead
+        assert copied.search(builds["2"].stdout) is None

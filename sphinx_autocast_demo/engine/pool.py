@@ -59,6 +59,7 @@ class Finished:
     data: bytes  # float64 copies of the run's tensors (see ``TensorRecord``'s offsets)
     offsets: dict[str, int | None]
     fresh: bool = False  # it ran in a new interpreter, not a fork of the warm worker
+    prefaulted: int = 0  # bytes of the worker its process had copied before the run began
 
 
 class WorkerPool:
@@ -76,6 +77,7 @@ class WorkerPool:
             "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
             "TORCHINDUCTOR_COMPILE_THREADS": "1",
             "PYTHONHASHSEED": "0",
+            "AUTOCAST_DEMO_IN_FLIGHT": str(self.jobs),  # spares copy ahead only on idle cores
             **(env or {}),
         }
         with open(self.log, "wb") as log:
@@ -185,7 +187,7 @@ class WorkerPool:
         for path in paths.values():
             path.unlink(missing_ok=True)
         return Finished(run=run, record=record, data=data, offsets=offsets,
-                        fresh=event["fresh"])
+                        fresh=event["fresh"], prefaulted=event["prefaulted"])
 
     def close(self) -> None:
         """End the worker; it kills its children when its stdin closes."""

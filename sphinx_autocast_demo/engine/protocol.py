@@ -66,3 +66,4 @@ class Exit(TypedDict):
     seconds: float
     fresh: bool
     dropped: int  # bytes of output past what is kept
+    prefaulted: int  # bytes of the worker copied before the run began (see ``processes.prefault``)

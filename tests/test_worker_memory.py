@@ -1,0 +1,163 @@
+"""The warm worker's memory tricks change how fast runs start, never what they compute.
+
+Two tricks: the zygote's memory on 2 MiB pages (cheaper forks), and spares that copy the pages
+a compile writes while they wait for their run (``processes.prefault``, on a core the build
+leaves idle). First the page-level facts, on a buffer of our own in forked processes: which
+pages a child wrote is what it reports, and copying ahead leaves every byte as it was. Then
+real torch: the same runs (the bf16 region under three values, compiled and eager) in a
+worker with both tricks turned off and in workers with them on, at one run in flight (copying
+ahead) and at one per core (not): every run forked, and the same status, printed output and
+tensors, bit for bit.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import mmap
+import os
+import textwrap
+
+import pytest
+from conftest import kernel_can_collapse, kernel_can_populate
+
+from sphinx_autocast_demo.engine.pool import Finished, Run, WorkerPool
+from sphinx_autocast_demo.engine.processes import PAGE, prefault, written_pages
+
+CODE = textwrap.dedent("""\
+    import torch
+    def region(x, w):
+        with torch.autocast("cpu", enabled=False):
+            return (x.float() @ w.float()).sum()
+    x = torch.randn(24, 24)
+    w = torch.randn(24, 24, requires_grad=True)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        z = torch.compile(region)(x, w)
+    z.backward()
+    print(z.item(), w.grad.sum().item())
+    """)
+VALUES = ["same_as_forward", "off", [{"device_type": "cpu", "dtype": {"__torch__": "bfloat16"}}]]
+CORES = len(os.sched_getaffinity(0))
+linux_only = pytest.mark.skipif(not os.path.exists("/proc/self/pagemap"), reason="Linux only")
+
+
+def in_child(work) -> object:
+    """``work()`` in a forked child; its JSON result."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        code = 1
+        try:
+            os.write(write, json.dumps(work()).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as f:
+        out = f.read()
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    return json.loads(out)
+
+
+@pytest.fixture
+def buffer():
+    """64 private pages, each filled with its own number, all present before any fork."""
+    mem = mmap.mmap(-1, 64 * PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    for page in range(64):
+        mem[page * PAGE:(page + 1) * PAGE] = bytes([page]) * PAGE
+    first = ctypes.c_char.from_buffer(mem)
+    address = ctypes.addressof(first)
+    del first  # the mmap can close only once nothing points into it
+    yield mem, address
+    mem.close()
+
+
+def pages_of(runs, address: int) -> list[int]:
+    return sorted(page for start, size in runs for page in range(
+        (start - address) // PAGE, (start + size - address) // PAGE) if 0 <= page < 64)
+
+
+@linux_only
+def test_a_forked_child_reports_the_pages_it_wrote(buffer):
+    mem, address = buffer
+
+    def write_three() -> list[int]:
+        for page in (3, 4, 10):
+            mem[page * PAGE] = 200
+        return pages_of(written_pages(), address)
+
+    assert in_child(write_three) == [3, 4, 10]
+
+
+@linux_only
+def test_copying_ahead_copies_without_changing_a_byte(buffer):
+    mem, address = buffer
+
+    def copy_ahead() -> list:
+        copied = prefault([(address + 5 * PAGE, 3 * PAGE)])
+        return [copied, pages_of(written_pages(), address),
+                all(mem[p * PAGE:(p + 1) * PAGE] == bytes([p]) * PAGE for p in range(64))]
+
+    if not kernel_can_populate():
+        pytest.skip("this kernel cannot populate pages writable (MADV_POPULATE_WRITE: Linux 5.14+)")
+    copied, pages, intact = in_child(copy_ahead)
+    assert (copied, pages, intact) == (3 * PAGE, [5, 6, 7], True)  # own copies, same bytes
+    assert all(mem[p * PAGE:(p + 1) * PAGE] == bytes([p]) * PAGE for p in range(64))
+
+
+@linux_only
+def test_copying_ahead_stops_when_the_run_comes_and_can_be_turned_off(buffer, monkeypatch):
+    _, address = buffer
+    read, write = os.pipe()
+    os.write(write, b"{}")  # the run is there already
+    try:
+        assert in_child(lambda: prefault([(address, 64 * PAGE)], until=read)) == 0
+    finally:
+        os.close(read)
+        os.close(write)
+    monkeypatch.setenv("AUTOCAST_DEMO_PREFAULT", "0")
+    assert in_child(lambda: prefault([(address, 64 * PAGE)])) == 0
+
+
+def runs(rounds: int) -> list[Run]:
+    return [Run(key=f"{round_}-{index}-{mode}", timeout=120, job={
+        "setup": [], "code": CODE, "mode": mode, "backend": "aot_eager", "device": "cpu",
+        "config": "torch._functorch.config.backward_pass_autocast", "value": value, "page": "x.rst"})
+        for round_ in range(rounds) for index, value in enumerate(VALUES) for mode in ("compiled", "eager")]
+
+
+def run_all(jobs: int, **env: str) -> tuple[int, dict[str, tuple], list[Finished]]:
+    pool = WorkerPool(jobs, env=env)
+    try:
+        huge = pool.ready().get("huge_pages", -1)
+        # Five rounds: the probe that learns which pages to copy reports after the first runs.
+        finished = list(pool.run(runs(5)))
+    finally:
+        pool.close()
+    for fin in finished:
+        assert not fin.fresh, fin.record  # the collapsing thread is gone before any fork
+    # Per (value, mode): every round computes the same (each child starts from the same state).
+    found = {fin.run.key.split("-", 1)[1]: (fin.record.status, fin.record.output,
+                                           fin.record.tensors, fin.data) for fin in finished}
+    return huge, found, finished
+
+
+def test_huge_pages_and_copying_ahead_change_no_run_and_every_run_still_forks():
+    huge_off, without, plain = run_all(1, AUTOCAST_DEMO_HUGE_PAGES="0", AUTOCAST_DEMO_PREFAULT="0")
+    huge_on, with_tricks, serial = run_all(1)
+    _, per_core, parallel = run_all(CORES)
+    assert huge_off == 0 and not any(fin.prefaulted for fin in plain)
+    assert {status for status, *_ in without.values()} == {"ok"}, without
+    # Bitwise: the same seedless randn in each run (every child starts from the same state).
+    assert with_tricks == without
+    assert per_core == without
+    # As many runs in flight as cores: no core is idle to copy on.
+    assert not any(fin.prefaulted for fin in parallel)
+    if CORES > 1 and kernel_can_populate():
+        copied = [fin.prefaulted for fin in serial]
+        assert sum(1 for c in copied if c) >= 5, copied  # once the probe reported
+        assert max(copied) > 8 << 20  # the pages a compile writes: ~36 MiB with torch 2.13
+    if not kernel_can_collapse():
+        pytest.skip("this kernel cannot collapse memory to huge pages (MADV_COLLAPSE: Linux 6.1+)")
+    assert huge_on > 50  # MiB: the zygote's heap and arenas (~230 MiB with torch 2.13)
