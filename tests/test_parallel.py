@@ -72,7 +72,8 @@ def test_verbose_says_the_worker_is_ready_and_what_makes_its_runs_cheaper(builds
         ready = re.search(r"autocast-demo: the worker is ready \(torch (\S+), (\d+) MiB on huge "
                           r"pages\)", build.stdout)
         assert ready, build.stdout
-        assert ready[1] == version("torch")
+        # The local part (+cpu, +cu130) is in torch.__version__, not always in the wheel's metadata.
+        assert ready[1].split("+")[0] == version("torch").split("+")[0]
         if kernel_can_collapse():
             assert int(ready[2]) > 50  # the zygote's heap and arenas: cheaper forks
     copied = re.compile(r"autocast-demo: (\d+) of 16 runs began with the worker's pages a compile "
