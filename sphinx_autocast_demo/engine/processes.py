@@ -160,7 +160,7 @@ def prefault(runs: list[tuple[int, int]], until: int | None = None) -> int:
     something to read: the run has come, and must not wait for pages it may never write.
 
     A spare child waiting for its run does this on a core the build leaves idle: a compile
-    then takes ~8,000 fewer page faults (measured, torch 2.13: 102 -> 74 ms). The contents
+    then takes ~8,000 fewer page faults (measured, torch 2.13: ~110 -> ~90 ms). The contents
     stay what they were, byte for byte: only which physical page holds them changes.
     ``AUTOCAST_DEMO_PREFAULT=0`` in the environment turns it off.
     """
