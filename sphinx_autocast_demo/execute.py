@@ -18,7 +18,7 @@ from . import __version__
 from .check import engine_problem
 from .config import conf_line
 from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
-from .engine.pool import EngineError, Finished, Run, WorkerPool
+from .engine.pool import EngineError, Finished, Run, WorkerPool, cores
 from .engine.protocol import Job, Mode, Ready
 from .environments import Environments
 from .model import WARNING_TYPE, DemoResult, Variant, VariantResult, skipped
@@ -38,14 +38,6 @@ if TYPE_CHECKING:
     from .state import DocState
 
 logger = logging.getLogger(__name__)
-
-
-def cores() -> int:
-    """CPUs this process may use (a container or ``taskset`` may allow fewer than exist)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def pool_size(conf_jobs: int, parallel: int, available: int) -> int:

@@ -15,7 +15,7 @@ import threading
 import pytest
 from conftest import copy_root, sphinx_build
 
-from sphinx_autocast_demo.engine.worker import KEEP_BYTES
+from sphinx_autocast_demo.engine.zygote import KEEP_BYTES
 from sphinx_autocast_demo.text import MAX_OUTPUT
 
 

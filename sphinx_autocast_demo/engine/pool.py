@@ -38,6 +38,14 @@ SINGLE_THREADED = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS"
                    "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
+def cores() -> int:
+    """CPUs this process may use (a container or ``taskset`` may allow fewer than exist)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 class EngineError(Exception):
     """The worker could not be started or died: one error for the whole build."""
 
@@ -77,7 +85,8 @@ class WorkerPool:
             "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
             "TORCHINDUCTOR_COMPILE_THREADS": "1",
             "PYTHONHASHSEED": "0",
-            "AUTOCAST_DEMO_IN_FLIGHT": str(self.jobs),  # spares copy ahead only on idle cores
+            # Waiting children copy ahead only on a core that would idle (``worker.copy_ahead``).
+            "AUTOCAST_DEMO_COPY_AHEAD": "1" if self.jobs < cores() else "0",
             **(env or {}),
         }
         with open(self.log, "wb") as log:

@@ -124,7 +124,8 @@ def written_pages() -> list[tuple[int, int]]:
     or new), as (address, bytes) runs of adjacent pages; empty where it cannot tell.
 
     From ``/proc/self/pagemap``: a page present and mapped by this process alone. Only an
-    address list: nothing of the contents is read.
+    address list: nothing of the contents is read. It includes what the caller allocated for
+    itself, the probe's own buffers: a spare copies a little more than a run needs.
     """
     if not sys.platform.startswith("linux"):
         return []
@@ -153,6 +154,17 @@ def written_pages() -> list[tuple[int, int]]:
     return [(address, size) for address, size in runs]
 
 
+def can_prefault() -> bool:
+    """Whether this kernel knows ``MADV_POPULATE_WRITE`` (Linux 5.14+): asked with an empty
+    range, which it checks the advice of and then does nothing with."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return bool(_madvise()(0, 0, MADV_POPULATE_WRITE) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
 def prefault(runs: list[tuple[int, int]], until: int | None = None) -> int:
     """Give this forked process now its own copies of the zygote's pages in ``runs``, as a
     write to each would (``MADV_POPULATE_WRITE``, one call per run of pages); returns the
@@ -170,9 +182,12 @@ def prefault(runs: list[tuple[int, int]], until: int | None = None) -> int:
         madvise = _madvise()
     except (OSError, AttributeError):
         return 0
+    arrived = select.poll()
+    if until is not None:
+        arrived.register(until, select.POLLIN)
     done = 0
     for index, (address, size) in enumerate(runs):
-        if until is not None and index % 64 == 0 and select.select([until], [], [], 0)[0]:
+        if until is not None and index % 64 == 0 and arrived.poll(0):
             return done
         if madvise(address, size, MADV_POPULATE_WRITE) == 0:
             done += size

@@ -41,11 +41,12 @@ def warm_up() -> Ready:
     # the GIL): most of the cost off the build's path. Joined before anything forks.
     collapsing = threading.Thread(target=collapse_to_huge_pages, name="autocast-demo-huge-pages")
     collapsing.start()
+    gpu_build = is_gpu_build(torch)
     try:
-        warm_compiles(torch, is_gpu_build(torch))
+        warm_compiles(torch, gpu_build)
     finally:
         collapsing.join()
-    if is_gpu_build(torch):
+    if gpu_build:
         # Inductor imports it in a child and, without a CUDA runtime, it logs "No CUDA runtime
         # is found" into the run's printed output: let it log here, into the worker's log.
         import torch.utils.cpp_extension
@@ -65,7 +66,7 @@ def is_gpu_build(torch: Any) -> bool:
 
 def rehearse() -> None:
     """In a child forked for the purpose: compile as runs do, so that its pages show what
-    runs write (see ``Zygote._probe``)."""
+    runs write (see ``zygote.Zygote._probe``)."""
     import torch
     import torch._dynamo
 
