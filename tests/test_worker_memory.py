@@ -23,6 +23,7 @@ from conftest import kernel_can_collapse, kernel_can_populate
 
 from sphinx_autocast_demo.engine.pool import Finished, Run, WorkerPool
 from sphinx_autocast_demo.engine.processes import PAGE, prefault, written_pages
+from sphinx_autocast_demo.engine.worker import copy_ahead
 
 CODE = textwrap.dedent("""\
     import torch
@@ -116,8 +117,12 @@ def test_copying_ahead_stops_when_the_run_comes_and_can_be_turned_off(buffer, mo
     finally:
         os.close(read)
         os.close(write)
+    # The switch is asked once, where the worker decides; the pool's word is "a core idles".
+    monkeypatch.setenv("AUTOCAST_DEMO_COPY_AHEAD", "1")
+    assert copy_ahead() is kernel_can_populate()
+    monkeypatch.setenv("AUTOCAST_DEMO_COPY_AHEAD", "1")
     monkeypatch.setenv("AUTOCAST_DEMO_PREFAULT", "0")
-    assert in_child(lambda: prefault([(address, 64 * PAGE)])) == 0
+    assert copy_ahead() is False
 
 
 def runs(rounds: int) -> list[Run]:

@@ -172,6 +172,9 @@ class Zygote:
         self.children[pid] = Child(run=run, fresh=fresh, start=now, channel=channel,
                                    deadline=now + float(run["timeout"]), output=output, sink=sink)
         self.selector.register(output, selectors.EVENT_READ, pid)
+        self._fill_spares()
+
+    def _fill_spares(self) -> None:
         while self.accepting and len(self.spares) < self.depth:
             self._fork_spare()
 
@@ -223,13 +226,17 @@ class Zygote:
             except BlockingIOError:
                 return
             if not chunk:
-                self.selector.unregister(probe.output)
-                os.close(probe.output)
-                probe.output = -1
+                self._close_probe()
                 with contextlib.suppress(ValueError, TypeError):
                     self.written = [(int(a), int(n)) for a, n in json.loads(probe.received)]
                 return
             probe.received += chunk
+
+    def _close_probe(self) -> None:
+        if self.probe is not None and self.probe.output >= 0:
+            self.selector.unregister(self.probe.output)
+            os.close(self.probe.output)
+            self.probe.output = -1
 
     def _become_child(self) -> None:
         """A forked child's first steps: its own process group, no descriptor of ours."""
@@ -328,9 +335,7 @@ class Zygote:
                     self.spares.remove(spare)
                 if self.probe is not None and self.probe.pid == pid:
                     self._read_probe()  # the rest of what it sent: its writer is gone
-                    if self.probe.output >= 0:  # still open elsewhere: what it sent is lost
-                        self.selector.unregister(self.probe.output)
-                        os.close(self.probe.output)
+                    self._close_probe()  # if still open elsewhere, what it sent is lost
                     self.probe = None
                 continue
             killpg(pid)  # anything the snippet started in its group goes with it
@@ -367,8 +372,7 @@ class Zygote:
         self.selector.register(self.wake_r, selectors.EVENT_READ, "wake")
         pending = b""
         open_ = True
-        while len(self.spares) < self.depth:
-            self._fork_spare()
+        self._fill_spares()
         if self.copy_ahead:
             self._probe()
         while open_ or self.children:
