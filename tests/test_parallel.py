@@ -86,3 +86,18 @@ def test_verbose_says_the_worker_is_ready_and_what_makes_its_runs_cheaper(builds
         assert serial is None
     if cores <= 2:  # two runs in flight: no core idles, so nothing is copied ahead
         assert copied.search(builds["2"].stdout) is None
+
+
+def test_without_the_memory_tricks_the_same_results_and_nothing_copied(builds, tmp_path_factory):
+    """``AUTOCAST_DEMO_HUGE_PAGES=0`` and ``AUTOCAST_DEMO_PREFAULT=0`` through a real build: what
+    the pages and the warnings say is what the -j 1 build with both said."""
+    src = copy_root("parallel", tmp_path_factory)
+    plain = sphinx_build(src, src / "_build" / "html", "-j", "1", "-v",
+                         env={"AUTOCAST_DEMO_HUGE_PAGES": "0", "AUTOCAST_DEMO_PREFAULT": "0"})
+    assert plain.returncode == builds["1"].returncode
+    assert table(plain) == table(builds["1"])
+    assert warnings(plain) == warnings(builds["1"])
+    assert plain.runs() == (16, 0)
+    assert "autocast-demo: the worker is ready (torch" in plain.stdout
+    assert "0 MiB on huge pages)" in plain.stdout
+    assert "already copied" not in plain.stdout
