@@ -68,6 +68,9 @@ def unchecked(result: DemoResult, vr: VariantResult, torch: str) -> NotChecked |
                 return NotChecked(kind, "no CUDA on the build machine", f"{kind}: no CUDA")
             if run.not_run == "engine":
                 return NotChecked("not run", "no demo can run on the build machine", "not run")
+            if run.not_run == "died":
+                return NotChecked("not run", "the build's worker stopped before it ran",
+                                  "not run")
             if run.status == "skipped":  # execution off and no cached result
                 return NotChecked("not run", "execution is off and nothing is cached", "not run")
             return NotChecked("not run", run.detail.splitlines()[0] if run.detail else "refused",
@@ -201,7 +204,7 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
     """A run that did not finish normally: located at the failing statement when possible."""
     for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager")):
         if run.status in ("skipped", "refused"):
-            engine = run.status == "refused" and run.not_run == "engine"
+            engine = run.status == "refused" and run.not_run in ("engine", "died")
             return Finding(
                 severity="missing" if run.status == "skipped" else "error",
                 subtype="engine" if engine else "not-run", variants=(vr.variant.name,),

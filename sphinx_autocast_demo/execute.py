@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 from sphinx.util.display import status_iterator
 
-from . import __version__
+from . import __version__, report
 from .check import engine_problem
 from .config import conf_line
 from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
-from .engine.pool import EngineError, Finished, Run, WorkerPool, cores
-from .engine.protocol import Job, Mode, Ready
+from .engine.pool import EngineError, Finished, Run, WorkerDied, WorkerPool, cores
+from .engine.protocol import Job, Mode
 from .environments import Environments
 from .model import WARNING_TYPE, DemoResult, Variant, VariantResult, skipped
 
@@ -28,7 +28,7 @@ from .model import WARNING_TYPE, DemoResult, Variant, VariantResult, skipped
 ENGINE_NOT_RUN = "not run, no demo can run here: "
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterator, Sequence
 
     from sphinx.application import Sphinx
 
@@ -95,6 +95,8 @@ class Stats:
     fresh: int = 0  # of those, runs in a new interpreter instead of a fork of the warm worker
     copied_ahead: int = 0  # of those, runs whose process had copied the worker's pages ahead
     copied_bytes: int = 0  # the most a run's process copied ahead
+    eager_zygote: int = 0  # eager runs forked from the zygote made before the warm-up
+    eager_early: int = 0  # ... of those, runs that ended before the warm-up did
     cached: int = 0  # variants answered from the cache
     seconds: float = 0.0
     per_demo: dict[str, float] = field(default_factory=dict)  # location -> run seconds
@@ -117,6 +119,7 @@ class Executor:
         self.torch_key = torch_key(torch, conf.cache_torch)
         self.python = platform.python_version()
         self.pool: WorkerPool | None = None
+        self.announced = False  # that runs cannot fork (said once)
         self.stats = Stats()
         self.versions: dict[tuple[str, str], str] = {}  # demo -> torch of its cached results
         self.equivalent: set[tuple[str, str]] = set()  # ... which cache_torch counts as ours
@@ -267,15 +270,9 @@ class Executor:
             if self.pool is None:
                 raise EngineError(f"torch is {self.torch}")
             info = self.pool.ready()
-            logger.verbose(f"autocast-demo: the worker is ready (torch {info.get('torch')}, "
-                           f"{info.get('huge_pages', 0)} MiB on huge pages)")
             self.envs.here = replace(self.envs.here, device="cuda" if info.get("cuda") else "cpu")
         except EngineError as exc:
-            message, location = engine_problem(str(exc), str(self.app.confdir), self.conf.config)
-            logger.error(message, type=WARNING_TYPE, subtype="engine", location=str(location))
-            reason = (ENGINE_NOT_RUN + str(exc)).splitlines()[0]
-            for item in pending:
-                item.result = skipped(item.variant, reason, status="refused", why="engine")
+            self.refuse(pending, exc)
             return
         runnable: list[Planned] = []
         for item in pending:
@@ -287,7 +284,8 @@ class Executor:
                                       status="refused" if refuse else "skipped", why="no-cuda")
             else:
                 runnable.append(item)
-        self.announce_fresh(info)
+        if report.cannot_fork(self.app, info):
+            self.announced = True
         runs, owners = [], {}
         for index, item in enumerate(runnable):
             fresh = item.demo.device == "cuda"  # CUDA: a new interpreter per run, never forked
@@ -304,23 +302,57 @@ class Executor:
         finished = status_iterator(self.pool.run(runs), "running autocast demos... ", "purple",
                                    len(runs), self.app.verbosity, stringify_func=label)
         halves: dict[int, dict[str, Finished]] = {}
-        for fin in finished:
-            item, mode = owners[fin.run.key]
-            pair = halves.setdefault(id(item), {})
-            pair[mode] = fin
-            self.stats.executed += 1
-            self.stats.fresh += fin.fresh
-            self.stats.copied_ahead += fin.prefaulted > 0
-            self.stats.copied_bytes = max(self.stats.copied_bytes, fin.prefaulted)
-            where = str(item.demo.location)
-            self.stats.per_demo[where] = self.stats.per_demo.get(where, 0.0) + fin.record.seconds
-            if len(pair) == 2:
-                yield Ran(item, pair["compiled"], pair["eager"])
+        try:
+            for fin in finished:
+                item, mode = owners[fin.run.key]
+                pair = halves.setdefault(id(item), {})
+                pair[mode] = fin
+                self.count(fin, str(item.demo.location))
+                if len(pair) == 2:
+                    yield Ran(item, pair["compiled"], pair["eager"])
+        except EngineError as exc:  # the worker died: what has not finished cannot run
+            left = [item for item in runnable if len(halves.get(id(item), ())) < 2]
+            died = isinstance(exc, WorkerDied)
+            self.refuse(left, exc, [owners[key] for key in exc.args[1:] if died and key in owners])
         self.stats.seconds += time.perf_counter() - start
-        if self.stats.copied_ahead:
-            logger.verbose(f"autocast-demo: {self.stats.copied_ahead} of {self.stats.executed} runs "
-                           "began with the worker's pages a compile writes already copied, on an "
-                           f"idle core (up to {self.stats.copied_bytes >> 20} MiB a run)")
+        report.engine_speed(self.stats, self.pool.info or info, self.pool.warm.ready is not None)
+        if not self.announced:
+            report.cannot_fork(self.app, self.pool.info or info)
+
+    def count(self, fin: Finished, where: str) -> None:
+        self.stats.executed += 1
+        self.stats.fresh += fin.fresh
+        self.stats.copied_ahead += fin.prefaulted > 0
+        self.stats.copied_bytes = max(self.stats.copied_bytes, fin.prefaulted)
+        self.stats.eager_zygote += fin.zygote == "eager"
+        self.stats.eager_early += fin.early
+        self.stats.per_demo[where] = self.stats.per_demo.get(where, 0.0) + fin.record.seconds
+
+    def refuse(self, items: list[Planned], exc: EngineError,
+               running: Sequence[tuple[Planned, str]] = ()) -> None:
+        """Say once that the worker failed, and mark ``items`` as not run for that reason.
+
+        ``running``: what ran when it died, (variant, mode); the error is then said at the first
+        of those, whose code may have killed it, instead of at conf.py.
+        """
+        error = str(exc.args[0]) if exc.args else "the worker failed"
+        if running:
+            what = ", ".join(f"{item.demo.docname}:{item.demo.lineno} [{item.variant.name}, {mode}]"
+                             for item, mode in running)
+            first, _, log = error.partition("\n")
+            error = f"{first} while running {what}"
+            message = (f"autocast-demo: {error}; {len(items)} value(s) of this build's demos were "
+                       "not run. A snippet must not kill or signal the process that started it "
+                       "(os.getppid()); if this one does not, the worker's log says why"
+                       + (f":\n{log}" if log else ""))
+            location = running[0][0].demo.location
+        else:
+            message, location = engine_problem(error, str(self.app.confdir), self.conf.config)
+        logger.error(message, type=WARNING_TYPE, subtype="engine", location=str(location))
+        reason = (("not run: " if running else ENGINE_NOT_RUN) + error).splitlines()[0]
+        for item in items:
+            item.result = skipped(item.variant, reason, status="refused",
+                                  why="died" if running else "engine")
 
     def store(self, item: Planned) -> None:
         """Keep a compared result for the next build (failures are not kept: they run again)."""
@@ -349,19 +381,3 @@ class Executor:
             # sphinx-build was started.
             "page": os.path.abspath(demo.code.source),
         }
-
-    def announce_fresh(self, info: Ready) -> None:
-        """Say once, with why, that runs cannot fork from the warm worker (each then pays
-        Python's and torch's start, seconds instead of milliseconds)."""
-        if info.get("fork", True):
-            return
-        threads = info.get("threads", [])
-        logger.warning(
-            f"autocast-demo: every run starts a new Python interpreter (seconds each instead of "
-            f"a fork of the warm worker): after importing torch the worker had {len(threads)} "
-            f"more thread(s) running ({', '.join(sorted(set(threads)))}), and forking a process "
-            "with threads is unsafe. A library started a thread pool at import: find it with "
-            "python -c 'import torch, threading' and /proc/self/task, and set its thread-count "
-            "variable to 1 (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS are set "
-            "for the worker already)", type=WARNING_TYPE, subtype="slow",
-            location=str(conf_line(str(self.app.confdir), "sphinx_autocast_demo")))

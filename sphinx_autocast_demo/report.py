@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from sphinx.application import Sphinx
 
+    from .engine.protocol import Ready
     from .execute import Stats
     from .model import DemoResult, Finding
     from .results import EnvironmentSet
@@ -185,7 +186,7 @@ class Counts:
     failures: int = 0  # failing findings and directive errors
     runs: int = 0  # runs (one value, compiled or eager) that went to a worker
     cached: int = 0  # values answered from the cache
-    forked: int = 0  # runs forked from the warm worker
+    forked: int = 0  # runs forked from the worker (its warm zygote or its eager one)
     fresh: int = 0  # runs in a new interpreter
     seconds: float = 0.0
 
@@ -220,8 +221,8 @@ def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], s
     ))
     if stats.executed:
         why = " (CUDA, or a worker that could not fork: see above)" if stats.fresh else ""
-        logger.info(f"autocast-demo: {stats.executed - stats.fresh} runs forked from the warm "
-                    f"worker, {stats.fresh} in a new interpreter{why}")
+        logger.info(f"autocast-demo: {stats.executed - stats.fresh} runs forked from the worker, "
+                    f"{stats.fresh} in a new interpreter{why}")
     for line in _unchecked_lines(results, missed, torch):
         logger.info(f"autocast-demo: {line}")
     slowest = sorted(stats.per_demo.items(), key=lambda kv: -kv[1])[:3]
@@ -269,3 +270,35 @@ def write_timings(app: Sphinx, stats: Stats) -> None:
     text += [f"{loc:<{width}}  {s:7.3f}" for loc, s in rows]
     text.append(f"{'total':<{width}}  {stats.seconds:7.3f}")
     (out / "autocast_demo_timings.txt").write_text("\n".join(text) + "\n", encoding="utf-8")
+
+
+def engine_speed(stats: Stats, info: Ready, warm: bool) -> None:
+    """``-v``: what made this build's runs cheaper (``warm``: the warm zygote got ready)."""
+    if warm:
+        logger.verbose(f"autocast-demo: the worker is ready (torch {info.get('torch')}, "
+                       f"{info.get('huge_pages', 0)} MiB on huge pages)")
+    if stats.eager_zygote:
+        logger.verbose(f"autocast-demo: {stats.eager_zygote} eager runs ran in a zygote forked "
+                       f"before the warm-up, {stats.eager_early} of them while it ran")
+    if stats.copied_ahead:
+        logger.verbose(f"autocast-demo: {stats.copied_ahead} of {stats.executed} runs began with "
+                       "the worker's pages a compile writes already copied, on an idle core (up "
+                       f"to {stats.copied_bytes >> 20} MiB a run)")
+
+
+def cannot_fork(app: Sphinx, info: Ready) -> bool:
+    """Say, with why, that runs cannot fork from the warm worker (each then pays Python's and
+    torch's start, seconds instead of milliseconds); whether it was said."""
+    if info.get("fork", True):
+        return False
+    threads = info.get("threads", [])
+    logger.warning(
+        f"autocast-demo: runs start a new Python interpreter (seconds each instead of a fork of "
+        f"the warm worker): after importing torch the worker had {len(threads)} more thread(s) "
+        f"running ({', '.join(sorted(set(threads)))}), and forking a process with threads is "
+        "unsafe. A library started a thread pool at import: find it with python -c 'import "
+        "torch, threading' and /proc/self/task, and set its thread-count variable to 1 "
+        "(OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS are set for the worker "
+        "already)", type=WARNING_TYPE, subtype="slow",
+        location=str(conf_line(str(app.confdir), "sphinx_autocast_demo")))
+    return True

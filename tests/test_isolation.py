@@ -104,4 +104,4 @@ def test_a_worker_that_cannot_fork_says_so_once_and_still_checks(tmp_path):
     assert len(warnings) == 1, result.stderr
     assert "pool-at-import" in warnings[0] and "conf.py:1" in warnings[0]
     assert (result.stats["forked"], result.stats["fresh"]) == (0, 2)
-    assert "autocast-demo: 0 runs forked from the warm worker, 2 in a new interpreter" in result.stdout
+    assert "autocast-demo: 0 runs forked from the worker, 2 in a new interpreter" in result.stdout

@@ -86,14 +86,20 @@ def test_verbose_says_the_worker_is_ready_and_what_makes_its_runs_cheaper(builds
         assert serial is None
     if cores <= 2:  # two runs in flight: no core idles, so nothing is copied ahead
         assert copied.search(builds["2"].stdout) is None
+    for build in builds.values():  # every eager run forked from the zygote made before the warm-up
+        early = re.search(r"autocast-demo: (\d+) eager runs ran in a zygote forked before the "
+                          r"warm-up, (\d+) of them while it ran", build.stdout)
+        assert early and early[1] == "8" and int(early[2]) <= 8, build.stdout
 
 
-def test_without_the_memory_tricks_the_same_results_and_nothing_copied(builds, tmp_path_factory):
-    """``AUTOCAST_DEMO_HUGE_PAGES=0`` and ``AUTOCAST_DEMO_PREFAULT=0`` through a real build: what
-    the pages and the warnings say is what the -j 1 build with both said."""
+def test_without_the_speed_tricks_the_same_results_and_nothing_copied(builds, tmp_path_factory):
+    """``AUTOCAST_DEMO_HUGE_PAGES=0``, ``AUTOCAST_DEMO_PREFAULT=0`` and
+    ``AUTOCAST_DEMO_EARLY_EAGER=0`` through a real build: what the pages and the warnings say is
+    what the -j 1 build with all three said."""
     src = copy_root("parallel", tmp_path_factory)
     plain = sphinx_build(src, src / "_build" / "html", "-j", "1", "-v",
-                         env={"AUTOCAST_DEMO_HUGE_PAGES": "0", "AUTOCAST_DEMO_PREFAULT": "0"})
+                         env={"AUTOCAST_DEMO_HUGE_PAGES": "0", "AUTOCAST_DEMO_PREFAULT": "0",
+                              "AUTOCAST_DEMO_EARLY_EAGER": "0"})
     assert plain.returncode == builds["1"].returncode
     assert table(plain) == table(builds["1"])
     assert warnings(plain) == warnings(builds["1"])
@@ -101,3 +107,4 @@ def test_without_the_memory_tricks_the_same_results_and_nothing_copied(builds, t
     assert "autocast-demo: the worker is ready (torch" in plain.stdout
     assert "0 MiB on huge pages)" in plain.stdout
     assert "already copied" not in plain.stdout
+    assert "forked before the warm-up" not in plain.stdout

@@ -135,9 +135,11 @@ def runs(rounds: int) -> list[Run]:
 def run_all(jobs: int, **env: str) -> tuple[int, dict[str, tuple], list[Finished]]:
     pool = WorkerPool(jobs, env=env)
     try:
-        huge = pool.ready().get("huge_pages", -1)
+        pool.ready()
         # Five rounds: the probe that learns which pages to copy reports after the first runs.
         finished = list(pool.run(runs(5)))
+        assert pool.info is not None
+        huge = pool.info.get("huge_pages", -1)  # the warm worker's, once it was ready
     finally:
         pool.close()
     rounds: dict[str, list[tuple]] = {}
@@ -152,15 +154,21 @@ def run_all(jobs: int, **env: str) -> tuple[int, dict[str, tuple], list[Finished
     return huge, {key: seen[0] for key, seen in rounds.items()}, finished
 
 
-def test_huge_pages_and_copying_ahead_change_no_run_and_every_run_still_forks():
-    huge_off, without, plain = run_all(1, AUTOCAST_DEMO_HUGE_PAGES="0", AUTOCAST_DEMO_PREFAULT="0")
+def test_huge_pages_copying_ahead_and_early_eager_runs_change_no_run_and_every_run_forks():
+    huge_off, without, plain = run_all(1, AUTOCAST_DEMO_HUGE_PAGES="0", AUTOCAST_DEMO_PREFAULT="0",
+                                       AUTOCAST_DEMO_EARLY_EAGER="0")
     huge_on, with_tricks, serial = run_all(1)
     _, per_core, parallel = run_all(CORES)
     assert huge_off == 0 and not any(fin.prefaulted for fin in plain)
     assert {status for status, *_ in without.values()} == {"ok"}, without
-    # Bitwise: the same seedless randn in each run (every child starts from the same state).
+    # Bitwise: the same seedless randn in each run (every child starts from the same state),
+    # whether an eager run was forked before the warm-up or after it.
     assert with_tricks == without
     assert per_core == without
+    assert {fin.zygote for fin in plain} == {"warm"}
+    for finished in (serial, parallel):  # eager runs from the zygote made before the warm-up
+        assert {(fin.run.job["mode"], fin.zygote) for fin in finished} == {
+            ("eager", "eager"), ("compiled", "warm")}
     # As many runs in flight as cores: no core is idle to copy on.
     assert not any(fin.prefaulted for fin in parallel)
     if CORES > 1 and kernel_can_populate():

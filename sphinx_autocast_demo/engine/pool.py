@@ -50,6 +50,11 @@ class EngineError(Exception):
     """The worker could not be started or died: one error for the whole build."""
 
 
+class WorkerDied(EngineError):
+    """The worker died or stopped answering. ``args``: the message, then the keys of the runs
+    in flight then (one of them may have killed it)."""
+
+
 @dataclass
 class Run:
     """One execution request: ``job`` is what :func:`.job.run_job` reads."""
@@ -68,15 +73,41 @@ class Finished:
     offsets: dict[str, int | None]
     fresh: bool = False  # it ran in a new interpreter, not a fork of the warm worker
     prefaulted: int = 0  # bytes of the worker its process had copied before the run began
+    zygote: str = "warm"  # "eager": forked from the zygote made before the warm-up
+    early: bool = False  # it ended before the warm-up did
+
+
+@dataclass
+class Channel:
+    """A zygote's pipes: runs go in as JSON lines, events come back as JSON lines."""
+
+    requests: int  # we write
+    events: int  # we read
+    pending: bytes = b""  # what it wrote after the last event we read
+    ready: Ready | None = None
+    in_flight: int = 0
+    open: bool = True  # False: we closed ``requests``, or its events ended
+
+    def send(self, request: RunRequest) -> None:
+        data = (json.dumps(request) + "\n").encode()
+        while data:
+            data = data[os.write(self.requests, data):]
+
+    def close(self) -> None:
+        if self.open:
+            self.open = False
+            os.close(self.requests)
 
 
 class WorkerPool:
+    """The worker and, while the worker warms up, its eager zygote (see
+    ``worker.fork_eager_zygote``): eager runs go there, compiled runs to the warm worker."""
+
     def __init__(self, jobs: int, env: dict[str, str] | None = None) -> None:
         self.jobs = max(1, jobs)
         self.tmp = Path(tempfile.mkdtemp(prefix="autocast-demo-"))
         self.log = self.tmp / "worker.log"
-        self.info: Ready | None = None
-        self.pending = b""  # what the worker wrote after the last event we read
+        self.info: Ready | None = None  # the first ready (the eager zygote's, when it has one)
         # Prefer a fork-safe CUDA probe and single-threaded compile workers: both forked.
         child_env = {
             **os.environ,
@@ -89,59 +120,142 @@ class WorkerPool:
             "AUTOCAST_DEMO_COPY_AHEAD": "1" if self.jobs < cores() else "0",
             **(env or {}),
         }
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "sphinx_autocast_demo.engine.worker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                env=child_env,
-                cwd=self.tmp,
-            )
+        theirs: tuple[int, ...] = ()
+        if child_env.get("AUTOCAST_DEMO_EARLY_EAGER") != "0":
+            eager_in, to_eager = os.pipe()
+            from_eager, eager_out = os.pipe()
+            theirs = (eager_in, eager_out)
+            child_env["AUTOCAST_DEMO_EAGER_FDS"] = f"{eager_in},{eager_out}"
+        try:
+            with open(self.log, "wb") as log:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", "sphinx_autocast_demo.engine.worker"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    env=child_env,
+                    cwd=self.tmp,
+                    pass_fds=theirs,
+                )
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.warm = Channel(self.proc.stdin.fileno(), self.proc.stdout.fileno())
+        self.eager = Channel(to_eager, from_eager) if theirs else None
 
-    def _read_event(self, timeout: float) -> Any:
-        # Our own buffer over the raw descriptor: a buffered reader may hold several events
+    def _channels(self) -> list[Channel]:
+        return [c for c in (self.warm, self.eager) if c is not None and (c.open or c.in_flight)]
+
+    def _read_event(self, timeout: float) -> tuple[Channel, Any]:
+        """The next event of either zygote, and whose it is."""
+        # Our own buffers over the raw descriptors: a buffered reader may hold several events
         # read in one go, and select() on the descriptor would then wait for more that never
         # come (quick runs report faster than a busy build reads).
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        while b"\n" not in self.pending:
-            ready, _, _ = select.select([fd], [], [], timeout)
-            chunk = os.read(fd, 65536) if ready else b""
-            if not chunk:
-                raise EngineError(self._death_message(timed_out=not ready))
-            self.pending += chunk
-        line, _, self.pending = self.pending.partition(b"\n")
-        return json.loads(line)
+        while True:
+            for channel in self._channels():
+                if b"\n" in channel.pending:
+                    line, _, channel.pending = channel.pending.partition(b"\n")
+                    return channel, json.loads(line)
+            fds = {c.events: c for c in self._channels()}
+            ready, _, _ = select.select(list(fds), [], [], timeout)
+            if not ready:
+                raise WorkerDied(self._death_message(timed_out=True))
+            for fd in ready:
+                channel, chunk = fds[fd], os.read(fd, 65536)
+                channel.pending += chunk
+                if chunk:
+                    continue
+                if channel is self.warm or channel.in_flight:
+                    raise WorkerDied(self._death_message(timed_out=False))
+                self._drop_eager()  # none was forked (or it died idle): the warm worker runs them
+
+    def _drop_eager(self) -> None:
+        if self.eager is not None:
+            self.eager.close()
+            os.close(self.eager.events)
+            self.eager = None
 
     def _death_message(self, timed_out: bool) -> str:
         what = "did not answer" if timed_out else "stopped unexpectedly"
         tail = self.log.read_text(errors="replace")[-2000:].strip()
         return f"the autocast-demo worker {what}" + (f":\n{tail}" if tail else "")
 
-    def ready(self) -> Ready:
-        """Wait for the worker's imports and warm-up; raise :class:`EngineError` if it failed."""
+    def _note_ready(self, channel: Channel, event: Any) -> None:
+        if "error" in event:
+            raise EngineError(event["error"])
+        channel.ready = event
         if self.info is None:
-            self.info = self._read_event(STARTUP_TIMEOUT)
-        if "error" in self.info:
-            raise EngineError(self.info["error"])
+            self.info = event
+        if channel is self.warm:  # what only the warm worker knows
+            self.info = {**self.info, "huge_pages": event.get("huge_pages", 0),
+                         "fork": event.get("fork", True)}
+            self.info.pop("threads", None)
+            if "threads" in event:
+                self.info["threads"] = event["threads"]
+
+    def ready(self) -> Ready:
+        """Wait for the first zygote to be ready (the eager one, before the warm-up ends); raise
+        :class:`EngineError` if the worker failed."""
+        while self.info is None:
+            channel, event = self._read_event(STARTUP_TIMEOUT)
+            self._note_ready(channel, event)
         return self.info
 
     def run(self, runs: Iterable[Run]) -> Iterator[Finished]:
-        """Execute ``runs``, at most ``jobs`` processes at a time, yielding each as it finishes."""
+        """Execute ``runs``, at most ``jobs`` processes at a time, yielding each as it finishes.
+
+        Eager runs first, to the eager zygote while it lives; compiled runs once the warm
+        worker is ready.
+        """
         self.ready()
-        assert self.proc.stdin is not None
-        waiting = list(runs)[::-1]
-        in_flight: dict[str, Run] = {}
+        waiting = list(runs)
+        by_mode = {mode: [r for r in waiting if r.job.get("mode") == mode][::-1]
+                   for mode in ("eager", "compiled")}
+        in_flight: dict[str, tuple[Run, Channel]] = {}
         longest = max((r.timeout for r in waiting), default=0.0)
-        while waiting or in_flight:
-            while waiting and len(in_flight) < self.jobs:
-                run = waiting.pop()
-                in_flight[run.key] = run
-                self.proc.stdin.write((json.dumps(self._request(run)) + "\n").encode())
-                self.proc.stdin.flush()
-            event: Exit = self._read_event(longest + 60.0)
-            yield self._collect(in_flight.pop(event["id"]), event)
+        try:
+            yield from self._run(by_mode, in_flight, longest)
+        except WorkerDied as exc:
+            raise WorkerDied(exc.args[0], *in_flight) from exc
+
+    def _run(self, by_mode: dict[str, list[Run]], in_flight: dict[str, tuple[Run, Channel]],
+             longest: float) -> Iterator[Finished]:
+        while any(by_mode.values()) or in_flight:
+            while len(in_flight) < self.jobs:
+                picked = self._pick(by_mode)
+                if picked is None:
+                    break
+                run, channel = picked
+                in_flight[run.key] = (run, channel)
+                channel.in_flight += 1
+                try:
+                    channel.send(self._request(run))
+                except OSError as exc:  # BrokenPipeError: it died
+                    raise WorkerDied(self._death_message(timed_out=False)) from exc
+            if self.eager is not None and not by_mode["eager"] and not self.eager.in_flight:
+                self._drop_eager()  # it has nothing more to do: its memory goes back now
+            channel, event = self._read_event(longest + STARTUP_TIMEOUT)
+            if event.get("event") == "ready":
+                self._note_ready(channel, event)
+                continue
+            run, channel = in_flight.pop(event["id"])
+            channel.in_flight -= 1
+            finished = self._collect(run, event)
+            if channel is self.eager:
+                finished.zygote, finished.early = "eager", self.warm.ready is None
+            yield finished
+
+    def _pick(self, by_mode: dict[str, list[Run]]) -> tuple[Run, Channel] | None:
+        """The next run and the zygote it goes to; None while what waits must wait."""
+        if by_mode["eager"] and self.eager is not None and self.eager.open:
+            return by_mode["eager"].pop(), self.eager
+        if self.warm.ready is None:
+            return None
+        for mode in ("eager", "compiled"):
+            if by_mode[mode]:
+                return by_mode[mode].pop(), self.warm
+        return None
 
     def _paths(self, run: Run) -> dict[str, str]:
         stem = str(self.tmp / run.key)
@@ -199,7 +313,8 @@ class WorkerPool:
                         fresh=event["fresh"], prefaulted=event["prefaulted"])
 
     def close(self) -> None:
-        """End the worker; it kills its children when its stdin closes."""
+        """End the worker; it kills its children (and the eager zygote) when its stdin closes."""
+        self._drop_eager()
         if self.info is None and self.proc.poll() is None:
             self.proc.kill()  # still importing torch: it has no children, so nothing to wait for
         if self.proc.poll() is None:

@@ -44,7 +44,8 @@ class RunRequest(TypedDict):
 
 
 class Ready(TypedDict, total=False):
-    """Worker -> build, once, after the imports and the warm-up."""
+    """Zygote -> build, once: the eager zygote's after the imports, the warm one's after the
+    warm-up (only the warm one knows ``huge_pages`` and, for its runs, ``fork``)."""
 
     event: Literal["ready"]
     torch: str

@@ -18,8 +18,8 @@ from .processes import collapse_to_huge_pages, renew_thread_pool
 from .protocol import Ready
 
 
-def warm_up() -> Ready:
-    """Import torch and the compiler stack and run one tiny compile, forward and backward."""
+def import_stack() -> Ready:
+    """Import torch and the compiler stack, and check that the demos' config exists."""
     # Before the first compile: a forked child inherits an OpenMP pool it cannot use and
     # deadlocks in the backward unless the pool was never started with more than one thread.
     import torch
@@ -36,6 +36,15 @@ def warm_up() -> Ready:
     except (LookupError, ImportError) as exc:
         return {"error": f"torch {torch.__version__} cannot run these demos: {exc}",
                 "torch": torch.__version__}
+    # NVML-based (PYTORCH_NVML_BASED_CUDA_CHECK): answers without initialising CUDA.
+    return {"torch": torch.__version__, "python": sys.version.split()[0],
+            "cuda": torch.cuda.is_available(), "huge_pages": 0}
+
+
+def warm_up(info: Ready) -> Ready:
+    """Run one tiny compile, forward and backward of what demos do, and move the memory to huge
+    pages: ``info`` (from :func:`import_stack`) with the MiB on huge pages."""
+    import torch
 
     # What the imports allocated moves to huge pages while the warm-up runs (the call releases
     # the GIL): most of the cost off the build's path. Joined before anything forks.
@@ -50,14 +59,16 @@ def warm_up() -> Ready:
         # Inductor imports it in a child and, without a CUDA runtime, it logs "No CUDA runtime
         # is found" into the run's printed output: let it log here, into the worker's log.
         import torch.utils.cpp_extension
-    # Children never free what they inherit: freezing it keeps their garbage collector from
-    # touching (and so copying) every page of the zygote; measured: forked runs twice as fast.
+    freeze()
+    huge = collapse_to_huge_pages()  # what the warm-up added (the rest is done: ~0.1 s)
+    return {**info, "huge_pages": huge >> 20}
+
+
+def freeze() -> None:
+    """Keep the children's garbage collector off what they inherit: they never free it, and
+    touching it would copy every page of the zygote (measured: forked runs twice as fast)."""
     gc.collect()
     gc.freeze()
-    huge = collapse_to_huge_pages()  # what the warm-up added (the rest is done: ~0.1 s)
-    # NVML-based (PYTORCH_NVML_BASED_CUDA_CHECK): answers without initialising CUDA.
-    return {"torch": torch.__version__, "python": sys.version.split()[0],
-            "cuda": torch.cuda.is_available(), "huge_pages": huge >> 20}
 
 
 def is_gpu_build(torch: Any) -> bool:
