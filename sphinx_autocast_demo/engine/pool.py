@@ -99,6 +99,32 @@ class Channel:
             os.close(self.requests)
 
 
+class Waiting:
+    """The runs not sent yet, in the build's order; eager ones can be taken ahead."""
+
+    def __init__(self, runs: list[Run]) -> None:
+        self.runs = runs
+        self.sent: set[str] = set()
+        self.cursor = {False: 0, True: 0}  # where the next run (the next eager run) may be
+
+    def __bool__(self) -> bool:
+        return len(self.sent) < len(self.runs)
+
+    def next(self, eager_only: bool) -> Run | None:
+        i = self.cursor[eager_only]
+        while i < len(self.runs) and (self.runs[i].key in self.sent
+                                      or (eager_only and self.runs[i].job.get("mode") != "eager")):
+            i += 1
+        self.cursor[eager_only] = i
+        return self.runs[i] if i < len(self.runs) else None
+
+    def take(self, eager_only: bool) -> Run | None:
+        run = self.next(eager_only)
+        if run is not None:
+            self.sent.add(run.key)
+        return run
+
+
 class WorkerPool:
     """The worker and, while the worker warms up, its eager zygote (see
     ``worker.fork_eager_zygote``): eager runs go there, compiled runs to the warm worker."""
@@ -205,25 +231,24 @@ class WorkerPool:
     def run(self, runs: Iterable[Run]) -> Iterator[Finished]:
         """Execute ``runs``, at most ``jobs`` processes at a time, yielding each as it finishes.
 
-        Eager runs first, to the eager zygote while it lives; compiled runs once the warm
-        worker is ready.
+        Until the warm worker is ready, the eager runs go to the eager zygote; from then on
+        every run, in the build's order, goes to the warm worker (so values finish, and are
+        stored, from the first page on, and the eager zygote ends soon).
         """
         self.ready()
-        waiting = list(runs)
-        by_mode = {mode: [r for r in waiting if r.job.get("mode") == mode][::-1]
-                   for mode in ("eager", "compiled")}
+        waiting = Waiting(list(runs))
         in_flight: dict[str, tuple[Run, Channel]] = {}
-        longest = max((r.timeout for r in waiting), default=0.0)
+        longest = max((r.timeout for r in waiting.runs), default=0.0)
         try:
-            yield from self._run(by_mode, in_flight, longest)
+            yield from self._run(waiting, in_flight, longest)
         except WorkerDied as exc:
             raise WorkerDied(exc.args[0], *in_flight) from exc
 
-    def _run(self, by_mode: dict[str, list[Run]], in_flight: dict[str, tuple[Run, Channel]],
+    def _run(self, waiting: Waiting, in_flight: dict[str, tuple[Run, Channel]],
              longest: float) -> Iterator[Finished]:
-        while any(by_mode.values()) or in_flight:
+        while waiting or in_flight:
             while len(in_flight) < self.jobs:
-                picked = self._pick(by_mode)
+                picked = self._pick(waiting)
                 if picked is None:
                     break
                 run, channel = picked
@@ -233,7 +258,8 @@ class WorkerPool:
                     channel.send(self._request(run))
                 except OSError as exc:  # BrokenPipeError: it died
                     raise WorkerDied(self._death_message(timed_out=False)) from exc
-            if self.eager is not None and not by_mode["eager"] and not self.eager.in_flight:
+            eager = self.eager
+            if eager and not eager.in_flight and (self.warm.ready or waiting.next(True) is None):
                 self._drop_eager()  # it has nothing more to do: its memory goes back now
             channel, event = self._read_event(longest + STARTUP_TIMEOUT)
             if event.get("event") == "ready":
@@ -246,15 +272,14 @@ class WorkerPool:
                 finished.zygote, finished.early = "eager", self.warm.ready is None
             yield finished
 
-    def _pick(self, by_mode: dict[str, list[Run]]) -> tuple[Run, Channel] | None:
+    def _pick(self, waiting: Waiting) -> tuple[Run, Channel] | None:
         """The next run and the zygote it goes to; None while what waits must wait."""
-        if by_mode["eager"] and self.eager is not None and self.eager.open:
-            return by_mode["eager"].pop(), self.eager
-        if self.warm.ready is None:
-            return None
-        for mode in ("eager", "compiled"):
-            if by_mode[mode]:
-                return by_mode[mode].pop(), self.warm
+        if self.warm.ready is not None:
+            run = waiting.take(eager_only=False)
+            return None if run is None else (run, self.warm)
+        if self.eager is not None and self.eager.open:
+            run = waiting.take(eager_only=True)
+            return None if run is None else (run, self.eager)
         return None
 
     def _paths(self, run: Run) -> dict[str, str]:
