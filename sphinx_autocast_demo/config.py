@@ -110,7 +110,8 @@ class Settings:
         "auto: run what is not cached; force: run everything; never: render from the cache "
         "only (for hosts without torch).", EXECUTE_MODES)
     jobs: int = _option(0, (int,), "",
-                        "Runs in flight at once; 0 follows ``sphinx-build -j``, capped at the cores.")
+                        "Runs in flight at once; 0 follows ``sphinx-build -j``, capped at the CPUs the "
+                        "build may use (affinity and cgroup CPU quota).")
     cache_dir: str = _option(
         "", (str,), "",
         "Result cache directory; empty: ``autocast_demo_cache`` in the doctree directory.")

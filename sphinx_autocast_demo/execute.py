@@ -18,7 +18,8 @@ from . import __version__, report
 from .check import engine_problem
 from .config import conf_line
 from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
-from .engine.pool import EngineError, Finished, Run, WorkerDied, WorkerPool, cores
+from .engine.cpus import cores
+from .engine.pool import EngineError, Finished, Run, WorkerDied, WorkerPool
 from .engine.protocol import Job, Mode
 from .environments import Environments
 from .model import WARNING_TYPE, DemoResult, Variant, VariantResult, skipped

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import Frame, RunRecord, SnippetError, run_record_from_json
 from ..text import bounded, printable
+from .cpus import cores
 from .protocol import Exit, Job, Ready, RunRequest
 
 if TYPE_CHECKING:
@@ -36,14 +37,6 @@ STARTUP_TIMEOUT = 300.0
 #: (``worker.restore_user_environment``).
 SINGLE_THREADED = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "MKL_NUM_THREADS",
                    "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
-
-
-def cores() -> int:
-    """CPUs this process may use (a container or ``taskset`` may allow fewer than exist)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 class EngineError(Exception):
