@@ -313,8 +313,8 @@ class Executor:
                     yield Ran(item, pair["compiled"], pair["eager"])
         except EngineError as exc:  # the worker died: what has not finished cannot run
             left = [item for item in runnable if len(halves.get(id(item), ())) < 2]
-            died = isinstance(exc, WorkerDied)
-            self.refuse(left, exc, [owners[key] for key in exc.args[1:] if died and key in owners])
+            running = exc.running if isinstance(exc, WorkerDied) else []
+            self.refuse(left, exc, [owners[key] for key in running if key in owners])
         self.stats.seconds += time.perf_counter() - start
         report.engine_speed(self.stats, self.pool.info or info, self.pool.warm.ready is not None)
         if not self.announced:

@@ -86,10 +86,13 @@ def test_verbose_says_the_worker_is_ready_and_what_makes_its_runs_cheaper(builds
         assert serial is None
     if cores <= 2:  # two runs in flight: no core idles, so nothing is copied ahead
         assert copied.search(builds["2"].stdout) is None
-    for build in builds.values():  # every eager run forked from the zygote made before the warm-up
+    for build in builds.values():
+        # Eager runs go to the zygote forked before the warm-up while the warm-up runs: it takes
+        # over a second, an eager run ~20 ms, and this root's pages are read in a fraction of a
+        # second, so some always do; after it, the warm worker takes every run.
         early = re.search(r"autocast-demo: (\d+) eager runs ran in a zygote forked before the "
                           r"warm-up, (\d+) of them while it ran", build.stdout)
-        assert early and early[1] == "8" and int(early[2]) <= 8, build.stdout
+        assert early and 1 <= int(early[2]) <= int(early[1]) <= 8, build.stdout
 
 
 def test_without_the_speed_tricks_the_same_results_and_nothing_copied(builds, tmp_path_factory):

@@ -40,7 +40,7 @@ def cpu_quota(proc: Path = Path("/proc/self/cgroup"),
             if (root / "cgroup.controllers").exists():  # (hybrid systems mount it elsewhere,
                 found += _quotas(root, path, _v2)       # without the cpu controller)
         elif "cpu" in controllers.split(","):  # v1: the cpu controller's own hierarchy
-            mount = next((root / name for name in ("cpu", "cpu,cpuacct", "cpuacct,cpu")
+            mount = next((root / name for name in (controllers, "cpu", "cpu,cpuacct")
                           if (root / name / "cpu.cfs_quota_us").exists()), None)
             if mount is not None:
                 found += _quotas(mount, path, _v1)
@@ -52,7 +52,7 @@ def _quotas(mount: Path, path: str, read: Callable[[Path], float | None]) -> lis
     path may name the host's hierarchy, which is not mounted there: its root is then the
     container's own cgroup."""
     found = []
-    parts = [p for p in path.split("/") if p]
+    parts = [p for p in path.split("/") if p not in ("", ".", "..")]  # (".." past a namespace)
     for depth in range(len(parts), -1, -1):
         directory = mount.joinpath(*parts[:depth])
         if directory.is_dir():

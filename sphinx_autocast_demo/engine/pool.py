@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import Frame, RunRecord, SnippetError, run_record_from_json
 from ..text import bounded, printable
+from .channels import Channel, Waiting, above_stdio
 from .cpus import cores
 from .protocol import Exit, Job, Ready, RunRequest
 
@@ -44,8 +45,13 @@ class EngineError(Exception):
 
 
 class WorkerDied(EngineError):
-    """The worker died or stopped answering. ``args``: the message, then the keys of the runs
-    in flight then (one of them may have killed it)."""
+    """A zygote died (``channel``), or the worker stopped answering (None). ``running``: the
+    keys of the runs in flight in it then: one of them may have killed it."""
+
+    def __init__(self, message: str, channel: Channel | None = None) -> None:
+        super().__init__(message)
+        self.channel = channel
+        self.running: list[str] = []
 
 
 @dataclass
@@ -70,54 +76,6 @@ class Finished:
     early: bool = False  # it ended before the warm-up did
 
 
-@dataclass
-class Channel:
-    """A zygote's pipes: runs go in as JSON lines, events come back as JSON lines."""
-
-    requests: int  # we write
-    events: int  # we read
-    pending: bytes = b""  # what it wrote after the last event we read
-    ready: Ready | None = None
-    in_flight: int = 0
-    open: bool = True  # False: we closed ``requests``, or its events ended
-
-    def send(self, request: RunRequest) -> None:
-        data = (json.dumps(request) + "\n").encode()
-        while data:
-            data = data[os.write(self.requests, data):]
-
-    def close(self) -> None:
-        if self.open:
-            self.open = False
-            os.close(self.requests)
-
-
-class Waiting:
-    """The runs not sent yet, in the build's order; eager ones can be taken ahead."""
-
-    def __init__(self, runs: list[Run]) -> None:
-        self.runs = runs
-        self.sent: set[str] = set()
-        self.cursor = {False: 0, True: 0}  # where the next run (the next eager run) may be
-
-    def __bool__(self) -> bool:
-        return len(self.sent) < len(self.runs)
-
-    def next(self, eager_only: bool) -> Run | None:
-        i = self.cursor[eager_only]
-        while i < len(self.runs) and (self.runs[i].key in self.sent
-                                      or (eager_only and self.runs[i].job.get("mode") != "eager")):
-            i += 1
-        self.cursor[eager_only] = i
-        return self.runs[i] if i < len(self.runs) else None
-
-    def take(self, eager_only: bool) -> Run | None:
-        run = self.next(eager_only)
-        if run is not None:
-            self.sent.add(run.key)
-        return run
-
-
 class WorkerPool:
     """The worker and, while the worker warms up, its eager zygote (see
     ``worker.fork_eager_zygote``): eager runs go there, compiled runs to the warm worker."""
@@ -139,12 +97,16 @@ class WorkerPool:
             "AUTOCAST_DEMO_COPY_AHEAD": "1" if self.jobs < cores() else "0",
             **(env or {}),
         }
+        # Eager runs while the worker warms up, where a core is free of the warm-up: the pool's
+        # word to the worker, as two more pipes (``worker.fork_eager_zygote``).
+        child_env.pop("AUTOCAST_DEMO_EAGER_FDS", None)
+        ours: tuple[int, int] | None = None
         theirs: tuple[int, ...] = ()
-        if child_env.get("AUTOCAST_DEMO_EARLY_EAGER") != "0":
+        if child_env.get("AUTOCAST_DEMO_EARLY_EAGER") != "0" and cores() > 1:
             eager_in, to_eager = os.pipe()
             from_eager, eager_out = os.pipe()
-            theirs = (eager_in, eager_out)
-            child_env["AUTOCAST_DEMO_EAGER_FDS"] = f"{eager_in},{eager_out}"
+            ours, theirs = (to_eager, from_eager), (above_stdio(eager_in), above_stdio(eager_out))
+            child_env["AUTOCAST_DEMO_EAGER_FDS"] = ",".join(map(str, theirs))
         try:
             with open(self.log, "wb") as log:
                 self.proc = subprocess.Popen(
@@ -156,12 +118,16 @@ class WorkerPool:
                     cwd=self.tmp,
                     pass_fds=theirs,
                 )
+        except BaseException:
+            for fd in ours or ():
+                os.close(fd)
+            raise
         finally:
             for fd in theirs:
                 os.close(fd)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.warm = Channel(self.proc.stdin.fileno(), self.proc.stdout.fileno())
-        self.eager = Channel(to_eager, from_eager) if theirs else None
+        self.eager = Channel(*ours) if ours else None
 
     def _channels(self) -> list[Channel]:
         return [c for c in (self.warm, self.eager) if c is not None and (c.open or c.in_flight)]
@@ -172,22 +138,23 @@ class WorkerPool:
         # read in one go, and select() on the descriptor would then wait for more that never
         # come (quick runs report faster than a busy build reads).
         while True:
+            # What a zygote said before it ended comes first (a failed warm-up's last word).
             for channel in self._channels():
                 if b"\n" in channel.pending:
                     line, _, channel.pending = channel.pending.partition(b"\n")
                     return channel, json.loads(line)
+            for channel in [c for c in self._channels() if c.ended]:
+                if channel is self.warm or channel.in_flight:
+                    raise WorkerDied(self._death_message(timed_out=False), channel)
+                self._drop_eager()  # none was forked (or it died idle): the warm worker runs them
             fds = {c.events: c for c in self._channels()}
             ready, _, _ = select.select(list(fds), [], [], timeout)
             if not ready:
                 raise WorkerDied(self._death_message(timed_out=True))
             for fd in ready:
-                channel, chunk = fds[fd], os.read(fd, 65536)
-                channel.pending += chunk
-                if chunk:
-                    continue
-                if channel is self.warm or channel.in_flight:
-                    raise WorkerDied(self._death_message(timed_out=False))
-                self._drop_eager()  # none was forked (or it died idle): the warm worker runs them
+                chunk = os.read(fd, 65536)
+                fds[fd].pending += chunk
+                fds[fd].ended = not chunk
 
     def _drop_eager(self) -> None:
         if self.eager is not None:
@@ -235,7 +202,9 @@ class WorkerPool:
         try:
             yield from self._run(waiting, in_flight, longest)
         except WorkerDied as exc:
-            raise WorkerDied(exc.args[0], *in_flight) from exc
+            exc.running = [key for key, (_, channel) in in_flight.items()
+                           if exc.channel in (None, channel)]
+            raise
 
     def _run(self, waiting: Waiting, in_flight: dict[str, tuple[Run, Channel]],
              longest: float) -> Iterator[Finished]:
@@ -245,16 +214,21 @@ class WorkerPool:
                 if picked is None:
                     break
                 run, channel = picked
-                in_flight[run.key] = (run, channel)
-                channel.in_flight += 1
                 try:
                     channel.send(self._request(run))
                 except OSError as exc:  # BrokenPipeError: it died
-                    raise WorkerDied(self._death_message(timed_out=False)) from exc
+                    if channel is self.warm or channel.in_flight:
+                        raise WorkerDied(self._death_message(timed_out=False), channel) from exc
+                    waiting.put_back(run)  # the eager zygote died idle: the warm worker runs it
+                    self._drop_eager()
+                    continue
+                in_flight[run.key] = (run, channel)
+                channel.in_flight += 1
             eager = self.eager
             if eager and not eager.in_flight and (self.warm.ready or waiting.next(True) is None):
                 self._drop_eager()  # it has nothing more to do: its memory goes back now
-            channel, event = self._read_event(longest + STARTUP_TIMEOUT)
+            # A run's own timeout is the zygote's to enforce: past it, the zygote is stuck.
+            channel, event = self._read_event(longest + (60.0 if self.warm.ready else STARTUP_TIMEOUT))
             if event.get("event") == "ready":
                 self._note_ready(channel, event)
                 continue
@@ -333,8 +307,10 @@ class WorkerPool:
     def close(self) -> None:
         """End the worker; it kills its children (and the eager zygote) when its stdin closes."""
         self._drop_eager()
-        if self.info is None and self.proc.poll() is None:
-            self.proc.kill()  # still importing torch: it has no children, so nothing to wait for
+        if self.warm.ready is None and self.proc.poll() is None:
+            # Still importing or warming up: it has no run of its own, and the eager zygote
+            # kills its runs when it hears of the worker's death (SIGTERM).
+            self.proc.kill()
         if self.proc.poll() is None:
             try:
                 if self.proc.stdin:

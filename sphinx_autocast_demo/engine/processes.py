@@ -14,6 +14,7 @@ import select
 import signal
 import sys
 import threading
+import time
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
@@ -206,6 +207,15 @@ def kill_adopted() -> None:
         if parent == me:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(int(entry), signal.SIGKILL)
+
+
+def terminate_and_reap(pid: int, grace: float = 5.0) -> None:
+    """SIGTERM our child ``pid`` and reap it, waiting ``grace`` seconds at most."""
+    with contextlib.suppress(ProcessLookupError, ChildProcessError):
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while os.waitpid(pid, os.WNOHANG)[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
 
 
 def killpg(pgid: int) -> None:

@@ -32,7 +32,8 @@ def import_stack() -> Ready:
     from .job import resolve_config
 
     try:
-        resolve_config(os.environ.get("AUTOCAST_DEMO_CONFIG", DEFAULT_CONFIG))
+        # The build's word to us, not the runs' business: gone before anything forks.
+        resolve_config(os.environ.pop("AUTOCAST_DEMO_CONFIG", DEFAULT_CONFIG))
     except (LookupError, ImportError) as exc:
         return {"error": f"torch {torch.__version__} cannot run these demos: {exc}",
                 "torch": torch.__version__}

@@ -47,15 +47,17 @@ def main(argv: list[str]) -> int:
     os.dup2(null, 0)
     # The pool's words to us, not the runs' business: gone before anything forks.
     eager, ahead = _eager_channel(), copy_ahead()
+    helper, stage = None, "could not import torch"
     try:
         info = import_stack()
         if "error" not in info and eager is not None:
-            fork_eager_zygote(info, eager, requests, events)
+            helper = fork_eager_zygote(info, eager, requests, events)
             eager = None
+        stage = "failed in its warm-up compile"
         if "error" not in info:
             info = warm_up(info)
     except Exception as exc:
-        info = {"error": f"the worker could not import torch: {type(exc).__name__}: {exc}"}
+        info = {"error": f"the worker {stage}: {type(exc).__name__}: {exc}"}
     finally:
         for fd in eager or ():  # no eager zygote: its channel closes, the pool sends them here
             os.close(fd)
@@ -73,7 +75,7 @@ def main(argv: list[str]) -> int:
     if "error" in info:
         return 1
     adopt_orphans()
-    Zygote(requests, events, fork_safe=not threads, copy_ahead=ahead).serve()
+    Zygote(requests, events, fork_safe=not threads, copy_ahead=ahead, helper=helper).serve()
     kill_adopted()  # every run has been reaped: what they left behind is ours now
     return 0
 
@@ -85,7 +87,7 @@ def _eager_channel() -> tuple[int, int] | None:
 
 
 def fork_eager_zygote(info: Ready, channel: tuple[int, int], requests: int,
-                      events: IO[str]) -> None:
+                      events: IO[str]) -> int | None:
     """Fork, before the warm-up, a zygote for the eager runs, which need no warm compiler.
 
     Eager runs then run while the warm-up compiles (on a core that would idle at ``-j 1``):
@@ -93,9 +95,10 @@ def fork_eager_zygote(info: Ready, channel: tuple[int, int], requests: int,
     child of this one against ~0.1 s after the warm-up; so compiled runs wait for the warm-up.
     Not where threads run already: a fork copies only the forking thread, and the warm
     zygote's own check (``main``) would refuse it later anyway. The pool then sends eager runs
-    to the warm zygote.
+    to the warm zygote. Returns its pid (None: not forked).
     """
     theirs_in, theirs_out = channel
+    parent = os.getpid()
     try:
         pid = -1 if running_threads() else os.fork()
     except OSError:  # no memory for it: the warm zygote runs them, later
@@ -103,12 +106,15 @@ def fork_eager_zygote(info: Ready, channel: tuple[int, int], requests: int,
     if pid:
         os.close(theirs_in)
         os.close(theirs_out)
-        return
+        return pid if pid > 0 else None
     code = 70
     try:
         os.close(requests)
         events.close()
         die_with_parent(signal.SIGTERM)  # see main: our runs end with us
+        if os.getppid() != parent:  # it died before it could tell us
+            code = 0
+            return None
         restore_user_environment()
         freeze()
         out = os.fdopen(theirs_out, "w")

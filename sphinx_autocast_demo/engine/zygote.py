@@ -28,6 +28,7 @@ from .processes import (
     killpg,
     prefault,
     renew_thread_pool,
+    terminate_and_reap,
     written_pages,
 )
 from .protocol import Exit, RunRequest
@@ -84,9 +85,10 @@ class Zygote:
     """
 
     def __init__(self, requests: int, events: IO[str], fork_safe: bool = True,
-                 copy_ahead: bool = False) -> None:
+                 copy_ahead: bool = False, helper: int | None = None) -> None:
         self.requests = requests
         self.events = events
+        self.helper = helper  # the eager zygote (``worker.fork_eager_zygote``), while it lives
         # False: every run execs a fresh interpreter from its forked child (see ``main``).
         self.fork_safe = fork_safe
         self.copy_ahead = copy_ahead and fork_safe
@@ -122,6 +124,9 @@ class Zygote:
             self.accepting = False
 
     def kill_all(self) -> None:
+        if self.helper is not None:  # first, and by SIGTERM: its handler ends its runs' groups
+            terminate_and_reap(self.helper)  # (kill_adopted would SIGKILL it before it could)
+            self.helper = None
         for pid in list(self.children):
             killpg(pid)
         kill_adopted()
@@ -329,6 +334,7 @@ class Zygote:
             if pid == 0:
                 return
             if pid not in self.children:
+                self.helper = None if pid == self.helper else self.helper
                 for spare in [s for s in self.spares if s.pid == pid]:
                     spare.channel.close()
                     os.close(spare.output)
