@@ -56,6 +56,9 @@ def test_every_run_has_its_own_process_and_the_users_thread_settings(build):
     lines = [text.splitlines()[1].split() for text in found["observer"]]
     assert len({line[1] for line in lines}) == 4  # pid: one process per run
     assert {line[-1] for line in lines} == {"8"}  # what the user set, not the worker's 1
+    # The build's and the pool's words to the worker (config, pipes, switches) are not the
+    # snippet's: none is left in its environment (the build sets no switch here).
+    assert {text.splitlines()[2] for text in found["observer"]} == {"ours: []"}
 
 
 def test_a_relative_write_lands_in_a_scratch_directory_not_the_sources(build):
