@@ -155,5 +155,14 @@ def restore_user_environment() -> None:
             os.environ[name] = value
 
 
+def exit_now(code: int) -> None:
+    """End without the interpreter's teardown: with torch loaded it took the build's last
+    ~0.15 s (measured), and nothing is left to save: results and events are written, every
+    process of ours reaped or killed."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    exit_now(main(sys.argv[1:]))
