@@ -71,8 +71,14 @@ def start_build(src: Path, out: Path, cache: Path, tag: str) -> subprocess.Popen
         [sys.executable, "-m", "sphinx", "-b", "html", str(src), str(out),
          "-D", f"autocast_demo_cache_dir={cache}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        env={**os.environ, "AUTOCAST_DEMO_TEST_TAG": tag},
+        env={**os.environ, "AUTOCAST_DEMO_TEST_TAG": tag}, preexec_fn=hear_ctrl_c,
     )
+
+
+def hear_ctrl_c() -> None:
+    """Ctrl-C as a terminal's shell leaves it: a background job (``pytest &``) ignores SIGINT,
+    and Python keeps ignoring it, so the build would not hear the test's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def check_pages(out: Path) -> None:

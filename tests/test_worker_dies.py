@@ -69,7 +69,8 @@ def test_a_build_stopped_during_an_eager_run_leaves_nothing_running(tmp_path_fac
     proc = subprocess.Popen(  # its own process group, as a terminal starts it
         [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", str(src), str(src / "_build")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        env={**os.environ, "AUTOCAST_DEMO_TEST_TAG": tag})
+        env={**os.environ, "AUTOCAST_DEMO_TEST_TAG": tag},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # (as in a terminal)
     try:
         deadline = time.monotonic() + 240
         while not (src / "started").exists():
@@ -92,3 +93,30 @@ def test_a_build_stopped_during_an_eager_run_leaves_nothing_running(tmp_path_fac
     while processes_tagged(tag) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert processes_tagged(tag) == []
+
+
+def test_ctrl_c_that_only_the_worker_hears_blames_no_demo(tmp_path_factory):
+    """A build that ignores SIGINT (started as a background job) while its worker does not:
+    the worker's end is said at conf.py, as a stop, not as a snippet that killed it."""
+    src = copy_root("eager-gate", tmp_path_factory)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", str(src), str(src / "_build")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        deadline = time.monotonic() + 240
+        while not (src / "started").exists():
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(5)  # past the warm-up, as above
+        os.killpg(proc.pid, signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 1, stderr
+    assert "Traceback" not in stderr
+    assert f"{src / 'conf.py'}:1: ERROR: autocast-demo: no demo can run: the autocast-demo " \
+           "worker was stopped by SIGINT" in stderr, stderr
+    assert "A snippet must not kill" not in stderr

@@ -48,9 +48,10 @@ class WorkerDied(EngineError):
     """A zygote died (``channel``), or the worker stopped answering (None). ``running``: the
     keys of the runs in flight in it then: one of them may have killed it."""
 
-    def __init__(self, message: str, channel: Channel | None = None) -> None:
+    def __init__(self, message: str, channel: Channel | None = None, blame: bool = True) -> None:
         super().__init__(message)
         self.channel = channel
+        self.blame = blame  # False: stopped from outside, no run is to blame
         self.running: list[str] = []
 
 
@@ -144,6 +145,10 @@ class WorkerPool:
                     line, _, channel.pending = channel.pending.partition(b"\n")
                     return channel, json.loads(line)
             for channel in [c for c in self._channels() if c.ended]:
+                if (channel is self.warm or channel.in_flight) and self._stopped_by():
+                    # Ctrl-C or a kill reached the worker itself: no run is to blame.
+                    raise WorkerDied(f"the autocast-demo worker was stopped by "
+                                     f"{self._stopped_by()}", blame=False)
                 if channel is self.warm or channel.in_flight:
                     raise WorkerDied(self._death_message(timed_out=False), channel)
                 self._drop_eager()  # none was forked (or it died idle): the warm worker runs them
@@ -161,6 +166,15 @@ class WorkerPool:
             self.eager.close()
             os.close(self.eager.events)
             self.eager = None
+
+    def _stopped_by(self) -> str | None:
+        """SIGINT or SIGTERM when the worker ended by its handler for it (128 + the signal)."""
+        try:
+            code = self.proc.wait(timeout=1)
+        except subprocess.TimeoutExpired:
+            return None
+        by = {128 + signal.SIGINT: "SIGINT", 128 + signal.SIGTERM: "SIGTERM"}
+        return by.get(code)
 
     def _death_message(self, timed_out: bool) -> str:
         what = "did not answer" if timed_out else "stopped unexpectedly"
@@ -203,7 +217,7 @@ class WorkerPool:
             yield from self._run(waiting, in_flight, longest)
         except WorkerDied as exc:
             exc.running = [key for key, (_, channel) in in_flight.items()
-                           if exc.channel in (None, channel)]
+                           if exc.blame and exc.channel in (None, channel)]
             raise
 
     def _run(self, waiting: Waiting, in_flight: dict[str, tuple[Run, Channel]],
