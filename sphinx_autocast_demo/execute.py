@@ -120,7 +120,6 @@ class Executor:
         self.torch_key = torch_key(torch, conf.cache_torch)
         self.python = platform.python_version()
         self.pool: WorkerPool | None = None
-        self.announced = False  # that runs cannot fork (said once)
         self.stats = Stats()
         self.versions: dict[tuple[str, str], str] = {}  # demo -> torch of its cached results
         self.equivalent: set[tuple[str, str]] = set()  # ... which cache_torch counts as ours
@@ -285,8 +284,7 @@ class Executor:
                                       status="refused" if refuse else "skipped", why="no-cuda")
             else:
                 runnable.append(item)
-        if report.cannot_fork(self.app, info):
-            self.announced = True
+        said_fresh = report.cannot_fork(self.app, info)  # (the warm worker may say so later)
         runs, owners = [], {}
         for index, item in enumerate(runnable):
             fresh = item.demo.device == "cuda"  # CUDA: a new interpreter per run, never forked
@@ -317,7 +315,7 @@ class Executor:
             self.refuse(left, exc, [owners[key] for key in running if key in owners])
         self.stats.seconds += time.perf_counter() - start
         report.engine_speed(self.stats, self.pool.info or info, self.pool.warm.ready is not None)
-        if not self.announced:
+        if not said_fresh:
             report.cannot_fork(self.app, self.pool.info or info)
 
     def count(self, fin: Finished, where: str) -> None:

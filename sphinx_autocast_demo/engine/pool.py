@@ -86,6 +86,7 @@ class WorkerPool:
         self.tmp = Path(tempfile.mkdtemp(prefix="autocast-demo-"))
         self.log = self.tmp / "worker.log"
         self.info: Ready | None = None  # the first ready (the eager zygote's, when it has one)
+        cpus = cores()
         # Prefer a fork-safe CUDA probe and single-threaded compile workers: both forked.
         child_env = {
             **os.environ,
@@ -95,7 +96,7 @@ class WorkerPool:
             "TORCHINDUCTOR_COMPILE_THREADS": "1",
             "PYTHONHASHSEED": "0",
             # Waiting children copy ahead only on a core that would idle (``worker.copy_ahead``).
-            "AUTOCAST_DEMO_COPY_AHEAD": "1" if self.jobs < cores() else "0",
+            "AUTOCAST_DEMO_COPY_AHEAD": "1" if self.jobs < cpus else "0",
             **(env or {}),
         }
         # Eager runs while the worker warms up, where a core is free of the warm-up: the pool's
@@ -103,7 +104,7 @@ class WorkerPool:
         child_env.pop("AUTOCAST_DEMO_EAGER_FDS", None)
         ours: tuple[int, int] | None = None
         theirs: tuple[int, ...] = ()
-        if child_env.get("AUTOCAST_DEMO_EARLY_EAGER") != "0" and cores() > 1:
+        if child_env.get("AUTOCAST_DEMO_EARLY_EAGER") != "0" and cpus > 1:
             eager_in, to_eager = os.pipe()
             from_eager, eager_out = os.pipe()
             ours, theirs = (to_eager, from_eager), (above_stdio(eager_in), above_stdio(eager_out))
@@ -145,13 +146,14 @@ class WorkerPool:
                     line, _, channel.pending = channel.pending.partition(b"\n")
                     return channel, json.loads(line)
             for channel in [c for c in self._channels() if c.ended]:
-                if (channel is self.warm or channel.in_flight) and self._stopped_by():
-                    # Ctrl-C or a kill reached the worker itself: no run is to blame.
-                    raise WorkerDied(f"the autocast-demo worker was stopped by "
-                                     f"{self._stopped_by()}", blame=False)
-                if channel is self.warm or channel.in_flight:
-                    raise WorkerDied(self._death_message(timed_out=False), channel)
-                self._drop_eager()  # none was forked (or it died idle): the warm worker runs them
+                if channel is not self.warm and not channel.in_flight:
+                    self._drop_eager()  # none was forked (or it died idle): the warm worker runs
+                    continue
+                stopped_by = self._stopped_by()
+                if stopped_by:  # Ctrl-C or a kill reached the worker itself: no run is to blame
+                    raise WorkerDied(f"the autocast-demo worker was stopped by {stopped_by}",
+                                     blame=False)
+                raise WorkerDied(self._death_message(timed_out=False), channel)
             fds = {c.events: c for c in self._channels()}
             ready, _, _ = select.select(list(fds), [], [], timeout)
             if not ready:
@@ -185,14 +187,8 @@ class WorkerPool:
         if "error" in event:
             raise EngineError(event["error"])
         channel.ready = event
-        if self.info is None:
+        if self.info is None or channel is self.warm:  # the warm worker's says everything
             self.info = event
-        if channel is self.warm:  # what only the warm worker knows
-            self.info = {**self.info, "huge_pages": event.get("huge_pages", 0),
-                         "fork": event.get("fork", True)}
-            self.info.pop("threads", None)
-            if "threads" in event:
-                self.info["threads"] = event["threads"]
 
     def ready(self) -> Ready:
         """Wait for the first zygote to be ready (the eager one, before the warm-up ends); raise

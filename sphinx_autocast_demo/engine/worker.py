@@ -50,11 +50,10 @@ def main(argv: list[str]) -> int:
     helper, stage = None, "could not import torch"
     try:
         info = import_stack()
-        if "error" not in info and eager is not None:
-            helper = fork_eager_zygote(info, eager, requests, events)
-            eager = None
-        stage = "failed in its warm-up compile"
         if "error" not in info:
+            if eager is not None:
+                helper, eager = fork_eager_zygote(info, eager, requests, events), None
+            stage = "failed in its warm-up compile"
             info = warm_up(info)
     except Exception as exc:
         info = {"error": f"the worker {stage}: {type(exc).__name__}: {exc}"}
@@ -83,7 +82,10 @@ def main(argv: list[str]) -> int:
 def _eager_channel() -> tuple[int, int] | None:
     """The descriptors the pool gave an eager zygote (its runs in, its events out), if any."""
     fds = os.environ.pop("AUTOCAST_DEMO_EAGER_FDS", "")
-    return (int(fds.split(",")[0]), int(fds.split(",")[1])) if fds else None
+    if not fds:
+        return None
+    requests, events = fds.split(",")
+    return int(requests), int(events)
 
 
 def fork_eager_zygote(info: Ready, channel: tuple[int, int], requests: int,

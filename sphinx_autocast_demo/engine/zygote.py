@@ -334,7 +334,8 @@ class Zygote:
             if pid == 0:
                 return
             if pid not in self.children:
-                self.helper = None if pid == self.helper else self.helper
+                if pid == self.helper:
+                    self.helper = None
                 for spare in [s for s in self.spares if s.pid == pid]:
                     spare.channel.close()
                     os.close(spare.output)
