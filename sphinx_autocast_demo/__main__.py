@@ -1,6 +1,7 @@
 """``python -m sphinx_autocast_demo merge OUT SET [SET ...]``: combine result sets.
+``python -m sphinx_autocast_demo stop-workers``: end the workers kept between builds.
 
-Copies every environment of each SET (a directory that ``-b autocast-check`` wrote as
+``merge`` copies every environment of each SET (a directory that ``-b autocast-check`` wrote as
 ``<outdir>/results``, or an earlier merge) into OUT, validating every result as it is read.
 Exits 1, after copying everything else, when two results for one key differ, two sets give one
 label to different environments, or a shard of a split is in none of them.
@@ -23,7 +24,11 @@ def main(argv: list[str] | None = None) -> int:
                                description=__doc__.split("\n\n")[1])
     join.add_argument("out", type=Path, help="the merged set (created if needed)")
     join.add_argument("sets", type=Path, nargs="+", help="result sets to copy into it")
+    commands.add_parser("stop-workers", help="end the workers kept between builds "
+                        "(autocast_demo_keep_worker) for this user now, not after their idle time")
     args = parser.parse_args(argv)
+    if args.command == "stop-workers":
+        return stop_workers()
     written, problems = merge(args.out, args.sets)
     for problem in problems:
         print(f"merge: {problem}", file=sys.stderr)
@@ -38,6 +43,18 @@ def main(argv: list[str] | None = None) -> int:
               f"{env.environment.device}; runs {', '.join(shards)}; {env.made}")
     print(f"merge: {written} results into {args.out}" + (f", {len(problems)} problem(s)" if problems else ""))
     return 1 if problems else 0
+
+
+def stop_workers() -> int:
+    from .engine.kept import KeptUnavailable, stop_all
+
+    try:
+        stopped = stop_all()
+    except KeptUnavailable as exc:
+        print(f"stop-workers: {exc}", file=sys.stderr)
+        return 1
+    print(f"stop-workers: {len(stopped)} kept worker(s) told to end")
+    return 0
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ MAX_TIMEOUT = 24 * 60 * 60.0
 TIMEOUT_RULE = f"a number of seconds > 0 and at most {MAX_TIMEOUT:g} (24 h)"
 TOLERANCE_RULE = "a finite number >= 0 (0: bitwise equal)"
 BUDGET_RULE = "a finite number of seconds >= 0 (0: no budget)"
+KEEP_RULE = f"a number of seconds >= 0 and at most {MAX_TIMEOUT:g} (24 h; 0: none is kept)"
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,13 @@ class Settings:
     jobs: int = _option(0, (int,), "",
                         "Runs in flight at once; 0 follows ``sphinx-build -j``, capped at the CPUs the "
                         "build may use (affinity and cgroup CPU quota).")
+    keep_worker: float = _option(
+        0, (int, float), "",
+        "Seconds the worker stays after a build for the next build of the same Python, torch, "
+        "extension and environment, which then starts its runs at once (no import, no warm-up): "
+        "for a writer's edit loop (``sphinx-autobuild``), not for CI. Every run is still forked "
+        "from the same untouched warm memory. 0: every build starts its own worker, and none "
+        "outlives it.", rule=KEEP_RULE)
     cache_dir: str = _option(
         "", (str,), "",
         "Result cache directory; empty: ``autocast_demo_cache`` in the doctree directory.")
@@ -196,6 +204,8 @@ def number_problem(rule: str, value: object) -> bool:
         return True
     if not math.isfinite(number) or number < 0:
         return True
+    if rule == KEEP_RULE:
+        return number > MAX_TIMEOUT
     return rule == TIMEOUT_RULE and not 0 < number <= MAX_TIMEOUT
 
 

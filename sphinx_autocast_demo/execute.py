@@ -98,6 +98,7 @@ class Stats:
     copied_bytes: int = 0  # the most a run's process copied ahead
     eager_zygote: int = 0  # eager runs forked from the zygote made before the warm-up
     eager_early: int = 0  # ... of those, runs that ended before the warm-up did
+    kept: int = 0  # 0: the build's own worker; n: the n-th build a kept worker served
     cached: int = 0  # variants answered from the cache
     seconds: float = 0.0
     per_demo: dict[str, float] = field(default_factory=dict)  # location -> run seconds
@@ -130,8 +131,12 @@ class Executor:
         """Start the worker early, so that torch imports while Sphinx reads the sources."""
         if self.pool is None and self.conf.execute != "never" and self.torch != "not installed":
             jobs = pool_size(self.conf.jobs, self.app.parallel, cores())
-            logger.verbose(f"autocast-demo: starting the worker ({jobs} runs at a time)")
-            self.pool = WorkerPool(jobs, env={"AUTOCAST_DEMO_CONFIG": self.conf.config})
+            keep = self.conf.keep_worker
+            logger.verbose(f"autocast-demo: {'asking a kept' if keep else 'starting the'} worker "
+                           f"({jobs} runs at a time)")
+            self.pool = WorkerPool(jobs, env={"AUTOCAST_DEMO_CONFIG": self.conf.config}, keep=keep)
+            if self.pool.not_kept:
+                report.not_kept(self.app, self.pool.not_kept)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -314,6 +319,7 @@ class Executor:
             running = exc.running if isinstance(exc, WorkerDied) else []
             self.refuse(left, exc, [owners[key] for key in running if key in owners])
         self.stats.seconds += time.perf_counter() - start
+        self.stats.kept = (self.pool.info or info).get("kept", {}).get("build", 0)
         report.engine_speed(self.stats, self.pool.info or info, self.pool.warm.ready is not None)
         if not said_fresh:
             report.cannot_fork(self.app, self.pool.info or info)

@@ -188,6 +188,10 @@ class Counts:
     cached: int = 0  # values answered from the cache
     forked: int = 0  # runs forked from the worker (its warm zygote or its eager one)
     fresh: int = 0  # runs in a new interpreter
+    # 0: the runs were forked from this build's own worker (or none ran); 1: from a worker this
+    # build started and kept for later ones (``autocast_demo_keep_worker``); n: from a kept
+    # worker serving its n-th build.
+    kept_worker: int = 0
     seconds: float = 0.0
 
 
@@ -198,7 +202,7 @@ def counts(results: list[DemoResult], problems: list[Finding], stats: Stats, tor
     return Counts(demos=len(results), values=values, checked=values - skipped,
                   not_checked=skipped, failures=failures, runs=stats.executed,
                   cached=stats.cached, forked=stats.executed - stats.fresh, fresh=stats.fresh,
-                  seconds=round(stats.seconds, 3))
+                  kept_worker=stats.kept, seconds=round(stats.seconds, 3))
 
 
 def write_counts(found: Counts, path: Path) -> None:
@@ -221,8 +225,10 @@ def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], s
     ))
     if stats.executed:
         why = " (CUDA, or a worker that could not fork: see above)" if stats.fresh else ""
-        logger.info(f"autocast-demo: {stats.executed - stats.fresh} runs forked from the worker, "
-                    f"{stats.fresh} in a new interpreter{why}")
+        kept = ("" if not stats.kept else " (kept for later builds)" if stats.kept == 1
+                else f" (kept from an earlier build; this is its build {stats.kept})")
+        logger.info(f"autocast-demo: {stats.executed - stats.fresh} runs forked from the "
+                    f"worker{kept}, {stats.fresh} in a new interpreter{why}")
     for line in _unchecked_lines(results, missed, torch):
         logger.info(f"autocast-demo: {line}")
     slowest = sorted(stats.per_demo.items(), key=lambda kv: -kv[1])[:3]
@@ -277,6 +283,12 @@ def engine_speed(stats: Stats, info: Ready, warm: bool) -> None:
     if warm:
         logger.verbose(f"autocast-demo: the worker is ready (torch {info.get('torch')}, "
                        f"{info.get('huge_pages', 0)} MiB on huge pages)")
+    kept = info.get("kept")
+    if kept:
+        what = ("started for this build" if kept["build"] == 1
+                else f"kept from an earlier build, serving its build {kept['build']}")
+        logger.verbose(f"autocast-demo: the worker (pid {kept['pid']}) was {what}; it stays "
+                       f"{kept['idle']:g} s after its last build")
     if stats.eager_zygote:
         logger.verbose(f"autocast-demo: {stats.eager_zygote} eager runs ran in a zygote forked "
                        f"before the warm-up, {stats.eager_early} of them while it ran")
@@ -284,6 +296,13 @@ def engine_speed(stats: Stats, info: Ready, warm: bool) -> None:
         logger.verbose(f"autocast-demo: {stats.copied_ahead} of {stats.executed} runs began with "
                        "the worker's pages a compile writes already copied, on an idle core (up "
                        f"to {stats.copied_bytes >> 20} MiB a run)")
+
+
+def not_kept(app: Sphinx, why: str) -> None:
+    """Say that ``autocast_demo_keep_worker`` could not be honoured, and why."""
+    logger.warning(f"autocast-demo: no worker is kept between builds here ({why}); this build "
+                   "starts its own, which ends with it", type=WARNING_TYPE, subtype="slow",
+                   location=str(conf_line(str(app.confdir), "autocast_demo_keep_worker")))
 
 
 def cannot_fork(app: Sphinx, info: Ready) -> bool:

@@ -70,9 +70,9 @@ def build(src: Path, env: dict[str, str] | None = None, torch: str | None = None
     starts: list[int] = []
 
     class CountingPool(execute.WorkerPool):
-        def __init__(self, jobs: int, env: dict[str, str] | None = None) -> None:
+        def __init__(self, jobs: int, env: dict[str, str] | None = None, keep: float = 0) -> None:
             starts.append(jobs)
-            super().__init__(jobs, env)
+            super().__init__(jobs, env, keep)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(execute, "WorkerPool", CountingPool)

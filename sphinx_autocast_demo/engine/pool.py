@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -81,11 +82,14 @@ class WorkerPool:
     """The worker and, while the worker warms up, its eager zygote (see
     ``worker.fork_eager_zygote``): eager runs go there, compiled runs to the warm worker."""
 
-    def __init__(self, jobs: int, env: dict[str, str] | None = None) -> None:
+    def __init__(self, jobs: int, env: dict[str, str] | None = None, keep: float = 0.0) -> None:
         self.jobs = max(1, jobs)
         self.tmp = Path(tempfile.mkdtemp(prefix="autocast-demo-"))
         self.log = self.tmp / "worker.log"
         self.info: Ready | None = None  # the first ready (the eager zygote's, when it has one)
+        # Why no kept worker serves this build although one was asked for (the build says it).
+        self.not_kept: str | None = None
+        self.proc: subprocess.Popen[bytes] | None = None  # None: a kept worker's session
         cpus = cores()
         # Prefer a fork-safe CUDA probe and single-threaded compile workers: both forked.
         child_env = {
@@ -95,31 +99,22 @@ class WorkerPool:
             "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
             "TORCHINDUCTOR_COMPILE_THREADS": "1",
             "PYTHONHASHSEED": "0",
-            # Waiting children copy ahead only on a core that would idle (``worker.copy_ahead``).
-            "AUTOCAST_DEMO_COPY_AHEAD": "1" if self.jobs < cpus else "0",
             **(env or {}),
         }
+        child_env.pop("AUTOCAST_DEMO_EAGER_FDS", None)
+        # Waiting children copy ahead only on a core that would idle (``worker.copy_ahead``).
+        ahead = self.jobs < cpus
         # Eager runs while the worker warms up, where a core is free of the warm-up: the pool's
         # word to the worker, as two more pipes (``worker.fork_eager_zygote``).
-        child_env.pop("AUTOCAST_DEMO_EAGER_FDS", None)
         ours: tuple[int, int] | None = None
         theirs: tuple[int, ...] = ()
         if child_env.get("AUTOCAST_DEMO_EARLY_EAGER") != "0" and cpus > 1:
             eager_in, to_eager = os.pipe()
             from_eager, eager_out = os.pipe()
             ours, theirs = (to_eager, from_eager), (above_stdio(eager_in), above_stdio(eager_out))
-            child_env["AUTOCAST_DEMO_EAGER_FDS"] = ",".join(map(str, theirs))
         try:
-            with open(self.log, "wb") as log:
-                self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "sphinx_autocast_demo.engine.worker"],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=log,
-                    env=child_env,
-                    cwd=self.tmp,
-                    pass_fds=theirs,
-                )
+            kept = self._join_kept(child_env, keep, ahead, theirs) if keep > 0 else None
+            self.warm = kept or self._start(child_env, ahead, theirs)
         except BaseException:
             for fd in ours or ():
                 os.close(fd)
@@ -127,9 +122,49 @@ class WorkerPool:
         finally:
             for fd in theirs:
                 os.close(fd)
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.warm = Channel(self.proc.stdin.fileno(), self.proc.stdout.fileno())
         self.eager = Channel(*ours) if ours else None
+
+    def _start(self, child_env: dict[str, str], ahead: bool, eager: tuple[int, ...]) -> Channel:
+        """This build's own worker, which ends with it."""
+        child_env = {**child_env, "AUTOCAST_DEMO_COPY_AHEAD": "1" if ahead else "0"}
+        if eager:
+            child_env["AUTOCAST_DEMO_EAGER_FDS"] = ",".join(map(str, eager))
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "sphinx_autocast_demo.engine.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                env=child_env,
+                cwd=self.tmp,
+                pass_fds=eager,
+            )
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        return Channel(self.proc.stdin.fileno(), self.proc.stdout.fileno())
+
+    def _join_kept(self, child_env: dict[str, str], keep: float, ahead: bool,
+                   eager: tuple[int, ...]) -> Channel | None:
+        """A session of the kept worker for this environment (started if none runs), on pipes
+        of ours (see :mod:`.kept`); None, with why in ``not_kept``, if there is none."""
+        from . import kept
+
+        requests, to_session = os.pipe()
+        from_session, events = os.pipe()
+        log = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        theirs = {"requests": requests, "events": events, "log": log}
+        if eager:
+            theirs.update(eager_in=eager[0], eager_out=eager[1])
+        try:
+            kept.hand_over(kept.connect(child_env, keep), theirs, child_env, str(self.tmp), ahead)
+        except (kept.KeptUnavailable, OSError) as exc:
+            self.not_kept = str(exc)
+            os.close(to_session)
+            os.close(from_session)
+            return None
+        finally:
+            for fd in (requests, events, log):
+                os.close(fd)
+        return Channel(to_session, from_session)
 
     def _channels(self) -> list[Channel]:
         return [c for c in (self.warm, self.eager) if c is not None and (c.open or c.in_flight)]
@@ -171,6 +206,8 @@ class WorkerPool:
 
     def _stopped_by(self) -> str | None:
         """SIGINT or SIGTERM when the worker ended by its handler for it (128 + the signal)."""
+        if self.proc is None:  # a kept worker's session: not our child, its end is not ours to see
+            return None
         try:
             code = self.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
@@ -317,21 +354,38 @@ class WorkerPool:
     def close(self) -> None:
         """End the worker; it kills its children (and the eager zygote) when its stdin closes."""
         self._drop_eager()
-        if self.warm.ready is None and self.proc.poll() is None:
+        if self.proc is None:
+            self._leave_kept()
+        else:
+            self._end_worker(self.proc)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _end_worker(self, proc: subprocess.Popen[bytes]) -> None:
+        if self.warm.ready is None and proc.poll() is None:
             # Still importing or warming up: it has no run of its own, and the eager zygote
             # kills its runs when it hears of the worker's death (SIGTERM).
-            self.proc.kill()
-        if self.proc.poll() is None:
+            proc.kill()
+        if proc.poll() is None:
             try:
-                if self.proc.stdin:
-                    self.proc.stdin.close()
-                self.proc.wait(timeout=10)
+                if proc.stdin:
+                    proc.stdin.close()
+                proc.wait(timeout=10)
             except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc.stdout:
-            self.proc.stdout.close()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+                proc.kill()
+                proc.wait()
+        if proc.stdout:
+            proc.stdout.close()
+
+    def _leave_kept(self) -> None:
+        """Close a kept worker's session: it kills its runs and ends when its pipe closes; wait
+        for its end (its events close) so that no run writes into what we remove next."""
+        self.warm.close()
+        if self.warm.ready is not None:  # else it is not forked yet: it ends when it is
+            deadline = time.monotonic() + 10
+            while not self.warm.ended and (left := deadline - time.monotonic()) > 0:
+                if select.select([self.warm.events], [], [], left)[0]:
+                    self.warm.ended = not os.read(self.warm.events, 65536)
+        os.close(self.warm.events)
 
     def __enter__(self) -> WorkerPool:
         return self

@@ -43,6 +43,14 @@ class RunRequest(TypedDict):
     job_path: str  # the job as a file, for a fresh interpreter
 
 
+class Kept(TypedDict):
+    """Who served a build whose worker was kept (``autocast_demo_keep_worker``)."""
+
+    pid: int  # the kept worker
+    build: int  # 1: it was started for this build; n: this is the n-th build it serves
+    idle: float  # the seconds it stays without a build
+
+
 class Ready(TypedDict, total=False):
     """Zygote -> build, once: the eager zygote's after the imports, the warm one's after the
     warm-up (only the warm one knows ``huge_pages`` and, for its runs, ``fork``)."""
@@ -55,6 +63,7 @@ class Ready(TypedDict, total=False):
     threads: list[str]  # the threads that made forking unsafe
     huge_pages: int  # MiB of the zygote on 2 MiB pages (cheaper forks); 0 where unsupported
     error: str  # the worker cannot run demos (torch missing, config unknown)
+    kept: Kept  # a session of a kept worker served this build (absent: a worker of its own)
 
 
 class Exit(TypedDict):

@@ -19,7 +19,6 @@ import json
 import os
 import signal
 import sys
-from typing import IO
 
 from .processes import adopt_orphans, can_prefault, die_with_parent, kill_adopted, running_threads
 from .protocol import Ready
@@ -52,7 +51,8 @@ def main(argv: list[str]) -> int:
         info = import_stack()
         if "error" not in info:
             if eager is not None:
-                helper, eager = fork_eager_zygote(info, eager, requests, events), None
+                helper = fork_eager_zygote(info, eager, private=[requests, events.fileno()])
+                eager = None
             stage = "failed in its warm-up compile"
             info = warm_up(info)
     except Exception as exc:
@@ -88,8 +88,7 @@ def _eager_channel() -> tuple[int, int] | None:
     return int(requests), int(events)
 
 
-def fork_eager_zygote(info: Ready, channel: tuple[int, int], requests: int,
-                      events: IO[str]) -> int | None:
+def fork_eager_zygote(info: Ready, channel: tuple[int, int], private: list[int]) -> int | None:
     """Fork, before the warm-up, a zygote for the eager runs, which need no warm compiler.
 
     Eager runs then run while the warm-up compiles (on a core that would idle at ``-j 1``):
@@ -97,7 +96,8 @@ def fork_eager_zygote(info: Ready, channel: tuple[int, int], requests: int,
     child of this one against ~0.1 s after the warm-up; so compiled runs wait for the warm-up.
     Not where threads run already: a fork copies only the forking thread, and the warm
     zygote's own check (``main``) would refuse it later anyway. The pool then sends eager runs
-    to the warm zygote. Returns its pid (None: not forked).
+    to the warm zygote. ``private``: our descriptors it must not keep. Returns its pid (None:
+    not forked).
     """
     theirs_in, theirs_out = channel
     parent = os.getpid()
@@ -111,8 +111,8 @@ def fork_eager_zygote(info: Ready, channel: tuple[int, int], requests: int,
         return pid if pid > 0 else None
     code = 70
     try:
-        os.close(requests)
-        events.close()
+        for fd in private:
+            os.close(fd)
         die_with_parent(signal.SIGTERM)  # see main: our runs end with us
         if os.getppid() != parent:  # it died before it could tell us
             code = 0

@@ -1,0 +1,330 @@
+"""A worker kept between builds (``autocast_demo_keep_worker``): for a writer's edit loop.
+
+A per-build worker spends its first seconds importing torch and warming up, which is most of
+the time of a build that re-runs one edited demo. A kept worker is a warm worker that stays,
+after the build that started it, for later builds of the same Python, torch, extension and
+environment (its key, :func:`fingerprint`). It runs nothing itself: every build that
+connects gets a session, a child forked from it that serves that build exactly as a per-build
+worker does (:class:`.zygote.Zygote`, a child forked per run), so every run still starts
+from the same untouched memory. The build hands its pipes over a Unix socket in a directory
+only its user can open; the session ends when the build closes them (or dies), and the worker
+when no build came for its idle time.
+
+Started by :func:`connect` as ``python -m sphinx_autocast_demo.engine.kept SOCKET IDLE``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .protocol import Ready
+
+#: The per-build words of the pool's environment: a session's, never a kept worker's key.
+PER_BUILD = ("AUTOCAST_DEMO_EAGER_FDS", "AUTOCAST_DEMO_COPY_AHEAD")
+
+#: What a shell changes between two builds of the same environment (where it ran from, the
+#: command's path): not in the key. The runs see the build's own values all the same: a
+#: session takes the build's whole environment (:func:`_session`).
+SHELL_BOOKKEEPING = ("PWD", "OLDPWD", "_", "SHLVL")
+
+#: How long a build waits for a kept worker it started to listen (it does before its imports).
+LISTEN_TIMEOUT = 30.0
+
+
+class KeptUnavailable(Exception):
+    """No kept worker here (the runtime directory is not private, the worker failed to start):
+    the build starts its own, and says why."""
+
+
+def runtime_dir() -> Path:
+    """This user's directory for kept workers' sockets and logs, which nobody else may open."""
+    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    path = Path(base, f"autocast-demo-{os.getuid()}")
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
+    found = path.lstat()
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        raise KeptUnavailable(f"{path} is not a directory that only this user can open")
+    return path
+
+
+def fingerprint(env: dict[str, str]) -> str:
+    """What a warm worker's memory depends on: the interpreter, the environment it imports
+    under, and the files of torch and of this extension as installed (a reinstall changes
+    their times). Another key, another worker."""
+    import importlib.util
+
+    package = Path(__file__).resolve().parent.parent
+    files = sorted(package.glob("*.py")) + sorted(package.glob("engine/*.py"))
+    spec = importlib.util.find_spec("torch")
+    if spec is not None and spec.origin:
+        files += [Path(spec.origin), Path(spec.origin).with_name("version.py")]
+    seen = []
+    for path in files:
+        with contextlib.suppress(OSError):
+            found = path.stat()
+            seen.append((str(path), found.st_mtime_ns, found.st_size))
+    blob = json.dumps({"python": [sys.executable, sys.version], "files": seen,
+                       "env": sorted((k, v) for k, v in env.items()
+                                     if k not in PER_BUILD + SHELL_BOOKKEEPING)})
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def connect(env: dict[str, str], idle: float) -> socket.socket:
+    """A connection to the kept worker for ``env``, started (detached) if none listens."""
+    import fcntl
+
+    directory = runtime_dir()
+    key = fingerprint(env)
+    path = directory / f"{key}.sock"
+    with open(directory / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two builds at once start one worker, not two
+        found = _connect(path)
+        if found is not None:
+            return found
+        path.unlink(missing_ok=True)  # a worker that ended without removing it
+        log = directory / f"{key}.log"
+        with open(log, "wb") as err:
+            server = subprocess.Popen(
+                [sys.executable, "-m", __name__, str(path), repr(float(idle))],
+                env={k: v for k, v in env.items() if k not in PER_BUILD}, cwd=directory,
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                start_new_session=True,  # the terminal's Ctrl-C is for the build, not for it
+            )
+        deadline = time.monotonic() + LISTEN_TIMEOUT
+        while (found := _connect(path)) is None:
+            if server.poll() is not None or time.monotonic() > deadline:
+                tail = log.read_text(errors="replace")[-2000:].strip()
+                raise KeptUnavailable("the kept worker did not start" + (f":\n{tail}" if tail else ""))
+            time.sleep(0.005)
+        return found
+
+
+def stop_all() -> list[str]:
+    """Tell every worker kept for this user to end (each notices within a second that its
+    socket is gone; the builds it serves finish first). Returns their keys."""
+    stopped = []
+    for path in sorted(runtime_dir().glob("*.sock")):
+        path.unlink(missing_ok=True)
+        stopped.append(path.stem)
+    return stopped
+
+
+def _connect(path: Path) -> socket.socket | None:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(path))
+    except OSError:  # none there, or it ended
+        sock.close()
+        return None
+    return sock
+
+
+def hand_over(sock: socket.socket, fds: dict[str, int], env: dict[str, str], cwd: str,
+              copy_ahead: bool) -> None:
+    """Give the kept worker this build's ends of the pipes (and its log), environment and
+    directory: its session uses them as a per-build worker uses its stdin, stdout and stderr,
+    the environment it was started with and its directory."""
+    env = {k: v for k, v in env.items() if k not in PER_BUILD}
+    hello = json.dumps({"fds": list(fds), "env": env, "cwd": cwd, "copy_ahead": copy_ahead}).encode()
+    with sock:
+        sent = socket.send_fds(sock, [hello], list(fds.values()))
+        sock.sendall(hello[sent:])  # a large environment may not go in one message
+
+
+# The kept worker's side.
+
+
+@dataclass
+class Session:
+    """One build's pipes, as handed over."""
+
+    fds: dict[str, int]
+    env: dict[str, str]
+    cwd: str
+    copy_ahead: bool
+    number: int = 0  # the how-many-th build this worker serves
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _accept(listener: socket.socket, timeout: float) -> Session | None:
+    listener.settimeout(timeout)
+    try:
+        conn, _ = listener.accept()
+    except TimeoutError:
+        return None
+    with conn:
+        conn.settimeout(10.0)
+        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        _, uid, _ = struct.unpack("3i", creds)  # pid, uid, gid
+        if uid != os.getuid():  # the directory is private; this is the lock behind the door
+            return None
+        try:
+            hello, fds, _, _ = socket.recv_fds(conn, 1 << 20, 8)
+        except OSError:
+            return None
+        while chunk := conn.recv(1 << 20):  # an environment larger than the first read
+            hello += chunk
+    try:
+        words = json.loads(hello)
+        return Session(dict(zip(words["fds"], fds, strict=True)), dict(words["env"]),
+                       str(words["cwd"]), bool(words["copy_ahead"]))
+    except (ValueError, KeyError, TypeError):
+        for fd in fds:
+            os.close(fd)
+        return None
+
+
+def serve(path: Path, idle: float) -> int:
+    """Import, warm up, then fork a session for every build that connects, until none came
+    for ``idle`` seconds (and no session is left) or the socket was removed."""
+    from .processes import running_threads
+    from .warm import import_stack, warm_up
+    from .worker import fork_eager_zygote, restore_user_environment
+
+    os.dup2(2, 1)  # stray prints (torch's warnings) into the log
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(16)
+    bound = path.stat().st_ino
+    info: Ready = {}
+    stage = "could not import torch"
+    try:
+        info = import_stack()
+    except Exception as exc:
+        info = {"error": f"the worker {stage}: {type(exc).__name__}: {exc}"}
+    session = _accept(listener, timeout=LISTEN_TIMEOUT)  # the build that started us
+    if session is None:
+        return _leave(path, bound)
+    eager = [session.fds.pop(k) for k in ("eager_in", "eager_out") if k in session.fds]
+    try:
+        if "error" not in info:
+            if len(eager) == 2:  # its eager runs run while we warm up, as a per-build worker's
+                fork_eager_zygote(info, (eager[0], eager[1]),
+                                  private=[listener.fileno(), *session.fds.values()])
+                eager = []
+            stage = "failed in its warm-up compile"
+            info = warm_up(info)
+    except Exception as exc:
+        info = {"error": f"the worker {stage}: {type(exc).__name__}: {exc}"}
+    finally:
+        for fd in eager:
+            os.close(fd)
+    threads = running_threads()
+    info["fork"] = not threads
+    if threads:
+        info["threads"] = threads
+    restore_user_environment()
+    me = os.getpid()
+    if "error" in info or threads:
+        # Nothing to keep (or unsafe to fork): serve the one build, here, and let none come.
+        _leave(path, bound)
+        listener.close()
+        return _session(session, info, me, idle, fork_safe=not threads)
+    last = time.monotonic()
+    live: set[int] = set()
+    number = 0
+    while True:
+        if session is not None:
+            number += 1
+            session.number = number
+            pid = os.fork()
+            if pid == 0:
+                listener.close()
+                code = 70
+                try:
+                    code = _session(session, info, me, idle)
+                finally:
+                    os._exit(code)
+            session.close()
+            live.add(pid)
+            session = None
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            if pid in live:
+                live.discard(pid)
+                last = time.monotonic()
+        if not live and time.monotonic() - last > idle:
+            break
+        if not _still_ours(path, bound):  # removed or replaced: we are no longer wanted
+            break
+        session = _accept(listener, timeout=1.0)
+    listener.close()
+    return _leave(path, bound)
+
+
+def _still_ours(path: Path, inode: int) -> bool:
+    try:
+        return path.stat().st_ino == inode
+    except OSError:
+        return False
+
+
+def _leave(path: Path, inode: int) -> int:
+    if _still_ours(path, inode):
+        path.unlink(missing_ok=True)
+    return 0
+
+
+def _session(session: Session, info: Ready, server: int, idle: float, fork_safe: bool = True) -> int:
+    """Serve one build on its pipes, as a per-build worker does after its warm-up."""
+    from .processes import adopt_orphans, can_prefault, kill_adopted
+    from .worker import restore_user_environment
+    from .zygote import Zygote
+
+    # The build's environment and directory, as its own worker would have them: what a shell
+    # changes between builds is not in the key, and a run may read it.
+    os.environ.clear()
+    os.environ.update(session.env)
+    os.environ.pop("AUTOCAST_DEMO_CONFIG", None)  # the build's word to the worker (import_stack)
+    restore_user_environment()
+    os.chdir(session.cwd)
+    fds = session.fds
+    os.dup2(fds.pop("log"), 2)
+    os.dup2(2, 1)
+    events = os.fdopen(fds.pop("events"), "w")
+    requests = fds.pop("requests")
+    ready: Ready = {**info, "event": "ready",
+                    "kept": {"pid": server, "build": session.number or 1, "idle": idle}}
+    try:
+        events.write(json.dumps(ready) + "\n")
+        events.flush()
+    except BrokenPipeError:  # the build is gone already
+        return 0
+    if "error" in info:
+        return 1
+    ahead = (session.copy_ahead and fork_safe and os.environ.get("AUTOCAST_DEMO_PREFAULT") != "0"
+             and can_prefault())
+    adopt_orphans()
+    Zygote(requests, events, fork_safe=fork_safe, copy_ahead=ahead).serve()
+    kill_adopted()
+    return 0
+
+
+if __name__ == "__main__":
+    from .worker import exit_now
+
+    exit_now(serve(Path(sys.argv[1]), float(sys.argv[2])))

@@ -1,0 +1,180 @@
+"""A worker kept between builds (``autocast_demo_keep_worker``), in real builds with real
+torch: a later build of the same environment is served by it (its runs see that build's own
+environment) and gets the results a build's own worker gets; nothing but the kept worker
+outlives a build, and it ends after its idle time; where no worker can be kept the build says
+why and starts its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from conftest import copy_root, processes_tagged, sphinx_build, verdicts
+
+KEEP = ("-D", "autocast_demo_keep_worker=120")
+
+
+def kept_pid(build) -> int:
+    found = re.search(r"the worker \(pid (\d+)\) was", build.stdout)
+    assert found, build.stdout
+    return int(found[1])
+
+
+def kept_workers(tag: str) -> list[int]:
+    """The kept workers among the processes tagged ``tag`` (they carry the environment of the
+    build that started them)."""
+    found = []
+    for pid in processes_tagged(tag):
+        try:
+            if b"sphinx_autocast_demo.engine.kept" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:  # it ended meanwhile
+            continue
+    return found
+
+
+def stop_workers(runtime: Path) -> subprocess.CompletedProcess[str]:
+    """The user's way to end kept workers now; ``runtime``: the test's own XDG_RUNTIME_DIR,
+    so that only its workers hear it."""
+    return subprocess.run([sys.executable, "-m", "sphinx_autocast_demo", "stop-workers"],
+                          capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
+
+
+def wait_for(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return condition()
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    """A: starts a kept worker; B: the same environment but for the shell's bookkeeping, served
+    by it; C: asks for one where the runtime directory is not private, and runs its own."""
+    src = copy_root("kept-worker", tmp_path_factory)
+    tag = uuid.uuid4().hex
+    runtime = tmp_path_factory.mktemp("runtime")
+    env = {"AUTOCAST_DEMO_TEST_TAG": tag, "XDG_RUNTIME_DIR": str(runtime)}
+    shared = tmp_path_factory.mktemp("open")
+    (shared / f"autocast-demo-{os.getuid()}").mkdir(mode=0o755)
+    (shared / f"autocast-demo-{os.getuid()}").chmod(0o755)
+    try:
+        a = sphinx_build(src, src / "_build" / "a", "-v", *KEEP, env={**env, "OLDPWD": "/first"})
+        b = sphinx_build(src, src / "_build" / "b", "-v", *KEEP, env={**env, "OLDPWD": "/second"})
+        left = processes_tagged(tag)
+        c = sphinx_build(src, src / "_build" / "c", "-v", *KEEP,
+                         env={**env, "OLDPWD": "/third", "XDG_RUNTIME_DIR": str(shared)})
+        yield a, b, c, left, (tag, runtime)
+    finally:
+        stop_workers(runtime)
+        wait_for(lambda: not kept_workers(tag), 10)
+        for pid in kept_workers(tag):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_later_build_is_served_by_the_kept_worker(builds):
+    a, b, c, *_ = builds
+    assert (a.returncode, b.returncode, c.returncode) == (0, 0, 0), a.stderr + b.stderr + c.stderr
+    assert (a.stats["kept_worker"], b.stats["kept_worker"], c.stats["kept_worker"]) == (1, 2, 0)
+    assert kept_pid(a) == kept_pid(b)
+    assert "8 runs forked from the worker (kept for later builds)" in a.stdout
+    assert "8 runs forked from the worker (kept from an earlier build; this is its build 2)" in b.stdout
+    assert (a.runs(), b.runs(), c.runs()) == ((8, 0), (8, 0), (8, 0))  # each its own cache
+
+
+def test_its_runs_see_their_own_builds_environment(builds):
+    for build, oldpwd in zip(builds[:3], ("/first", "/second", "/third"), strict=True):
+        assert f"OLDPWD {oldpwd}" in build.html("index").get_text(" ", strip=True)
+
+
+def stored(build) -> dict[str, tuple]:
+    """Every result the build stored, by key: its verdict and each run's tensors (sha256)."""
+    found = {}
+    for path in (build.out / ".doctrees" / "autocast_demo_cache").glob("*/*.json"):
+        entry = json.loads(path.read_text(encoding="utf-8"))
+        found[entry["key"]] = (entry["verdict"], entry["compiled"]["tensors"], entry["eager"]["tensors"])
+    return found
+
+
+def test_the_results_are_those_of_a_builds_own_worker(builds):
+    a, b, c, *_ = builds
+    # The page's record: the backward keeps the forward's bf16 region unless the value is off.
+    for build in builds[:3]:
+        shown = verdicts(build.html("index"), "outside")
+        assert [v.split(" (")[0] for v in shown] == ["\u2717 differs", "\u2713 matches eager",
+                                                     "\u2717 differs"]
+    assert len(stored(c)) == 4
+    assert stored(a) == stored(b) == stored(c)  # verdicts and every tensor, bitwise
+
+
+def test_only_the_kept_worker_outlives_a_build(builds):
+    a, _, _, left, _ = builds
+    assert left == [kept_pid(a)]  # its sessions, runs and eager zygote ended with their builds
+
+
+def test_where_no_worker_can_be_kept_the_build_says_why_and_runs_its_own(builds):
+    c = builds[2]
+    assert f"{c.src / 'conf.py'}:1: WARNING: autocast-demo: no worker is kept between builds here (" \
+        in c.stderr, c.stderr
+    assert "is not a directory that only this user can open); this build starts its own" in c.stderr
+    assert c.stderr.count("WARNING") == 1 and "[autocast_demo.slow]" in c.stderr
+    assert "8 runs forked from the worker, 0 in a new interpreter" in c.stdout
+    assert c.stats["checked"] == 4
+
+
+def test_stop_workers_ends_them_now(builds):
+    tag, runtime = builds[4]
+    assert len(kept_workers(tag)) == 1
+    stopped = stop_workers(runtime)
+    assert (stopped.returncode, stopped.stdout) == (0, "stop-workers: 1 kept worker(s) told to end\n")
+    assert wait_for(lambda: not kept_workers(tag), 10)  # it looks every second
+
+
+def test_a_killed_build_leaves_only_the_kept_worker_which_ends_when_idle(tmp_path_factory):
+    src = copy_root("eager-gate", tmp_path_factory)
+    tag = uuid.uuid4().hex
+    runtime = tmp_path_factory.mktemp("runtime")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", "-D", "autocast_demo_keep_worker=2",
+         str(src), str(src / "_build")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env={**os.environ, "AUTOCAST_DEMO_TEST_TAG": tag, "XDG_RUNTIME_DIR": str(runtime)})
+    try:
+        deadline = time.monotonic() + 240
+        while not (src / "started").exists():
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(5)  # the warm-up ends: the kept worker has forked the build's session
+        assert len(processes_tagged(tag)) >= 6  # build, kept worker, session, eager zygote, run, its two
+        os.kill(proc.pid, signal.SIGKILL)  # the build only, as an OOM killer or CI would
+        proc.communicate(timeout=60)
+        # Its session, the eager zygote and the run's processes end (dying ones get a moment).
+        wait_for(lambda: processes_tagged(tag) == kept_workers(tag), 10)
+        assert len(kept_workers(tag)) == 1 and processes_tagged(tag) == kept_workers(tag)
+        assert wait_for(lambda: not processes_tagged(tag), 60)  # 2 s idle, looked at every second
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        for pid in processes_tagged(tag):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_the_key_ignores_only_the_shells_bookkeeping():
+    from sphinx_autocast_demo.engine.kept import fingerprint
+
+    base = {"PATH": "/usr/bin", "PWD": "/a", "OLDPWD": "/b", "_": "/usr/bin/make", "SHLVL": "1"}
+    moved = {**base, "PWD": "/c", "OLDPWD": "/a", "_": "/usr/bin/sphinx-build", "SHLVL": "2"}
+    assert fingerprint(base) == fingerprint(moved)
+    assert fingerprint(base) != fingerprint({**base, "TORCH_LOGS": "dynamo"})
+    assert fingerprint(base) != fingerprint({**base, "PATH": "/opt/bin"})
+    assert fingerprint({**base, "AUTOCAST_DEMO_COPY_AHEAD": "1"}) == fingerprint(base)  # per build
