@@ -121,6 +121,7 @@ class Executor:
         self.torch_key = torch_key(torch, conf.cache_torch)
         self.python = platform.python_version()
         self.pool: WorkerPool | None = None
+        self.said_not_kept = False
         self.stats = Stats()
         self.versions: dict[tuple[str, str], str] = {}  # demo -> torch of its cached results
         self.equivalent: set[tuple[str, str]] = set()  # ... which cache_torch counts as ours
@@ -135,8 +136,7 @@ class Executor:
             logger.verbose(f"autocast-demo: {'asking a kept' if keep else 'starting the'} worker "
                            f"({jobs} runs at a time)")
             self.pool = WorkerPool(jobs, env={"AUTOCAST_DEMO_CONFIG": self.conf.config}, keep=keep)
-            if self.pool.not_kept:
-                report.not_kept(self.app, self.pool.not_kept)
+            self.said_not_kept = report.not_kept(self.app, self.pool.not_kept)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -320,6 +320,8 @@ class Executor:
             self.refuse(left, exc, [owners[key] for key in running if key in owners])
         self.stats.seconds += time.perf_counter() - start
         self.stats.kept = (self.pool.info or info).get("kept", {}).get("build", 0)
+        if not self.said_not_kept:  # the kept worker ended before it served us
+            self.said_not_kept = report.not_kept(self.app, self.pool.not_kept)
         report.engine_speed(self.stats, self.pool.info or info, self.pool.warm.ready is not None)
         if not said_fresh:
             report.cannot_fork(self.app, self.pool.info or info)

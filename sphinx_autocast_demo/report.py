@@ -298,11 +298,14 @@ def engine_speed(stats: Stats, info: Ready, warm: bool) -> None:
                        f"to {stats.copied_bytes >> 20} MiB a run)")
 
 
-def not_kept(app: Sphinx, why: str) -> None:
-    """Say that ``autocast_demo_keep_worker`` could not be honoured, and why."""
+def not_kept(app: Sphinx, why: str | None) -> bool:
+    """Say that ``autocast_demo_keep_worker`` could not be honoured, and why; whether it was."""
+    if not why:
+        return False
     logger.warning(f"autocast-demo: no worker is kept between builds here ({why}); this build "
                    "starts its own, which ends with it", type=WARNING_TYPE, subtype="slow",
                    location=str(conf_line(str(app.confdir), "autocast_demo_keep_worker")))
+    return True
 
 
 def cannot_fork(app: Sphinx, info: Ready) -> bool:

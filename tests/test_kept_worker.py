@@ -28,17 +28,36 @@ def kept_pid(build) -> int:
     return int(found[1])
 
 
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def kept_workers(tag: str) -> list[int]:
-    """The kept workers among the processes tagged ``tag`` (they carry the environment of the
-    build that started them)."""
-    found = []
+    """The kept workers among the processes tagged ``tag``. What they fork (sessions, the eager
+    zygote, runs) shares their start's environment, ``AUTOCAST_DEMO_KEPT`` included, so a
+    kept worker is such a process whose parent is none."""
+    marked = set()
     for pid in processes_tagged(tag):
         try:
-            if b"sphinx_autocast_demo.engine.kept" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(pid)
+            if b"AUTOCAST_DEMO_KEPT=" in Path(f"/proc/{pid}/environ").read_bytes():
+                marked.add(pid)
         except OSError:  # it ended meanwhile
             continue
+    found = []
+    for pid in marked:
+        try:
+            if _parent(pid) not in marked:
+                found.append(pid)
+        except OSError:
+            continue
     return found
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
 
 
 def stop_workers(runtime: Path) -> subprocess.CompletedProcess[str]:
@@ -94,6 +113,19 @@ def test_a_later_build_is_served_by_the_kept_worker(builds):
 def test_its_runs_see_their_own_builds_environment(builds):
     for build, oldpwd in zip(builds[:3], ("/first", "/second", "/third"), strict=True):
         assert f"OLDPWD {oldpwd}" in build.html("index").get_text(" ", strip=True)
+
+
+def test_its_runs_see_the_process_a_builds_own_worker_gives(builds):
+    """The same ``sys.argv`` and open descriptors: none of the kept worker's, or a later
+    build's, reaches a run."""
+    def seen(build, what: str) -> str:
+        text = build.html("index").find(id="seen").get_text(" ", strip=True)
+        return re.search(rf"{what} (\[[^\]]*\])", text)[1]
+
+    a, b, c = builds[:3]
+    assert seen(c, "ARGV") == "[ 'worker.py' ]" or seen(c, "ARGV") == "['worker.py']"
+    assert seen(a, "ARGV") == seen(b, "ARGV") == seen(c, "ARGV")
+    assert seen(a, "FDS") == seen(b, "FDS") == seen(c, "FDS")
 
 
 def stored(build) -> dict[str, tuple]:
@@ -153,8 +185,8 @@ def test_a_killed_build_leaves_only_the_kept_worker_which_ends_when_idle(tmp_pat
         while not (src / "started").exists():
             assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
             time.sleep(0.05)
-        time.sleep(5)  # the warm-up ends: the kept worker has forked the build's session
-        assert len(processes_tagged(tag)) >= 6  # build, kept worker, session, eager zygote, run, its two
+        # The warm-up ends: the kept worker forks the build's session beside the eager zygote.
+        assert wait_for(lambda: [len(children(p)) for p in kept_workers(tag)] == [2], 120)
         os.kill(proc.pid, signal.SIGKILL)  # the build only, as an OOM killer or CI would
         proc.communicate(timeout=60)
         # Its session, the eager zygote and the run's processes end (dying ones get a moment).
@@ -165,6 +197,57 @@ def test_a_killed_build_leaves_only_the_kept_worker_which_ends_when_idle(tmp_pat
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        for pid in processes_tagged(tag):
+            os.kill(pid, signal.SIGKILL)
+
+
+def start_build(src: Path, tag: str, runtime: Path, *more: str,
+                env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", *KEEP, *more, str(src),
+         str(src / "_build")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "AUTOCAST_DEMO_TEST_TAG": tag, "XDG_RUNTIME_DIR": str(runtime),
+             **(env or {})})
+
+
+def test_stop_workers_during_the_first_build_lets_it_finish(tmp_path_factory):
+    src = copy_root("kept-worker", tmp_path_factory)
+    tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
+    proc = start_build(src, tag, runtime)
+    try:
+        assert wait_for(lambda: list(runtime.glob("*/*.sock")) or proc.poll() is not None, 120)
+        assert stop_workers(runtime).returncode == 0
+        stdout, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr
+        assert "WARNING" not in stderr and "4 values checked" in stdout
+        assert wait_for(lambda: not processes_tagged(tag), 10)  # nothing stays
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for pid in processes_tagged(tag):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_kept_worker_that_ends_before_serving_a_build_leaves_it_its_own(tmp_path_factory):
+    src = copy_root("kept-worker", tmp_path_factory)
+    tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
+    # (No eager zygote: it would be the kept worker's child, and stop with it.)
+    proc = start_build(src, tag, runtime, env={"AUTOCAST_DEMO_EARLY_EAGER": "0"})
+    try:
+        assert wait_for(lambda: kept_workers(tag) or proc.poll() is not None, 120)
+        for pid in kept_workers(tag):  # while it imports: it has served nothing yet
+            os.kill(pid, signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, stderr
+        assert "no worker is kept between builds here (the kept worker ended before it " \
+               "served this build); this build starts its own" in stderr, stderr
+        assert "4 values checked" in stdout
+        assert "8 runs forked from the worker, 0 in a new interpreter" in stdout
+        assert wait_for(lambda: not processes_tagged(tag), 10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
         for pid in processes_tagged(tag):
             os.kill(pid, signal.SIGKILL)
 

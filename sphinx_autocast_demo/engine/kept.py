@@ -10,7 +10,9 @@ from the same untouched memory. The build hands its pipes over a Unix socket in 
 only its user can open; the session ends when the build closes them (or dies), and the worker
 when no build came for its idle time.
 
-Started by :func:`connect` as ``python -m sphinx_autocast_demo.engine.kept SOCKET IDLE``.
+Started by :func:`connect` as the per-build worker is (``python -m
+sphinx_autocast_demo.engine.worker``, so that a run sees the same ``sys.argv``), with
+``AUTOCAST_DEMO_KEPT`` (its socket and idle time) in its environment.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .protocol import Ready
+    from .protocol import Kept, Ready
 
 #: The per-build words of the pool's environment: a session's, never a kept worker's key.
 PER_BUILD = ("AUTOCAST_DEMO_EAGER_FDS", "AUTOCAST_DEMO_COPY_AHEAD")
@@ -43,6 +45,9 @@ SHELL_BOOKKEEPING = ("PWD", "OLDPWD", "_", "SHLVL")
 
 #: How long a build waits for a kept worker it started to listen (it does before its imports).
 LISTEN_TIMEOUT = 30.0
+
+#: The environment variable that makes a worker a kept one: its socket and idle time (JSON).
+KEPT = "AUTOCAST_DEMO_KEPT"
 
 
 class KeptUnavailable(Exception):
@@ -63,22 +68,44 @@ def runtime_dir() -> Path:
 
 
 def fingerprint(env: dict[str, str]) -> str:
-    """What a warm worker's memory depends on: the interpreter, the environment it imports
-    under, and the files of torch and of this extension as installed (a reinstall changes
-    their times). Another key, another worker."""
+    """What a warm worker's memory and its runs' process depend on: the interpreter, the
+    environment it imports under, the installed packages (torch's and this extension's files,
+    and the site-packages directories, whose times change with every install), and what a
+    process inherits (umask, CPUs, limits, niceness, ignored and blocked signals, cgroup).
+    Another key, another worker."""
     import importlib.util
+    import resource
+    import signal
+    import site
 
     package = Path(__file__).resolve().parent.parent
     files = sorted(package.glob("*.py")) + sorted(package.glob("engine/*.py"))
     spec = importlib.util.find_spec("torch")
     if spec is not None and spec.origin:
         files += [Path(spec.origin), Path(spec.origin).with_name("version.py")]
+    files += [Path(p) for p in {*site.getsitepackages(), site.getusersitepackages()}]
     seen = []
-    for path in files:
+    for path in sorted(files):
         with contextlib.suppress(OSError):
             found = path.stat()
             seen.append((str(path), found.st_mtime_ns, found.st_size))
-    blob = json.dumps({"python": [sys.executable, sys.version], "files": seen,
+    umask = os.umask(0o022)
+    os.umask(umask)
+    limits = [resource.getrlimit(getattr(resource, name)) for name in sorted(dir(resource))
+              if name.startswith("RLIMIT_")]
+    ignored = []
+    for sig in sorted(signal.valid_signals()):
+        with contextlib.suppress(ValueError, OSError):
+            if signal.getsignal(sig) == signal.SIG_IGN:
+                ignored.append(int(sig))
+    try:
+        cgroup = Path("/proc/self/cgroup").read_text()
+    except OSError:
+        cgroup = ""
+    process = {"umask": umask, "cpus": sorted(os.sched_getaffinity(0)), "limits": limits,
+               "nice": os.nice(0), "ignored": ignored, "cgroup": cgroup,
+               "blocked": sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))}
+    blob = json.dumps({"python": [sys.executable, sys.version], "files": seen, "process": process,
                        "env": sorted((k, v) for k, v in env.items()
                                      if k not in PER_BUILD + SHELL_BOOKKEEPING)})
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
@@ -100,8 +127,10 @@ def connect(env: dict[str, str], idle: float) -> socket.socket:
         log = directory / f"{key}.log"
         with open(log, "wb") as err:
             server = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(path), repr(float(idle))],
-                env={k: v for k, v in env.items() if k not in PER_BUILD}, cwd=directory,
+                [sys.executable, "-m", f"{__package__}.worker"],
+                env={**{k: v for k, v in env.items() if k not in PER_BUILD},
+                     KEPT: json.dumps([str(path), float(idle)])},
+                cwd=directory,
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                 start_new_session=True,  # the terminal's Ctrl-C is for the build, not for it
             )
@@ -125,13 +154,30 @@ def stop_all() -> list[str]:
 
 
 def _connect(path: Path) -> socket.socket | None:
+    """A connection to the worker listening at ``path``, if it is this user's; None if none
+    listens there."""
+    if not hasattr(socket, "SO_PEERCRED"):
+        raise KeptUnavailable("this system cannot tell whose process listens on a socket")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(10.0)
     try:
         sock.connect(str(path))
-    except OSError:  # none there, or it ended
+        uid = _peer_uid(sock)
+    except (FileNotFoundError, ConnectionRefusedError):  # none there, or it ended
         sock.close()
         return None
+    except OSError as exc:  # TimeoutError: it is stuck (its backlog full)
+        sock.close()
+        raise KeptUnavailable(f"the kept worker at {path} does not answer ({exc})") from None
+    if uid != os.getuid():  # the build's environment goes there: only to ourselves
+        sock.close()
+        raise KeptUnavailable(f"{path} is another user's")
     return sock
+
+
+def _peer_uid(sock: socket.socket) -> int:
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return int(struct.unpack("3i", creds)[1])  # pid, uid, gid
 
 
 def hand_over(sock: socket.socket, fds: dict[str, int], env: dict[str, str], cwd: str,
@@ -157,7 +203,6 @@ class Session:
     env: dict[str, str]
     cwd: str
     copy_ahead: bool
-    number: int = 0  # the how-many-th build this worker serves
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -166,28 +211,26 @@ class Session:
 
 
 def _accept(listener: socket.socket, timeout: float) -> Session | None:
+    """The next build's session, or None (none came in ``timeout`` seconds, or what came was
+    not a build of this user's: its descriptors are closed, and the build starts its own
+    worker when its pipes end unanswered)."""
     listener.settimeout(timeout)
+    fds: list[int] = []
     try:
         conn, _ = listener.accept()
-    except TimeoutError:
-        return None
-    with conn:
-        conn.settimeout(10.0)
-        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        _, uid, _ = struct.unpack("3i", creds)  # pid, uid, gid
-        if uid != os.getuid():  # the directory is private; this is the lock behind the door
-            return None
-        try:
+        with conn:
+            conn.settimeout(10.0)
+            if _peer_uid(conn) != os.getuid():  # the directory is private: a second lock
+                return None
             hello, fds, _, _ = socket.recv_fds(conn, 1 << 20, 8)
-        except OSError:
-            return None
-        while chunk := conn.recv(1 << 20):  # an environment larger than the first read
-            hello += chunk
-    try:
+            for fd in fds:  # ours only: no run and no fresh interpreter may keep them
+                os.set_inheritable(fd, False)
+            while chunk := conn.recv(1 << 20):  # an environment larger than the first read
+                hello += chunk
         words = json.loads(hello)
         return Session(dict(zip(words["fds"], fds, strict=True)), dict(words["env"]),
                        str(words["cwd"]), bool(words["copy_ahead"]))
-    except (ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError):  # TimeoutError: none came
         for fd in fds:
             os.close(fd)
         return None
@@ -204,7 +247,7 @@ def serve(path: Path, idle: float) -> int:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(16)
-    bound = path.stat().st_ino
+    bound = _identity(path)
     info: Ready = {}
     stage = "could not import torch"
     try:
@@ -233,25 +276,25 @@ def serve(path: Path, idle: float) -> int:
     if threads:
         info["threads"] = threads
     restore_user_environment()
-    me = os.getpid()
     if "error" in info or threads:
-        # Nothing to keep (or unsafe to fork): serve the one build, here, and let none come.
+        # Nothing to keep (or unsafe to fork): serve the one build, here, as its own worker
+        # would, and no other (their pipes end unanswered: they start their own).
         _leave(path, bound)
         listener.close()
-        return _session(session, info, me, idle, fork_safe=not threads)
+        return _session(session, info, None, fork_safe=not threads)
+    kept: Kept = {"pid": os.getpid(), "build": 0, "idle": idle}
     last = time.monotonic()
     live: set[int] = set()
     number = 0
     while True:
         if session is not None:
             number += 1
-            session.number = number
             pid = os.fork()
             if pid == 0:
                 listener.close()
                 code = 70
                 try:
-                    code = _session(session, info, me, idle)
+                    code = _session(session, info, {**kept, "build": number})
                 finally:
                     os._exit(code)
             session.close()
@@ -272,25 +315,37 @@ def serve(path: Path, idle: float) -> int:
         if not _still_ours(path, bound):  # removed or replaced: we are no longer wanted
             break
         session = _accept(listener, timeout=1.0)
-    listener.close()
-    return _leave(path, bound)
+    listener.close()  # what waits in its queue ends unanswered: those builds start their own
+    _leave(path, bound)
+    # The first build's eager zygote dies with us (its runs with it): wait for our children.
+    with contextlib.suppress(ChildProcessError):
+        while True:
+            os.wait()
+    return 0
 
 
-def _still_ours(path: Path, inode: int) -> bool:
+def _identity(path: Path) -> tuple[int, int, int]:
+    found = path.stat()
+    return found.st_dev, found.st_ino, found.st_ctime_ns
+
+
+def _still_ours(path: Path, identity: tuple[int, int, int]) -> bool:
+    """Our socket is still there: not removed (``stop-workers``), nor replaced by another's."""
     try:
-        return path.stat().st_ino == inode
+        return _identity(path) == identity
     except OSError:
         return False
 
 
-def _leave(path: Path, inode: int) -> int:
-    if _still_ours(path, inode):
+def _leave(path: Path, identity: tuple[int, int, int]) -> int:
+    if _still_ours(path, identity):
         path.unlink(missing_ok=True)
     return 0
 
 
-def _session(session: Session, info: Ready, server: int, idle: float, fork_safe: bool = True) -> int:
-    """Serve one build on its pipes, as a per-build worker does after its warm-up."""
+def _session(session: Session, info: Ready, kept: Kept | None, fork_safe: bool = True) -> int:
+    """Serve one build on its pipes, as a per-build worker does after its warm-up (``kept``:
+    None where the kept worker serves this one build only, itself)."""
     from .processes import adopt_orphans, can_prefault, kill_adopted
     from .worker import restore_user_environment
     from .zygote import Zygote
@@ -303,12 +358,17 @@ def _session(session: Session, info: Ready, server: int, idle: float, fork_safe:
     restore_user_environment()
     os.chdir(session.cwd)
     fds = session.fds
-    os.dup2(fds.pop("log"), 2)
+    log = fds.pop("log")
+    os.dup2(log, 2)
     os.dup2(2, 1)
+    os.close(log)
     events = os.fdopen(fds.pop("events"), "w")
     requests = fds.pop("requests")
-    ready: Ready = {**info, "event": "ready",
-                    "kept": {"pid": server, "build": session.number or 1, "idle": idle}}
+    for fd in fds.values():  # a later build's eager pipes: its eager runs come here instead
+        os.close(fd)
+    ready: Ready = {**info, "event": "ready"}
+    if kept is not None:
+        ready["kept"] = {**kept, "session": os.getpid()}
     try:
         events.write(json.dumps(ready) + "\n")
         events.flush()
@@ -323,8 +383,3 @@ def _session(session: Session, info: Ready, server: int, idle: float, fork_safe:
     kill_adopted()
     return 0
 
-
-if __name__ == "__main__":
-    from .worker import exit_now
-
-    exit_now(serve(Path(sys.argv[1]), float(sys.argv[2])))

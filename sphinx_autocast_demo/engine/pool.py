@@ -6,6 +6,7 @@ this side only keeps at most ``jobs`` runs in flight and turns exits into :class
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -112,6 +113,7 @@ class WorkerPool:
             eager_in, to_eager = os.pipe()
             from_eager, eager_out = os.pipe()
             ours, theirs = (to_eager, from_eager), (above_stdio(eager_in), above_stdio(eager_out))
+        self._start_again = (child_env, ahead)  # for a kept worker that ends before serving us
         try:
             kept = self._join_kept(child_env, keep, ahead, theirs) if keep > 0 else None
             self.warm = kept or self._start(child_env, ahead, theirs)
@@ -141,6 +143,14 @@ class WorkerPool:
             )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         return Channel(self.proc.stdin.fileno(), self.proc.stdout.fileno())
+
+    def _own_worker_after_all(self, why: str) -> None:
+        """A worker of our own, after all: the kept one's session never came."""
+        self.not_kept = why
+        self._drop_eager()  # the kept worker's (its pipes ended with it)
+        self.warm.close()
+        os.close(self.warm.events)
+        self.warm = self._start(*self._start_again, ())
 
     def _join_kept(self, child_env: dict[str, str], keep: float, ahead: bool,
                    eager: tuple[int, ...]) -> Channel | None:
@@ -179,10 +189,18 @@ class WorkerPool:
             for channel in self._channels():
                 if b"\n" in channel.pending:
                     line, _, channel.pending = channel.pending.partition(b"\n")
-                    return channel, json.loads(line)
+                    event = json.loads(line)
+                    if event.get("event") == "stopped":  # by a signal: no run is to blame
+                        raise WorkerDied(f"the autocast-demo worker was stopped by "
+                                         f"{event.get('signal')}", blame=False)
+                    return channel, event
             for channel in [c for c in self._channels() if c.ended]:
                 if channel is not self.warm and not channel.in_flight:
                     self._drop_eager()  # none was forked (or it died idle): the warm worker runs
+                    continue
+                if channel is self.warm and self.proc is None and channel.ready is None:
+                    # The kept worker ended (or stopped listening) before it served us.
+                    self._own_worker_after_all("the kept worker ended before it served this build")
                     continue
                 stopped_by = self._stopped_by()
                 if stopped_by:  # Ctrl-C or a kill reached the worker itself: no run is to blame
@@ -353,10 +371,10 @@ class WorkerPool:
 
     def close(self) -> None:
         """End the worker; it kills its children (and the eager zygote) when its stdin closes."""
-        self._drop_eager()
         if self.proc is None:
             self._leave_kept()
         else:
+            self._drop_eager()
             self._end_worker(self.proc)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -377,15 +395,28 @@ class WorkerPool:
             proc.stdout.close()
 
     def _leave_kept(self) -> None:
-        """Close a kept worker's session: it kills its runs and ends when its pipe closes; wait
-        for its end (its events close) so that no run writes into what we remove next."""
+        """Close a kept worker's session: it kills its runs and ends when its pipe closes. Wait
+        for its end, and the eager zygote's (their events close), so that no run writes into
+        what we remove next; kill a session that does not end."""
         self.warm.close()
-        if self.warm.ready is not None:  # else it is not forked yet: it ends when it is
-            deadline = time.monotonic() + 10
-            while not self.warm.ended and (left := deadline - time.monotonic()) > 0:
-                if select.select([self.warm.events], [], [], left)[0]:
-                    self.warm.ended = not os.read(self.warm.events, 65536)
+        if self.eager is not None:
+            self.eager.close()
+        deadline = time.monotonic() + 10
+        for channel in (self.warm, self.eager):
+            # (A session not forked yet ends, when it is, on its own: nothing to wait for.)
+            if channel is None or (channel.ready is None and channel is self.warm):
+                continue
+            while not channel.ended and (left := deadline - time.monotonic()) > 0:
+                if select.select([channel.events], [], [], left)[0]:
+                    channel.ended = not os.read(channel.events, 65536)
+        session = (self.warm.ready or {}).get("kept", {}).get("session")
+        if session and not self.warm.ended:  # stuck: its runs die with it (parent-death signal)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(session, signal.SIGKILL)
         os.close(self.warm.events)
+        if self.eager is not None:
+            os.close(self.eager.events)
+            self.eager = None
 
     def __enter__(self) -> WorkerPool:
         return self

@@ -43,12 +43,13 @@ class RunRequest(TypedDict):
     job_path: str  # the job as a file, for a fresh interpreter
 
 
-class Kept(TypedDict):
+class Kept(TypedDict, total=False):
     """Who served a build whose worker was kept (``autocast_demo_keep_worker``)."""
 
     pid: int  # the kept worker
     build: int  # 1: it was started for this build; n: this is the n-th build it serves
     idle: float  # the seconds it stays without a build
+    session: int  # the process serving this build (forked from it)
 
 
 class Ready(TypedDict, total=False):

@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import sys
+from pathlib import Path
 
 from .processes import adopt_orphans, can_prefault, die_with_parent, kill_adopted, running_threads
 from .protocol import Ready
@@ -27,6 +28,12 @@ from .zygote import Zygote
 
 
 def main(argv: list[str]) -> int:
+    kept = os.environ.pop("AUTOCAST_DEMO_KEPT", None)
+    if kept is not None:  # a worker kept between builds (see .kept): no build is its parent
+        from .kept import serve
+
+        path, idle = json.loads(kept)
+        return serve(Path(path), float(idle))
     # The zygote hears of the build's death as SIGTERM: its handler kills every run's process
     # group, with what a snippet spawned (no parent-death signal of its own), which SIGKILL
     # would leave running after a build killed with SIGKILL.
@@ -44,6 +51,7 @@ def main(argv: list[str]) -> int:
     requests = os.dup(0)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
+    os.close(null)  # (else every run would inherit it)
     # The pool's words to us, not the runs' business: gone before anything forks.
     eager, ahead = _eager_channel(), copy_ahead()
     helper, stage = None, "could not import torch"

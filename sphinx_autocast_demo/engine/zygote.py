@@ -109,6 +109,12 @@ class Zygote:
             signal.signal(sig, self._stop)
 
     def _stop(self, signum: int, _frame: Any) -> None:
+        # The build's word that no run is to blame (a kept worker's session is no child of the
+        # build's, whose exit status it could read); the build may be gone, or mid-write.
+        with contextlib.suppress(Exception):
+            self.events.write(json.dumps({"event": "stopped",
+                                          "signal": signal.Signals(signum).name}) + "\n")
+            self.events.flush()
         self.kill_all()
         for pid in list(self.children):  # killed: gone at once, and their orphans are ours
             with contextlib.suppress(ChildProcessError):
