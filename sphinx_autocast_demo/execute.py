@@ -347,7 +347,7 @@ class Executor:
             what = ", ".join(f"{item.demo.docname}:{item.demo.lineno} [{item.variant.name}, {mode}]"
                              for item, mode in running)
             first, _, log = error.partition("\n")
-            error = f"{first} while running {what}"
+            error = f"{first.removesuffix(':')} while running {what}"
             message = (f"autocast-demo: {error}; {len(items)} value(s) of this build's demos were "
                        "not run. A snippet must not kill or signal the process that started it "
                        "(os.getppid()); if this one does not, the worker's log says why"

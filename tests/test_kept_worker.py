@@ -235,8 +235,12 @@ def test_a_kept_worker_that_ends_before_serving_a_build_leaves_it_its_own(tmp_pa
     # (No eager zygote: it would be the kept worker's child, and stop with it.)
     proc = start_build(src, tag, runtime, env={"AUTOCAST_DEMO_EARLY_EAGER": "0"})
     try:
-        assert wait_for(lambda: kept_workers(tag) or proc.poll() is not None, 120)
-        for pid in kept_workers(tag):  # while it imports: it has served nothing yet
+        # Once it listens, the build connects at once and hands its pipes over (they wait in the
+        # socket's queue while the worker imports, which takes seconds): killed then, it has
+        # served nothing. (Killed before it listens, the build says that it did not start.)
+        assert wait_for(lambda: list(runtime.glob("*/*.sock")) or proc.poll() is not None, 120)
+        time.sleep(0.5)
+        for pid in kept_workers(tag):
             os.kill(pid, signal.SIGKILL)
         stdout, stderr = proc.communicate(timeout=300)
         assert proc.returncode == 0, stderr
