@@ -115,6 +115,8 @@ def connect(env: dict[str, str], idle: float) -> socket.socket:
     """A connection to the kept worker for ``env``, started (detached) if none listens."""
     import fcntl
 
+    if not hasattr(socket, "SO_PEERCRED") or not hasattr(os, "sched_getaffinity"):  # not Linux
+        raise KeptUnavailable("this system cannot tell whose process listens on a socket")
     directory = runtime_dir()
     key = fingerprint(env)
     path = directory / f"{key}.sock"
@@ -156,8 +158,6 @@ def stop_all() -> list[str]:
 def _connect(path: Path) -> socket.socket | None:
     """A connection to the worker listening at ``path``, if it is this user's; None if none
     listens there."""
-    if not hasattr(socket, "SO_PEERCRED"):
-        raise KeptUnavailable("this system cannot tell whose process listens on a socket")
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(10.0)
     try:
