@@ -277,6 +277,8 @@ class Executor:
             info = self.pool.ready()
             self.envs.here = replace(self.envs.here, device="cuda" if info.get("cuda") else "cpu")
         except EngineError as exc:
+            if self.pool is not None and not self.said_not_kept:  # its own worker failed too
+                self.said_not_kept = report.not_kept(self.app, self.pool.not_kept)
             self.refuse(pending, exc)
             return
         runnable: list[Planned] = []

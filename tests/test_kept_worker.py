@@ -229,17 +229,22 @@ def test_stop_workers_during_the_first_build_lets_it_finish(tmp_path_factory):
             os.kill(pid, signal.SIGKILL)
 
 
-def test_a_kept_worker_that_ends_before_serving_a_build_leaves_it_its_own(tmp_path_factory):
+@pytest.mark.parametrize("when", ["importing", "warming up"])
+def test_a_kept_worker_that_ends_before_serving_a_build_leaves_it_its_own(tmp_path_factory, when):
+    """Killed while it imports (the build's pipes wait in its socket's queue), or while it warms
+    up with the build's eager runs running in its eager zygote, which goes on without it."""
     src = copy_root("kept-worker", tmp_path_factory)
     tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
-    # (No eager zygote: it would be the kept worker's child, and stop with it.)
-    proc = start_build(src, tag, runtime, env={"AUTOCAST_DEMO_EARLY_EAGER": "0"})
+    proc = start_build(src, tag, runtime, env={"SLOW_EAGER": "1"} if when == "warming up" else {})
     try:
-        # Once it listens, the build connects at once and hands its pipes over (they wait in the
-        # socket's queue while the worker imports, which takes seconds): killed then, it has
-        # served nothing. (Killed before it listens, the build says that it did not start.)
-        assert wait_for(lambda: list(runtime.glob("*/*.sock")) or proc.poll() is not None, 120)
-        time.sleep(0.5)
+        if when == "importing":
+            # Once it listens, the build connects at once and hands its pipes over; its imports
+            # take seconds. (Killed before it listens, the build says that it did not start.)
+            assert wait_for(lambda: list(runtime.glob("*/*.sock")) or proc.poll() is not None, 120)
+            time.sleep(0.5)
+        else:  # its one child: the eager zygote, forked between the imports and the warm-up
+            assert wait_for(lambda: [len(children(p)) for p in kept_workers(tag)] == [1], 120)
+            time.sleep(0.5)  # the slow eager run is running (the others take ~20 ms each)
         for pid in kept_workers(tag):
             os.kill(pid, signal.SIGKILL)
         stdout, stderr = proc.communicate(timeout=300)

@@ -262,7 +262,8 @@ def serve(path: Path, idle: float) -> int:
         if "error" not in info:
             if len(eager) == 2:  # its eager runs run while we warm up, as a per-build worker's
                 fork_eager_zygote(info, (eager[0], eager[1]),
-                                  private=[listener.fileno(), *session.fds.values()])
+                                  private=[listener.fileno(), *session.fds.values()],
+                                  with_parent=False)
                 eager = []
             stage = "failed in its warm-up compile"
             info = warm_up(info)

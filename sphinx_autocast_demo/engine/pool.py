@@ -147,8 +147,7 @@ class WorkerPool:
     def _own_worker_after_all(self, why: str) -> None:
         """A worker of our own, after all: the kept one's session never came."""
         self.not_kept = why
-        self._drop_eager()  # the kept worker's (its pipes ended with it)
-        self.warm.close()
+        self.warm.close()  # (the eager zygote, if any, goes on until the new worker is ready)
         os.close(self.warm.events)
         self.warm = self._start(*self._start_again, ())
 
@@ -190,10 +189,13 @@ class WorkerPool:
                 if b"\n" in channel.pending:
                     line, _, channel.pending = channel.pending.partition(b"\n")
                     event = json.loads(line)
-                    if event.get("event") == "stopped":  # by a signal: no run is to blame
+                    if event.get("event") != "stopped":
+                        return channel, event
+                    if channel is self.warm:  # by a signal: no run is to blame
                         raise WorkerDied(f"the autocast-demo worker was stopped by "
                                          f"{event.get('signal')}", blame=False)
-                    return channel, event
+                    # The eager zygote, told that the worker ended: how it did decides.
+                    channel.pending, channel.ended = b"", True
             for channel in [c for c in self._channels() if c.ended]:
                 if channel is not self.warm and not channel.in_flight:
                     self._drop_eager()  # none was forked (or it died idle): the warm worker runs
@@ -401,22 +403,27 @@ class WorkerPool:
         self.warm.close()
         if self.eager is not None:
             self.eager.close()
-        deadline = time.monotonic() + 10
-        for channel in (self.warm, self.eager):
-            # (A session not forked yet ends, when it is, on its own: nothing to wait for.)
-            if channel is None or (channel.ready is None and channel is self.warm):
-                continue
-            while not channel.ended and (left := deadline - time.monotonic()) > 0:
-                if select.select([channel.events], [], [], left)[0]:
-                    channel.ended = not os.read(channel.events, 65536)
+        # (A zygote not ready yet has had no run, and ends, when it is, on its own.)
+        self._wait_ended([c for c in (self.warm, self.eager) if c is not None and c.ready], 10)
         session = (self.warm.ready or {}).get("kept", {}).get("session")
-        if session and not self.warm.ended:  # stuck: its runs die with it (parent-death signal)
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(session, signal.SIGKILL)
+        if session and not self.warm.ended:  # stuck: SIGTERM first, its handler ends its runs
+            for sig, grace in ((signal.SIGTERM, 5), (signal.SIGKILL, 0)):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(session, sig)
+                self._wait_ended([self.warm], grace)
         os.close(self.warm.events)
         if self.eager is not None:
             os.close(self.eager.events)
             self.eager = None
+
+    @staticmethod
+    def _wait_ended(channels: list[Channel], seconds: float) -> None:
+        """Read (and drop) what ``channels`` say until each has ended, ``seconds`` at most."""
+        deadline = time.monotonic() + seconds
+        for channel in channels:
+            while not channel.ended and (left := deadline - time.monotonic()) > 0:
+                if select.select([channel.events], [], [], left)[0]:
+                    channel.ended = not os.read(channel.events, 65536)
 
     def __enter__(self) -> WorkerPool:
         return self

@@ -96,7 +96,8 @@ def _eager_channel() -> tuple[int, int] | None:
     return int(requests), int(events)
 
 
-def fork_eager_zygote(info: Ready, channel: tuple[int, int], private: list[int]) -> int | None:
+def fork_eager_zygote(info: Ready, channel: tuple[int, int], private: list[int],
+                      with_parent: bool = True) -> int | None:
     """Fork, before the warm-up, a zygote for the eager runs, which need no warm compiler.
 
     Eager runs then run while the warm-up compiles (on a core that would idle at ``-j 1``):
@@ -104,8 +105,9 @@ def fork_eager_zygote(info: Ready, channel: tuple[int, int], private: list[int])
     child of this one against ~0.1 s after the warm-up; so compiled runs wait for the warm-up.
     Not where threads run already: a fork copies only the forking thread, and the warm
     zygote's own check (``main``) would refuse it later anyway. The pool then sends eager runs
-    to the warm zygote. ``private``: our descriptors it must not keep. Returns its pid (None:
-    not forked).
+    to the warm zygote. ``private``: our descriptors it must not keep; ``with_parent``: it
+    dies with us (a kept worker's does not: its build may go on with a worker of its own, and
+    it ends when its pipe closes). Returns its pid (None: not forked).
     """
     theirs_in, theirs_out = channel
     parent = os.getpid()
@@ -121,8 +123,9 @@ def fork_eager_zygote(info: Ready, channel: tuple[int, int], private: list[int])
     try:
         for fd in private:
             os.close(fd)
-        die_with_parent(signal.SIGTERM)  # see main: our runs end with us
-        if os.getppid() != parent:  # it died before it could tell us
+        if with_parent:
+            die_with_parent(signal.SIGTERM)  # see main: our runs end with us
+        if with_parent and os.getppid() != parent:  # it died before it could tell us
             code = 0
             return None
         restore_user_environment()

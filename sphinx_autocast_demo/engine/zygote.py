@@ -110,11 +110,11 @@ class Zygote:
 
     def _stop(self, signum: int, _frame: Any) -> None:
         # The build's word that no run is to blame (a kept worker's session is no child of the
-        # build's, whose exit status it could read); the build may be gone, or mid-write.
-        with contextlib.suppress(Exception):
-            self.events.write(json.dumps({"event": "stopped",
-                                          "signal": signal.Signals(signum).name}) + "\n")
-            self.events.flush()
+        # build's, whose exit status it could read). One raw write of a short line: atomic on
+        # a pipe, where the buffered file may be mid-write (it refuses to be entered again).
+        stopped = json.dumps({"event": "stopped", "signal": signal.Signals(signum).name}) + "\n"
+        with contextlib.suppress(OSError):  # the build is gone
+            os.write(self.events.fileno(), stopped.encode())
         self.kill_all()
         for pid in list(self.children):  # killed: gone at once, and their orphans are ours
             with contextlib.suppress(ChildProcessError):
@@ -283,6 +283,7 @@ class Zygote:
             assert run is not None
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
+            os.close(null)
             os.dup2(output, 1)
             os.dup2(output, 2)
             os.close(output)
