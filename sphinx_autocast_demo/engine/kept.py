@@ -180,13 +180,11 @@ def _peer_uid(sock: socket.socket) -> int:
     return int(struct.unpack("3i", creds)[1])  # pid, uid, gid
 
 
-def hand_over(sock: socket.socket, fds: dict[str, int], env: dict[str, str], cwd: str,
-              copy_ahead: bool) -> None:
+def hand_over(sock: socket.socket, fds: dict[str, int], env: dict[str, str], cwd: str) -> None:
     """Give the kept worker this build's ends of the pipes (and its log), environment and
     directory: its session uses them as a per-build worker uses its stdin, stdout and stderr,
-    the environment it was started with and its directory."""
-    env = {k: v for k, v in env.items() if k not in PER_BUILD}
-    hello = json.dumps({"fds": list(fds), "env": env, "cwd": cwd, "copy_ahead": copy_ahead}).encode()
+    the environment it was started with (the pool's words to it included) and its directory."""
+    hello = json.dumps({"fds": list(fds), "env": env, "cwd": cwd}).encode()
     with sock:
         sent = socket.send_fds(sock, [hello], list(fds.values()))
         sock.sendall(hello[sent:])  # a large environment may not go in one message
@@ -202,7 +200,6 @@ class Session:
     fds: dict[str, int]
     env: dict[str, str]
     cwd: str
-    copy_ahead: bool
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -229,7 +226,7 @@ def _accept(listener: socket.socket, timeout: float) -> Session | None:
                 hello += chunk
         words = json.loads(hello)
         return Session(dict(zip(words["fds"], fds, strict=True)), dict(words["env"]),
-                       str(words["cwd"]), bool(words["copy_ahead"]))
+                       str(words["cwd"]))
     except (OSError, ValueError, KeyError, TypeError):  # TimeoutError: none came
         for fd in fds:
             os.close(fd)
@@ -239,50 +236,30 @@ def _accept(listener: socket.socket, timeout: float) -> Session | None:
 def serve(path: Path, idle: float) -> int:
     """Import, warm up, then fork a session for every build that connects, until none came
     for ``idle`` seconds (and no session is left) or the socket was removed."""
-    from .processes import running_threads
-    from .warm import import_stack, warm_up
-    from .worker import fork_eager_zygote, restore_user_environment
+    from .processes import reaped
+    from .worker import imported, warmed
 
     os.dup2(2, 1)  # stray prints (torch's warnings) into the log
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(16)
     bound = _identity(path)
-    info: Ready = {}
-    stage = "could not import torch"
-    try:
-        info = import_stack()
-    except Exception as exc:
-        info = {"error": f"the worker {stage}: {type(exc).__name__}: {exc}"}
+    info = imported()
     session = _accept(listener, timeout=LISTEN_TIMEOUT)  # the build that started us
     if session is None:
         return _leave(path, bound)
-    eager = [session.fds.pop(k) for k in ("eager_in", "eager_out") if k in session.fds]
-    try:
-        if "error" not in info:
-            if len(eager) == 2:  # its eager runs run while we warm up, as a per-build worker's
-                fork_eager_zygote(info, (eager[0], eager[1]),
-                                  private=[listener.fileno(), *session.fds.values()],
-                                  with_parent=False)
-                eager = []
-            stage = "failed in its warm-up compile"
-            info = warm_up(info)
-    except Exception as exc:
-        info = {"error": f"the worker {stage}: {type(exc).__name__}: {exc}"}
-    finally:
-        for fd in eager:
-            os.close(fd)
-    threads = running_threads()
-    info["fork"] = not threads
-    if threads:
-        info["threads"] = threads
-    restore_user_environment()
-    if "error" in info or threads:
+    # Its eager runs run while we warm up, as a per-build worker's do; its eager zygote does
+    # not die with us (the build may go on with a worker of its own).
+    eager = (session.fds.pop("eager_in"), session.fds.pop("eager_out")) \
+        if "eager_in" in session.fds else None
+    info, _ = warmed(info, eager, private=[listener.fileno(), *session.fds.values()],
+                     with_parent=False)
+    if "error" in info or not info["fork"]:
         # Nothing to keep (or unsafe to fork): serve the one build, here, as its own worker
         # would, and no other (their pipes end unanswered: they start their own).
         _leave(path, bound)
         listener.close()
-        return _session(session, info, None, fork_safe=not threads)
+        return _session(session, info, None)
     kept: Kept = {"pid": os.getpid(), "build": 0, "idle": idle}
     last = time.monotonic()
     live: set[int] = set()
@@ -301,13 +278,7 @@ def serve(path: Path, idle: float) -> int:
             session.close()
             live.add(pid)
             session = None
-        while True:
-            try:
-                pid, _ = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
+        for pid, _ in reaped():
             if pid in live:
                 live.discard(pid)
                 last = time.monotonic()
@@ -318,7 +289,7 @@ def serve(path: Path, idle: float) -> int:
         session = _accept(listener, timeout=1.0)
     listener.close()  # what waits in its queue ends unanswered: those builds start their own
     _leave(path, bound)
-    # The first build's eager zygote dies with us (its runs with it): wait for our children.
+    # The first build's eager zygote may still serve it: wait for our children.
     with contextlib.suppress(ChildProcessError):
         while True:
             os.wait()
@@ -344,18 +315,17 @@ def _leave(path: Path, identity: tuple[int, int, int]) -> int:
     return 0
 
 
-def _session(session: Session, info: Ready, kept: Kept | None, fork_safe: bool = True) -> int:
+def _session(session: Session, info: Ready, kept: Kept | None) -> int:
     """Serve one build on its pipes, as a per-build worker does after its warm-up (``kept``:
     None where the kept worker serves this one build only, itself)."""
-    from .processes import adopt_orphans, can_prefault, kill_adopted
-    from .worker import restore_user_environment
-    from .zygote import Zygote
+    from .worker import copy_ahead, restore_user_environment, serve_runs
 
     # The build's environment and directory, as its own worker would have them: what a shell
     # changes between builds is not in the key, and a run may read it.
     os.environ.clear()
     os.environ.update(session.env)
     os.environ.pop("AUTOCAST_DEMO_CONFIG", None)  # the build's word to the worker (import_stack)
+    ahead = copy_ahead()  # (the pool's word, as to its own worker)
     restore_user_environment()
     os.chdir(session.cwd)
     fds = session.fds
@@ -367,20 +337,7 @@ def _session(session: Session, info: Ready, kept: Kept | None, fork_safe: bool =
     requests = fds.pop("requests")
     for fd in fds.values():  # a later build's eager pipes: its eager runs come here instead
         os.close(fd)
-    ready: Ready = {**info, "event": "ready"}
+    ready: Ready = {**info}
     if kept is not None:
         ready["kept"] = {**kept, "session": os.getpid()}
-    try:
-        events.write(json.dumps(ready) + "\n")
-        events.flush()
-    except BrokenPipeError:  # the build is gone already
-        return 0
-    if "error" in info:
-        return 1
-    ahead = (session.copy_ahead and fork_safe and os.environ.get("AUTOCAST_DEMO_PREFAULT") != "0"
-             and can_prefault())
-    adopt_orphans()
-    Zygote(requests, events, fork_safe=fork_safe, copy_ahead=ahead).serve()
-    kill_adopted()
-    return 0
-
+    return serve_runs(requests, events, ready, copy_ahead=ahead)

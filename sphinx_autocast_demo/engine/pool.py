@@ -103,8 +103,6 @@ class WorkerPool:
             **(env or {}),
         }
         child_env.pop("AUTOCAST_DEMO_EAGER_FDS", None)
-        # Waiting children copy ahead only on a core that would idle (``worker.copy_ahead``).
-        ahead = self.jobs < cpus
         # Eager runs while the worker warms up, where a core is free of the warm-up: the pool's
         # word to the worker, as two more pipes (``worker.fork_eager_zygote``).
         ours: tuple[int, int] | None = None
@@ -113,10 +111,12 @@ class WorkerPool:
             eager_in, to_eager = os.pipe()
             from_eager, eager_out = os.pipe()
             ours, theirs = (to_eager, from_eager), (above_stdio(eager_in), above_stdio(eager_out))
-        self._start_again = (child_env, ahead)  # for a kept worker that ends before serving us
+        # Waiting children copy ahead only on a core that would idle (``worker.copy_ahead``).
+        child_env["AUTOCAST_DEMO_COPY_AHEAD"] = "1" if self.jobs < cpus else "0"
+        self._child_env = child_env  # for a kept worker that ends before serving us
         try:
-            kept = self._join_kept(child_env, keep, ahead, theirs) if keep > 0 else None
-            self.warm = kept or self._start(child_env, ahead, theirs)
+            kept = self._join_kept(child_env, keep, theirs) if keep > 0 else None
+            self.warm = kept or self._start(child_env, theirs)
         except BaseException:
             for fd in ours or ():
                 os.close(fd)
@@ -126,11 +126,10 @@ class WorkerPool:
                 os.close(fd)
         self.eager = Channel(*ours) if ours else None
 
-    def _start(self, child_env: dict[str, str], ahead: bool, eager: tuple[int, ...]) -> Channel:
+    def _start(self, child_env: dict[str, str], eager: tuple[int, ...]) -> Channel:
         """This build's own worker, which ends with it."""
-        child_env = {**child_env, "AUTOCAST_DEMO_COPY_AHEAD": "1" if ahead else "0"}
         if eager:
-            child_env["AUTOCAST_DEMO_EAGER_FDS"] = ",".join(map(str, eager))
+            child_env = {**child_env, "AUTOCAST_DEMO_EAGER_FDS": ",".join(map(str, eager))}
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "sphinx_autocast_demo.engine.worker"],
@@ -149,9 +148,9 @@ class WorkerPool:
         self.not_kept = why
         self.warm.close()  # (the eager zygote, if any, goes on until the new worker is ready)
         os.close(self.warm.events)
-        self.warm = self._start(*self._start_again, ())
+        self.warm = self._start(self._child_env, ())
 
-    def _join_kept(self, child_env: dict[str, str], keep: float, ahead: bool,
+    def _join_kept(self, child_env: dict[str, str], keep: float,
                    eager: tuple[int, ...]) -> Channel | None:
         """A session of the kept worker for this environment (started if none runs), on pipes
         of ours (see :mod:`.kept`); None, with why in ``not_kept``, if there is none."""
@@ -164,7 +163,7 @@ class WorkerPool:
         if eager:
             theirs.update(eager_in=eager[0], eager_out=eager[1])
         try:
-            kept.hand_over(kept.connect(child_env, keep), theirs, child_env, str(self.tmp), ahead)
+            kept.hand_over(kept.connect(child_env, keep), theirs, child_env, str(self.tmp))
         except (kept.KeptUnavailable, OSError) as exc:
             self.not_kept = str(exc)
             os.close(to_session)

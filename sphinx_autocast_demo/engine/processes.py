@@ -15,7 +15,10 @@ import signal
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -186,6 +189,18 @@ def prefault(runs: list[tuple[int, int]], until: int | None = None) -> int:
         if madvise(address, size, MADV_POPULATE_WRITE) == 0:  # else unmapped there: skipped
             done += size
     return done
+
+
+def reaped() -> Iterator[tuple[int, int]]:
+    """(pid, wait status) of each child of ours that has ended, without waiting for any."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:  # none left
+            return
+        if pid == 0:  # none ended
+            return
+        yield pid, status
 
 
 def adopt_orphans() -> None:

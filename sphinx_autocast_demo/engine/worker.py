@@ -20,6 +20,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import IO
 
 from .processes import adopt_orphans, can_prefault, die_with_parent, kill_adopted, running_threads
 from .protocol import Ready
@@ -54,17 +55,32 @@ def main(argv: list[str]) -> int:
     os.close(null)  # (else every run would inherit it)
     # The pool's words to us, not the runs' business: gone before anything forks.
     eager, ahead = _eager_channel(), copy_ahead()
-    helper, stage = None, "could not import torch"
+    info, helper = warmed(imported(), eager, private=[requests, events.fileno()])
+    return serve_runs(requests, events, info, copy_ahead=ahead, helper=helper)
+
+
+def imported() -> Ready:
+    """:func:`.warm.import_stack`, with its failure as the ready event's error."""
     try:
-        info = import_stack()
+        return import_stack()
+    except Exception as exc:
+        return {"error": f"the worker could not import torch: {type(exc).__name__}: {exc}"}
+
+
+def warmed(info: Ready, eager: tuple[int, int] | None, private: list[int],
+           with_parent: bool = True) -> tuple[Ready, int | None]:
+    """After the imports (``info``): the eager zygote forked on ``eager`` (see
+    :func:`fork_eager_zygote`), the warm-up, the check that no thread is left, and the runs'
+    environment given back. Returns the ready event and the eager zygote's pid."""
+    helper = None
+    try:
         if "error" not in info:
             if eager is not None:
-                helper = fork_eager_zygote(info, eager, private=[requests, events.fileno()])
+                helper = fork_eager_zygote(info, eager, private, with_parent)
                 eager = None
-            stage = "failed in its warm-up compile"
             info = warm_up(info)
     except Exception as exc:
-        info = {"error": f"the worker {stage}: {type(exc).__name__}: {exc}"}
+        info = {"error": f"the worker failed in its warm-up compile: {type(exc).__name__}: {exc}"}
     finally:
         for fd in eager or ():  # no eager zygote: its channel closes, the pool sends them here
             os.close(fd)
@@ -76,13 +92,23 @@ def main(argv: list[str]) -> int:
     if threads:
         info["threads"] = threads
     restore_user_environment()
-    info["event"] = "ready"
-    events.write(json.dumps(info) + "\n")
-    events.flush()
-    if "error" in info:
+    return info, helper
+
+
+def serve_runs(requests: int, events: IO[str], ready: Ready, copy_ahead: bool = False,
+               helper: int | None = None) -> int:
+    """Say ``ready`` to the build and, unless it is an error, fork its runs until it closes
+    ``requests`` (see :class:`.zygote.Zygote`)."""
+    try:
+        events.write(json.dumps({**ready, "event": "ready"}) + "\n")
+        events.flush()
+    except BrokenPipeError:  # the build is gone already
+        return 0
+    if "error" in ready:
         return 1
     adopt_orphans()
-    Zygote(requests, events, fork_safe=not threads, copy_ahead=ahead, helper=helper).serve()
+    Zygote(requests, events, fork_safe=ready.get("fork", True), copy_ahead=copy_ahead,
+           helper=helper).serve()
     kill_adopted()  # every run has been reaped: what they left behind is ours now
     return 0
 
@@ -130,13 +156,7 @@ def fork_eager_zygote(info: Ready, channel: tuple[int, int], private: list[int],
             return None
         restore_user_environment()
         freeze()
-        out = os.fdopen(theirs_out, "w")
-        out.write(json.dumps({**info, "event": "ready", "fork": True}) + "\n")
-        out.flush()
-        adopt_orphans()
-        Zygote(theirs_in, out).serve()
-        kill_adopted()
-        code = 0
+        code = serve_runs(theirs_in, os.fdopen(theirs_out, "w"), {**info, "fork": True})
     except BaseException:
         import traceback
 

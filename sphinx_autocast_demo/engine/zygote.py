@@ -27,6 +27,7 @@ from .processes import (
     kill_adopted,
     killpg,
     prefault,
+    reaped,
     renew_thread_pool,
     terminate_and_reap,
     written_pages,
@@ -333,13 +334,7 @@ class Zygote:
             child.output = -1
 
     def reap(self) -> None:
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
+        for pid, status in reaped():
             if pid not in self.children:
                 if pid == self.helper:
                     self.helper = None
