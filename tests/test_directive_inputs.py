@@ -176,6 +176,7 @@ def test_only_the_readable_demos_ran_and_every_mistake_counts(build):
 
 SECONDS = "a number of seconds > 0 and at most 86400 (24 h)"
 FINITE = "a finite number >= 0 (0: bitwise equal)"
+KEPT = "a number of seconds >= 0 and at most 86400 (24 h; 0: none is kept)"
 TIMEOUT = (f"must be {SECONDS}; leave the option out to use autocast_demo_timeout (120 s) "
            "[autocast_demo.directive]")
 TOLERANCE = f"must be {FINITE} [autocast_demo.directive]"
@@ -210,6 +211,7 @@ def test_numbers_out_of_range_fail_the_build_without_a_traceback(numbers):
     ("timeout", "90000", SECONDS),
     ("grad_tolerance", 'float("nan")', FINITE),
     ("output_tolerance", "-1e-3", FINITE),
+    ("keep_worker", "-5", KEPT),
 ])
 def test_a_conf_py_number_out_of_range_is_refused_at_its_line(tmp_path_factory, name, value, rule):
     src = copy_root("option-numbers", tmp_path_factory)
