@@ -6,6 +6,7 @@ why and starts its own."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -201,11 +202,13 @@ def test_a_killed_build_leaves_only_the_kept_worker_which_ends_when_idle(tmp_pat
             os.kill(pid, signal.SIGKILL)
 
 
-def start_build(src: Path, tag: str, runtime: Path, *more: str,
-                env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def start_build(src: Path, tag: str, runtime: Path, *more: str, env: dict[str, str] | None = None,
+                background: bool = False) -> subprocess.Popen[str]:
+    """``background``: as a shell starts ``cmd &`` (without job control), SIGINT ignored."""
     return subprocess.Popen(
         [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", *KEEP, *more, str(src),
          str(src / "_build")],
+        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background else None,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "AUTOCAST_DEMO_TEST_TAG": tag, "XDG_RUNTIME_DIR": str(runtime),
              **(env or {})})
@@ -261,12 +264,71 @@ def test_a_kept_worker_that_ends_before_serving_a_build_leaves_it_its_own(tmp_pa
             os.kill(pid, signal.SIGKILL)
 
 
-def test_the_key_ignores_only_the_shells_bookkeeping():
+def test_a_stopped_kept_worker_does_not_hold_a_later_build(tmp_path_factory):
+    """Stopped (SIGSTOP) after its first build, a kept worker still takes connections (the
+    kernel queues them) but never answers: a later build waits ANSWER_TIMEOUT for it, then runs
+    its own worker and says why, with the pid to look at. That build is of another project and
+    runs in the background (SIGINT ignored): one worker serves them all, so it finds the same."""
+    from sphinx_autocast_demo.engine.kept import ANSWER_TIMEOUT
+
+    tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
+    first = start_build(copy_root("kept-worker", tmp_path_factory), tag, runtime)
+    stopped = None
+    try:
+        assert first.wait(timeout=300) == 0, first.communicate()[1]
+        [stopped] = kept_workers(tag)
+        os.kill(stopped, signal.SIGSTOP)
+        begun = time.monotonic()
+        second = start_build(copy_root("kept-worker", tmp_path_factory), tag, runtime,
+                             background=True)
+        stdout, stderr = second.communicate(timeout=300)
+        assert second.returncode == 0, stderr
+        assert time.monotonic() - begun >= ANSWER_TIMEOUT  # it did wait for an answer first
+        assert (f"no worker is kept between builds here (the kept worker, pid {stopped}, did not "
+                f"answer in {ANSWER_TIMEOUT:g} s: stopped or stuck? kill {stopped}, or run 'python "
+                "-m sphinx_autocast_demo stop-workers' so that the next build starts a new one)"
+                ) in stderr, stderr
+        assert stderr.count("WARNING") == 1, stderr
+        assert "4 values checked" in stdout
+        assert "8 runs forked from the worker, 0 in a new interpreter" in stdout
+        # Woken, it serves the session it queued: its pipes are closed, so it ends at once.
+        os.kill(stopped, signal.SIGCONT)
+        assert stop_workers(runtime).returncode == 0
+        assert wait_for(lambda: not processes_tagged(tag), 15)
+    finally:
+        if stopped is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(stopped, signal.SIGCONT)
+        for proc in (first, locals().get("second")):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+        for pid in processes_tagged(tag):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_the_key_ignores_only_the_shells_and_sphinxs_bookkeeping():
     from sphinx_autocast_demo.engine.kept import fingerprint
 
-    base = {"PATH": "/usr/bin", "PWD": "/a", "OLDPWD": "/b", "_": "/usr/bin/make", "SHLVL": "1"}
-    moved = {**base, "PWD": "/c", "OLDPWD": "/a", "_": "/usr/bin/sphinx-build", "SHLVL": "2"}
+    base = {"PATH": "/usr/bin", "PWD": "/a", "OLDPWD": "/b", "_": "/usr/bin/make", "SHLVL": "1",
+            "DOCUTILSCONFIG": "/docs/one/docutils.conf"}  # Sphinx sets it: the project's
+    moved = {**base, "PWD": "/c", "OLDPWD": "/a", "_": "/usr/bin/sphinx-build", "SHLVL": "2",
+             "DOCUTILSCONFIG": "/docs/two/docutils.conf"}
     assert fingerprint(base) == fingerprint(moved)
     assert fingerprint(base) != fingerprint({**base, "TORCH_LOGS": "dynamo"})
     assert fingerprint(base) != fingerprint({**base, "PATH": "/opt/bin"})
     assert fingerprint({**base, "AUTOCAST_DEMO_COPY_AHEAD": "1"}) == fingerprint(base)  # per build
+
+
+@pytest.mark.parametrize(("ignored", "same"), [(signal.SIGINT, True), (signal.SIGHUP, False)])
+def test_the_key_ignores_the_signals_every_run_gets_the_default_of(ignored, same):
+    """A build started in the background ignores SIGINT: its runs do not (the zygote resets it),
+    so it shares the worker of a build in the foreground. SIGHUP ignored reaches the runs."""
+    from sphinx_autocast_demo.engine.kept import fingerprint
+
+    env = {"PATH": "/usr/bin"}
+    before = fingerprint(env)
+    old = signal.signal(ignored, signal.SIG_IGN)
+    try:
+        assert (fingerprint(env) == before) is same
+    finally:
+        signal.signal(ignored, old)

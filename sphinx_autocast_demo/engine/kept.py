@@ -39,12 +39,18 @@ if TYPE_CHECKING:
 PER_BUILD = ("AUTOCAST_DEMO_EAGER_FDS", "AUTOCAST_DEMO_COPY_AHEAD")
 
 #: What a shell changes between two builds of the same environment (where it ran from, the
-#: command's path): not in the key. The runs see the build's own values all the same: a
-#: session takes the build's whole environment (:func:`_session`).
-SHELL_BOOKKEEPING = ("PWD", "OLDPWD", "_", "SHLVL")
+#: command's path), and what Sphinx sets for the build (its project's docutils.conf): not in
+#: the key, so that one worker serves every project of a writer. The runs see the build's own
+#: values all the same: a session takes the build's whole environment (:func:`_session`).
+BOOKKEEPING = ("PWD", "OLDPWD", "_", "SHLVL", "DOCUTILSCONFIG")
 
 #: How long a build waits for a kept worker it started to listen (it does before its imports).
 LISTEN_TIMEOUT = 30.0
+
+#: How long a build waits for the session of a kept worker that was running already (warm, it
+#: forks one at once: ~20 ms) before it starts its own worker: one that is stopped or stuck
+#: would otherwise hold every later build for the start timeout.
+ANSWER_TIMEOUT = 10.0
 
 #: The environment variable that makes a worker a kept one: its socket and idle time (JSON).
 KEPT = "AUTOCAST_DEMO_KEPT"
@@ -93,8 +99,10 @@ def fingerprint(env: dict[str, str]) -> str:
     os.umask(umask)
     limits = [resource.getrlimit(getattr(resource, name)) for name in sorted(dir(resource))
               if name.startswith("RLIMIT_")]
+    from .zygote import RESET_SIGNALS
+
     ignored = []
-    for sig in sorted(signal.valid_signals()):
+    for sig in sorted(set(signal.valid_signals()) - set(RESET_SIGNALS)):  # runs get defaults
         with contextlib.suppress(ValueError, OSError):
             if signal.getsignal(sig) == signal.SIG_IGN:
                 ignored.append(int(sig))
@@ -107,11 +115,20 @@ def fingerprint(env: dict[str, str]) -> str:
                "blocked": sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))}
     blob = json.dumps({"python": [sys.executable, sys.version], "files": seen, "process": process,
                        "env": sorted((k, v) for k, v in env.items()
-                                     if k not in PER_BUILD + SHELL_BOOKKEEPING)})
+                                     if k not in PER_BUILD + BOOKKEEPING)})
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
-def connect(env: dict[str, str], idle: float) -> socket.socket:
+@dataclass
+class Joined:
+    """A connection to a kept worker: its pid, and whether this build started it."""
+
+    sock: socket.socket
+    pid: int
+    started: bool
+
+
+def connect(env: dict[str, str], idle: float) -> Joined:
     """A connection to the kept worker for ``env``, started (detached) if none listens."""
     import fcntl
 
@@ -124,7 +141,7 @@ def connect(env: dict[str, str], idle: float) -> socket.socket:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two builds at once start one worker, not two
         found = _connect(path)
         if found is not None:
-            return found
+            return Joined(*found, started=False)
         path.unlink(missing_ok=True)  # a worker that ended without removing it
         log = directory / f"{key}.log"
         with open(log, "wb") as err:
@@ -142,7 +159,7 @@ def connect(env: dict[str, str], idle: float) -> socket.socket:
                 tail = log.read_text(errors="replace")[-2000:].strip()
                 raise KeptUnavailable("the kept worker did not start" + (f":\n{tail}" if tail else ""))
             time.sleep(0.005)
-        return found
+        return Joined(*found, started=True)
 
 
 def stop_all() -> list[str]:
@@ -155,14 +172,14 @@ def stop_all() -> list[str]:
     return stopped
 
 
-def _connect(path: Path) -> socket.socket | None:
-    """A connection to the worker listening at ``path``, if it is this user's; None if none
-    listens there."""
+def _connect(path: Path) -> tuple[socket.socket, int] | None:
+    """A connection to the worker listening at ``path``, if it is this user's, and its pid; None
+    if none listens there."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(10.0)
     try:
         sock.connect(str(path))
-        uid = _peer_uid(sock)
+        pid, uid = _peer(sock)
     except (FileNotFoundError, ConnectionRefusedError):  # none there, or it ended
         sock.close()
         return None
@@ -172,12 +189,14 @@ def _connect(path: Path) -> socket.socket | None:
     if uid != os.getuid():  # the build's environment goes there: only to ourselves
         sock.close()
         raise KeptUnavailable(f"{path} is another user's")
-    return sock
+    return sock, pid
 
 
-def _peer_uid(sock: socket.socket) -> int:
+def _peer(sock: socket.socket) -> tuple[int, int]:
+    """The pid and uid of the process at the other end of ``sock``."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return int(struct.unpack("3i", creds)[1])  # pid, uid, gid
+    pid, uid, _ = struct.unpack("3i", creds)
+    return int(pid), int(uid)
 
 
 def hand_over(sock: socket.socket, fds: dict[str, int], env: dict[str, str], cwd: str) -> None:
@@ -217,7 +236,7 @@ def _accept(listener: socket.socket, timeout: float) -> Session | None:
         conn, _ = listener.accept()
         with conn:
             conn.settimeout(10.0)
-            if _peer_uid(conn) != os.getuid():  # the directory is private: a second lock
+            if _peer(conn)[1] != os.getuid():  # the directory is private: a second lock
                 return None
             hello, fds, _, _ = socket.recv_fds(conn, 1 << 20, 8)
             for fd in fds:  # ours only: no run and no fresh interpreter may keep them

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import Frame, RunRecord, SnippetError, run_record_from_json
 from ..text import bounded, printable
+from . import kept
 from .channels import Channel, Waiting, above_stdio
 from .cpus import cores
 from .protocol import Exit, Job, Ready, RunRequest
@@ -90,6 +91,8 @@ class WorkerPool:
         self.info: Ready | None = None  # the first ready (the eager zygote's, when it has one)
         # Why no kept worker serves this build although one was asked for (the build says it).
         self.not_kept: str | None = None
+        # A kept worker that was running already: when its session must have answered, and its pid.
+        self.answer_by: tuple[float, int] | None = None
         self.proc: subprocess.Popen[bytes] | None = None  # None: a kept worker's session
         cpus = cores()
         # Prefer a fork-safe CUDA probe and single-threaded compile workers: both forked.
@@ -145,7 +148,7 @@ class WorkerPool:
 
     def _own_worker_after_all(self, why: str) -> None:
         """A worker of our own, after all: the kept one's session never came."""
-        self.not_kept = why
+        self.not_kept, self.answer_by = why, None
         self.warm.close()  # (the eager zygote, if any, goes on until the new worker is ready)
         os.close(self.warm.events)
         self.warm = self._start(self._child_env, ())
@@ -154,8 +157,6 @@ class WorkerPool:
                    eager: tuple[int, ...]) -> Channel | None:
         """A session of the kept worker for this environment (started if none runs), on pipes
         of ours (see :mod:`.kept`); None, with why in ``not_kept``, if there is none."""
-        from . import kept
-
         requests, to_session = os.pipe()
         from_session, events = os.pipe()
         log = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -163,7 +164,10 @@ class WorkerPool:
         if eager:
             theirs.update(eager_in=eager[0], eager_out=eager[1])
         try:
-            kept.hand_over(kept.connect(child_env, keep), theirs, child_env, str(self.tmp))
+            joined = kept.connect(child_env, keep)
+            kept.hand_over(joined.sock, theirs, child_env, str(self.tmp))
+            if not joined.started:  # warm already: its session answers at once, or it is stuck
+                self.answer_by = (time.monotonic() + kept.ANSWER_TIMEOUT, joined.pid)
         except (kept.KeptUnavailable, OSError) as exc:
             self.not_kept = str(exc)
             os.close(to_session)
@@ -209,7 +213,15 @@ class WorkerPool:
                                      blame=False)
                 raise WorkerDied(self._death_message(timed_out=False), channel)
             fds = {c.events: c for c in self._channels()}
-            ready, _, _ = select.select(list(fds), [], [], timeout)
+            answer = self.answer_by if self.warm.ready is None else None
+            wait = timeout if answer is None else min(timeout, max(0.0, answer[0] - time.monotonic()))
+            ready, _, _ = select.select(list(fds), [], [], wait)
+            if not ready and answer is not None and time.monotonic() >= answer[0]:
+                self._own_worker_after_all(
+                    f"the kept worker, pid {answer[1]}, did not answer in {kept.ANSWER_TIMEOUT:g} s: "
+                    f"stopped or stuck? kill {answer[1]}, or run 'python -m sphinx_autocast_demo "
+                    "stop-workers' so that the next build starts a new one")
+                continue
             if not ready:
                 raise WorkerDied(self._death_message(timed_out=True))
             for fd in ready:
@@ -243,6 +255,8 @@ class WorkerPool:
         if "error" in event:
             raise EngineError(event["error"])
         channel.ready = event
+        if channel is self.warm:
+            self.answer_by = None
         if self.info is None or channel is self.warm:  # the warm worker's says everything
             self.info = event
 

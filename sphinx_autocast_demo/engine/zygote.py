@@ -35,6 +35,10 @@ from .processes import (
 from .protocol import Exit, RunRequest
 from .warm import rehearse
 
+#: The signals the zygote handles itself: every run starts with their defaults, whatever the
+#: build's own dispositions were (a build in the background ignores SIGINT, say).
+RESET_SIGNALS = (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM)
+
 #: The module a fresh interpreter runs a job with (``--job``).
 WORKER = f"{__package__}.worker"
 
@@ -255,7 +259,7 @@ class Zygote:
         os.setpgid(0, 0)
         die_with_parent()
         signal.set_wakeup_fd(-1)
-        for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM):
+        for sig in RESET_SIGNALS:
             signal.signal(sig, signal.SIG_DFL)
         for fd in self._private():
             with contextlib.suppress(OSError):
