@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 #: How long the worker may take to import torch and warm up before we give up on it.
 STARTUP_TIMEOUT = 300.0
 
+#: Seconds a worker gets to end once its stdin closed (it kills its runs and exits at once).
+CLOSE_GRACE = 10.0
+
 
 #: Thread pools that libraries start as they are imported: numpy's OpenBLAS starts one thread
 #: per core but one when torch imports it, MKL and OpenMP runtimes likewise. A worker with
@@ -402,10 +405,16 @@ class WorkerPool:
             try:
                 if proc.stdin:
                     proc.stdin.close()
-                proc.wait(timeout=10)
+                proc.wait(timeout=CLOSE_GRACE)
             except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
-                proc.kill()
-                proc.wait()
+                # Stuck: SIGTERM first, whose handler ends its runs' process groups (with what
+                # a snippet started in them), which SIGKILL would leave running.
+                proc.terminate()
+                try:
+                    proc.wait(timeout=CLOSE_GRACE / 2)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
         if proc.stdout:
             proc.stdout.close()
 
