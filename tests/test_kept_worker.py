@@ -306,6 +306,44 @@ def test_a_stopped_kept_worker_does_not_hold_a_later_build(tmp_path_factory):
             os.kill(pid, signal.SIGKILL)
 
 
+def test_a_build_that_finds_the_kept_worker_still_starting_waits_for_it(tmp_path_factory):
+    """Another build started the kept worker, which is still importing (here: stopped there for
+    longer than ANSWER_TIMEOUT): a build that connects meanwhile waits for it as for a worker of
+    its own, and is its second build, with no warning."""
+    from sphinx_autocast_demo.engine.kept import ANSWER_TIMEOUT
+
+    tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
+    first = start_build(copy_root("kept-worker", tmp_path_factory), tag, runtime)
+    second = worker = None
+    try:
+        # It listens before its imports (seconds): the first build hands its pipes over at once.
+        assert wait_for(lambda: list(runtime.glob("*/*.sock")) or first.poll() is not None, 120)
+        [worker] = kept_workers(tag)
+        os.kill(worker, signal.SIGSTOP)
+        assert not list(runtime.glob("*/*.warm"))  # still starting
+        second = start_build(copy_root("kept-worker", tmp_path_factory), tag, runtime)
+        time.sleep(ANSWER_TIMEOUT + 2)
+        os.kill(worker, signal.SIGCONT)
+        out1, err1 = first.communicate(timeout=300)
+        out2, err2 = second.communicate(timeout=300)
+        assert first.returncode == 0 and second.returncode == 0, err1 + err2
+        assert "WARNING" not in err1 + err2, err1 + err2
+        assert "8 runs forked from the worker (kept for later builds)" in out1
+        assert "8 runs forked from the worker (kept from an earlier build; this is its build 2)" \
+            in out2
+    finally:
+        if worker is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker, signal.SIGCONT)
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+        stop_workers(runtime)
+        wait_for(lambda: not processes_tagged(tag), 10)
+        for pid in processes_tagged(tag):
+            os.kill(pid, signal.SIGKILL)
+
+
 def test_the_key_ignores_only_the_shells_and_sphinxs_bookkeeping():
     from sphinx_autocast_demo.engine.kept import fingerprint
 

@@ -47,9 +47,10 @@ BOOKKEEPING = ("PWD", "OLDPWD", "_", "SHLVL", "DOCUTILSCONFIG")
 #: How long a build waits for a kept worker it started to listen (it does before its imports).
 LISTEN_TIMEOUT = 30.0
 
-#: How long a build waits for the session of a kept worker that was running already (warm, it
-#: forks one at once: ~20 ms) before it starts its own worker: one that is stopped or stuck
-#: would otherwise hold every later build for the start timeout.
+#: How long a build waits for the session of a kept worker that was warm already (it forks one
+#: at once: ~20 ms) before it starts its own worker: one that is stopped or stuck would
+#: otherwise hold every later build for the start timeout. A build that finds one still
+#: starting (another build started it) waits for its warm-up as for its own worker's.
 ANSWER_TIMEOUT = 10.0
 
 #: The environment variable that makes a worker a kept one: its socket and idle time (JSON).
@@ -121,11 +122,17 @@ def fingerprint(env: dict[str, str]) -> str:
 
 @dataclass
 class Joined:
-    """A connection to a kept worker: its pid, and whether this build started it."""
+    """A connection to a kept worker: its pid, and whether it was warm (see :func:`_warm`)."""
 
     sock: socket.socket
     pid: int
-    started: bool
+    warm: bool
+
+
+def _warm(sock: Path) -> Path:
+    """The file that says the worker listening at ``sock`` has warmed up: from then on it
+    answers a build at once."""
+    return sock.with_suffix(".warm")
 
 
 def connect(env: dict[str, str], idle: float) -> Joined:
@@ -141,8 +148,9 @@ def connect(env: dict[str, str], idle: float) -> Joined:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two builds at once start one worker, not two
         found = _connect(path)
         if found is not None:
-            return Joined(*found, started=False)
+            return Joined(*found, warm=_warm(path).exists())
         path.unlink(missing_ok=True)  # a worker that ended without removing it
+        _warm(path).unlink(missing_ok=True)
         log = directory / f"{key}.log"
         with open(log, "wb") as err:
             server = subprocess.Popen(
@@ -159,7 +167,7 @@ def connect(env: dict[str, str], idle: float) -> Joined:
                 tail = log.read_text(errors="replace")[-2000:].strip()
                 raise KeptUnavailable("the kept worker did not start" + (f":\n{tail}" if tail else ""))
             time.sleep(0.005)
-        return Joined(*found, started=True)
+        return Joined(*found, warm=False)
 
 
 def stop_all() -> list[str]:
@@ -168,6 +176,7 @@ def stop_all() -> list[str]:
     stopped = []
     for path in sorted(runtime_dir().glob("*.sock")):
         path.unlink(missing_ok=True)
+        _warm(path).unlink(missing_ok=True)
         stopped.append(path.stem)
     return stopped
 
@@ -280,6 +289,7 @@ def serve(path: Path, idle: float) -> int:
         listener.close()
         return _session(session, info, None)
     kept: Kept = {"pid": os.getpid(), "build": 0, "idle": idle}
+    _warm(path).touch()
     last = time.monotonic()
     live: set[int] = set()
     number = 0
@@ -330,6 +340,7 @@ def _still_ours(path: Path, identity: tuple[int, int, int]) -> bool:
 
 def _leave(path: Path, identity: tuple[int, int, int]) -> int:
     if _still_ours(path, identity):
+        _warm(path).unlink(missing_ok=True)
         path.unlink(missing_ok=True)
     return 0
 

@@ -94,7 +94,7 @@ class WorkerPool:
         self.info: Ready | None = None  # the first ready (the eager zygote's, when it has one)
         # Why no kept worker serves this build although one was asked for (the build says it).
         self.not_kept: str | None = None
-        # A kept worker that was running already: when its session must have answered, and its pid.
+        # A kept worker that was warm already: when its session must have answered, and its pid.
         self.answer_by: tuple[float, int] | None = None
         self.proc: subprocess.Popen[bytes] | None = None  # None: a kept worker's session
         cpus = cores()
@@ -169,7 +169,7 @@ class WorkerPool:
         try:
             joined = kept.connect(child_env, keep)
             kept.hand_over(joined.sock, theirs, child_env, str(self.tmp))
-            if not joined.started:  # warm already: its session answers at once, or it is stuck
+            if joined.warm:  # its session answers at once, or it is stopped or stuck
                 self.answer_by = (time.monotonic() + kept.ANSWER_TIMEOUT, joined.pid)
         except (kept.KeptUnavailable, OSError) as exc:
             self.not_kept = str(exc)
