@@ -203,12 +203,17 @@ def test_a_killed_build_leaves_only_the_kept_worker_which_ends_when_idle(tmp_pat
 
 
 def start_build(src: Path, tag: str, runtime: Path, *more: str, env: dict[str, str] | None = None,
-                background: bool = False) -> subprocess.Popen[str]:
-    """``background``: as a shell starts ``cmd &`` (without job control), SIGINT ignored."""
+                ignoring: tuple[int, ...] = ()) -> subprocess.Popen[str]:
+    """``ignoring``: signals the build starts with ignored (SIGINT: as a shell starts ``cmd &``
+    without job control)."""
+    def ignore() -> None:
+        for sig in ignoring:
+            signal.signal(sig, signal.SIG_IGN)
+
     return subprocess.Popen(
         [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", *KEEP, *more, str(src),
          str(src / "_build")],
-        preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background else None,
+        preexec_fn=ignore,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "AUTOCAST_DEMO_TEST_TAG": tag, "XDG_RUNTIME_DIR": str(runtime),
              **(env or {})})
@@ -280,14 +285,14 @@ def test_a_stopped_kept_worker_does_not_hold_a_later_build(tmp_path_factory):
         os.kill(stopped, signal.SIGSTOP)
         begun = time.monotonic()
         second = start_build(copy_root("kept-worker", tmp_path_factory), tag, runtime,
-                             background=True)
+                             ignoring=(signal.SIGINT,))
         stdout, stderr = second.communicate(timeout=300)
         assert second.returncode == 0, stderr
         assert time.monotonic() - begun >= ANSWER_TIMEOUT  # it did wait for an answer first
         assert (f"no worker is kept between builds here (the kept worker, pid {stopped}, did not "
-                f"answer in {ANSWER_TIMEOUT:g} s: stopped or stuck? kill {stopped}, or run 'python "
-                "-m sphinx_autocast_demo stop-workers' so that the next build starts a new one)"
-                ) in stderr, stderr
+                f"answer in {ANSWER_TIMEOUT:g} s: stopped or stuck? Resume it (kill -CONT {stopped}) "
+                f"or end it (kill -KILL {stopped}); 'python -m sphinx_autocast_demo stop-workers' "
+                "makes the next build start a new one)") in stderr, stderr
         assert stderr.count("WARNING") == 1, stderr
         assert "4 values checked" in stdout
         assert "8 runs forked from the worker, 0 in a new interpreter" in stdout
@@ -342,6 +347,42 @@ def test_a_build_that_finds_the_kept_worker_still_starting_waits_for_it(tmp_path
         wait_for(lambda: not processes_tagged(tag), 10)
         for pid in processes_tagged(tag):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_a_kept_worker_started_with_sigchld_and_sigterm_ignored_still_ends_when_idle(
+        tmp_path_factory):
+    """The build that starts it ignores SIGCHLD and SIGTERM: the worker does not (it resets the
+    signals it handles), so it sees its sessions end and leaves after its idle time, as it must,
+    since builds that do not ignore them share it (they are not in the key)."""
+    tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
+    build = start_build(copy_root("kept-worker", tmp_path_factory), tag, runtime,
+                        "-D", "autocast_demo_keep_worker=2",
+                        ignoring=(signal.SIGCHLD, signal.SIGTERM))
+    try:
+        stdout, stderr = build.communicate(timeout=300)
+        assert build.returncode == 0, stderr
+        assert "8 runs forked from the worker (kept for later builds)" in stdout
+        assert wait_for(lambda: not processes_tagged(tag), 30)  # 2 s idle, looked at every second
+    finally:
+        if build.poll() is None:
+            build.kill()
+        stop_workers(runtime)
+        wait_for(lambda: not processes_tagged(tag), 10)
+        for pid in processes_tagged(tag):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_a_warm_file_counts_only_for_the_worker_that_wrote_it(tmp_path):
+    """stop-workers during one worker's warm-up, and a new one started at the same socket: the
+    first, warm at last, must not make builds take the new one, still starting, for warm (and
+    tell them to kill it after 10 s)."""
+    from sphinx_autocast_demo.engine.kept import _is_warm, _warm
+
+    sock = tmp_path / "key.sock"
+    assert not _is_warm(sock, 1234)  # none written: still starting
+    _warm(sock).write_text("1234")
+    assert _is_warm(sock, 1234)
+    assert not _is_warm(sock, 5678)
 
 
 def test_the_key_ignores_only_the_shells_and_sphinxs_bookkeeping():

@@ -132,7 +132,7 @@ def test_a_worker_stuck_at_close_gets_sigterm_before_sigkill(tmp_path, monkeypat
 
     from sphinx_autocast_demo.engine import pool
 
-    monkeypatch.setattr(pool, "CLOSE_GRACE", 0.5)
+    monkeypatch.setattr(pool, "CLOSE_GRACE", 2.0)
     marker = tmp_path / "sigterm"
     script = (f"import signal, sys, time\n"
               f"def heard(*_):\n    open({str(marker)!r}, 'w').close()\n"

@@ -79,6 +79,8 @@ def fingerprint(env: dict[str, str]) -> str:
     environment it imports under, the installed packages (torch's and this extension's files,
     and the site-packages directories, whose times change with every install), and what a
     process inherits (umask, CPUs, limits, niceness, ignored and blocked signals, cgroup).
+    Left out: the shell's and Sphinx's bookkeeping (:data:`BOOKKEEPING`), which the runs see
+    as their build has it, and the signals the worker resets (``zygote.RESET_SIGNALS``).
     Another key, another worker."""
     import importlib.util
     import resource
@@ -130,9 +132,18 @@ class Joined:
 
 
 def _warm(sock: Path) -> Path:
-    """The file that says the worker listening at ``sock`` has warmed up: from then on it
-    answers a build at once."""
+    """The file that says the worker listening at ``sock`` (its pid inside) has warmed up: from
+    then on it answers a build at once."""
     return sock.with_suffix(".warm")
+
+
+def _is_warm(sock: Path, pid: int) -> bool:
+    """Whether the worker ``pid``, listening at ``sock``, said it is warm (not another worker
+    that once listened there: ``stop-workers`` during its warm-up, and a new one started)."""
+    try:
+        return _warm(sock).read_text() == str(pid)
+    except OSError:
+        return False
 
 
 def connect(env: dict[str, str], idle: float) -> Joined:
@@ -148,7 +159,7 @@ def connect(env: dict[str, str], idle: float) -> Joined:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two builds at once start one worker, not two
         found = _connect(path)
         if found is not None:
-            return Joined(*found, warm=_warm(path).exists())
+            return Joined(*found, warm=_is_warm(path, found[1]))
         path.unlink(missing_ok=True)  # a worker that ended without removing it
         _warm(path).unlink(missing_ok=True)
         log = directory / f"{key}.log"
@@ -289,7 +300,8 @@ def serve(path: Path, idle: float) -> int:
         listener.close()
         return _session(session, info, None)
     kept: Kept = {"pid": os.getpid(), "build": 0, "idle": idle}
-    _warm(path).touch()
+    if _still_ours(path, bound):  # (else stop-workers came: a later worker may listen there)
+        _warm(path).write_text(str(os.getpid()))
     last = time.monotonic()
     live: set[int] = set()
     number = 0

@@ -219,11 +219,14 @@ class WorkerPool:
             answer = self.answer_by if self.warm.ready is None else None
             wait = timeout if answer is None else min(timeout, max(0.0, answer[0] - time.monotonic()))
             ready, _, _ = select.select(list(fds), [], [], wait)
-            if not ready and answer is not None and time.monotonic() >= answer[0]:
-                self._own_worker_after_all(
-                    f"the kept worker, pid {answer[1]}, did not answer in {kept.ANSWER_TIMEOUT:g} s: "
-                    f"stopped or stuck? kill {answer[1]}, or run 'python -m sphinx_autocast_demo "
-                    "stop-workers' so that the next build starts a new one")
+            if not ready and answer is not None and wait < timeout:
+                if time.monotonic() >= answer[0]:
+                    pid = answer[1]
+                    self._own_worker_after_all(
+                        f"the kept worker, pid {pid}, did not answer in {kept.ANSWER_TIMEOUT:g} s: "
+                        f"stopped or stuck? Resume it (kill -CONT {pid}) or end it (kill -KILL "
+                        f"{pid}); 'python -m sphinx_autocast_demo stop-workers' makes the next "
+                        "build start a new one")
                 continue
             if not ready:
                 raise WorkerDied(self._death_message(timed_out=True))

@@ -25,10 +25,15 @@ from typing import IO
 from .processes import adopt_orphans, can_prefault, die_with_parent, kill_adopted, running_threads
 from .protocol import Ready
 from .warm import freeze, import_stack, warm_up
-from .zygote import Zygote
+from .zygote import RESET_SIGNALS, Zygote
 
 
 def main(argv: list[str]) -> int:
+    # The signals we handle ourselves start from their defaults, whatever the build had: an
+    # ignored SIGCHLD would hide every child's end (a kept worker would never see its sessions
+    # end, nor idle out), an ignored SIGTERM the build's death. Runs get the defaults anyway.
+    for sig in RESET_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
     kept = os.environ.pop("AUTOCAST_DEMO_KEPT", None)
     if kept is not None:  # a worker kept between builds (see .kept): no build is its parent
         from .kept import serve
