@@ -99,6 +99,7 @@ class Stats:
     eager_zygote: int = 0  # eager runs forked from the zygote made before the warm-up
     eager_early: int = 0  # ... of those, runs that ended before the warm-up did
     kept: int = 0  # 0: the build's own worker; n: the n-th build a kept worker served
+    kept_ended: bool = False  # ... and it ended during the build: the next starts a new one
     cached: int = 0  # variants answered from the cache
     seconds: float = 0.0
     per_demo: dict[str, float] = field(default_factory=dict)  # location -> run seconds
@@ -322,6 +323,7 @@ class Executor:
             self.refuse(left, exc, [owners[key] for key in running if key in owners])
         self.stats.seconds += time.perf_counter() - start
         self.stats.kept = (self.pool.info or info).get("kept", {}).get("build", 0)
+        self.stats.kept_ended = bool(self.stats.kept) and self.pool.kept_ended()
         if not self.said_not_kept:  # the kept worker ended before it served us
             self.said_not_kept = report.not_kept(self.app, self.pool.not_kept)
         report.engine_speed(self.stats, self.pool.info or info, self.pool.warm.ready is not None)

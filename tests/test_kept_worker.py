@@ -229,6 +229,8 @@ def test_stop_workers_during_the_first_build_lets_it_finish(tmp_path_factory):
         stdout, stderr = proc.communicate(timeout=300)
         assert proc.returncode == 0, stderr
         assert "WARNING" not in stderr and "4 values checked" in stdout
+        assert ("8 runs forked from the worker (kept for later builds; it ended during this "
+                "build: the next one starts a new worker)") in stdout
         assert wait_for(lambda: not processes_tagged(tag), 10)  # nothing stays
     finally:
         if proc.poll() is None:
@@ -285,7 +287,7 @@ def test_a_stopped_kept_worker_does_not_hold_a_later_build(tmp_path_factory):
         os.kill(stopped, signal.SIGSTOP)
         begun = time.monotonic()
         second = start_build(copy_root("kept-worker", tmp_path_factory), tag, runtime,
-                             ignoring=(signal.SIGINT,))
+                             ignoring=(signal.SIGINT, signal.SIGQUIT))
         stdout, stderr = second.communicate(timeout=300)
         assert second.returncode == 0, stderr
         assert time.monotonic() - begun >= ANSWER_TIMEOUT  # it did wait for an answer first
@@ -372,6 +374,43 @@ def test_a_kept_worker_started_with_sigchld_and_sigterm_ignored_still_ends_when_
             os.kill(pid, signal.SIGKILL)
 
 
+def test_the_latest_builds_idle_time_is_the_one_the_worker_keeps(tmp_path_factory):
+    """Started by a build that keeps it 120 s, then served a build that says 2 s: it ends about
+    2 s after that build, and says so to it."""
+    tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
+    builds = []
+    try:
+        for keep in (120, 2):
+            builds.append(start_build(copy_root("kept-worker", tmp_path_factory), tag, runtime,
+                                      "-v", "-D", f"autocast_demo_keep_worker={keep}"))
+            stdout, stderr = builds[-1].communicate(timeout=300)
+            assert builds[-1].returncode == 0, stderr
+        assert "this is its build 2" in stdout
+        assert "after its last build" in stdout and "it stays 2 s after its last build" in stdout
+        assert wait_for(lambda: not processes_tagged(tag), 30)  # looked at every second
+    finally:
+        for build in builds:
+            if build.poll() is None:
+                build.kill()
+        stop_workers(runtime)
+        wait_for(lambda: not processes_tagged(tag), 10)
+        for pid in processes_tagged(tag):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("runtime", ["missing", "a file"])
+def test_stop_workers_where_the_runtime_directory_cannot_be(tmp_path, runtime):
+    """No traceback, and nothing made: no worker can have been kept where XDG_RUNTIME_DIR does
+    not exist or is a file (a build there says it cannot keep one, and runs its own)."""
+    base = tmp_path / "runtime"
+    if runtime == "a file":
+        base.write_text("")
+    done = stop_workers(base)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 0 and "0 kept worker(s) told to end" in done.stdout
+    assert base.exists() is (runtime == "a file") and not base.is_dir()
+
+
 def test_a_warm_file_counts_only_for_the_worker_that_wrote_it(tmp_path):
     """stop-workers during one worker's warm-up, and a new one started at the same socket: the
     first, warm at last, must not make builds take the new one, still starting, for warm (and
@@ -398,7 +437,8 @@ def test_the_key_ignores_only_the_shells_and_sphinxs_bookkeeping():
     assert fingerprint({**base, "AUTOCAST_DEMO_COPY_AHEAD": "1"}) == fingerprint(base)  # per build
 
 
-@pytest.mark.parametrize(("ignored", "same"), [(signal.SIGINT, True), (signal.SIGHUP, False)])
+@pytest.mark.parametrize(("ignored", "same"),
+                         [(signal.SIGINT, True), (signal.SIGQUIT, True), (signal.SIGHUP, False)])
 def test_the_key_ignores_the_signals_every_run_gets_the_default_of(ignored, same):
     """A build started in the background ignores SIGINT: its runs do not (the zygote resets it),
     so it shares the worker of a build in the foreground. SIGHUP ignored reaches the runs."""

@@ -62,13 +62,21 @@ class KeptUnavailable(Exception):
     the build starts its own, and says why."""
 
 
-def runtime_dir() -> Path:
-    """This user's directory for kept workers' sockets and logs, which nobody else may open."""
+def _runtime_path() -> Path:
     base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    path = Path(base, f"autocast-demo-{os.getuid()}")
-    with contextlib.suppress(FileExistsError):
-        path.mkdir(mode=0o700)
-    found = path.lstat()
+    return Path(base, f"autocast-demo-{os.getuid()}")
+
+
+def runtime_dir() -> Path:
+    """This user's directory for kept workers' sockets and logs, which nobody else may open
+    (made if missing)."""
+    path = _runtime_path()
+    try:
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o700)
+        found = path.lstat()
+    except OSError as exc:  # XDG_RUNTIME_DIR missing, or a file
+        raise KeptUnavailable(f"{path} cannot be made: {exc.strerror}") from None
     if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
         raise KeptUnavailable(f"{path} is not a directory that only this user can open")
     return path
@@ -129,6 +137,7 @@ class Joined:
     sock: socket.socket
     pid: int
     warm: bool
+    path: Path  # its socket
 
 
 def _warm(sock: Path) -> Path:
@@ -159,7 +168,7 @@ def connect(env: dict[str, str], idle: float) -> Joined:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two builds at once start one worker, not two
         found = _connect(path)
         if found is not None:
-            return Joined(*found, warm=_is_warm(path, found[1]))
+            return Joined(*found, warm=_is_warm(path, found[1]), path=path)
         path.unlink(missing_ok=True)  # a worker that ended without removing it
         _warm(path).unlink(missing_ok=True)
         log = directory / f"{key}.log"
@@ -178,12 +187,14 @@ def connect(env: dict[str, str], idle: float) -> Joined:
                 tail = log.read_text(errors="replace")[-2000:].strip()
                 raise KeptUnavailable("the kept worker did not start" + (f":\n{tail}" if tail else ""))
             time.sleep(0.005)
-        return Joined(*found, warm=False)
+        return Joined(*found, warm=False, path=path)
 
 
 def stop_all() -> list[str]:
     """Tell every worker kept for this user to end (each notices within a second that its
     socket is gone; the builds it serves finish first). Returns their keys."""
+    if not os.path.lexists(_runtime_path()):  # none was ever kept here: nothing to make
+        return []
     stopped = []
     for path in sorted(runtime_dir().glob("*.sock")):
         path.unlink(missing_ok=True)
@@ -219,11 +230,13 @@ def _peer(sock: socket.socket) -> tuple[int, int]:
     return int(pid), int(uid)
 
 
-def hand_over(sock: socket.socket, fds: dict[str, int], env: dict[str, str], cwd: str) -> None:
+def hand_over(sock: socket.socket, fds: dict[str, int], env: dict[str, str], cwd: str,
+              idle: float) -> None:
     """Give the kept worker this build's ends of the pipes (and its log), environment and
     directory: its session uses them as a per-build worker uses its stdin, stdout and stderr,
-    the environment it was started with (the pool's words to it included) and its directory."""
-    hello = json.dumps({"fds": list(fds), "env": env, "cwd": cwd}).encode()
+    the environment it was started with (the pool's words to it included) and its directory.
+    ``idle``: this build's ``autocast_demo_keep_worker``, the worker's idle time from now on."""
+    hello = json.dumps({"fds": list(fds), "env": env, "cwd": cwd, "idle": idle}).encode()
     with sock:
         sent = socket.send_fds(sock, [hello], list(fds.values()))
         sock.sendall(hello[sent:])  # a large environment may not go in one message
@@ -239,6 +252,7 @@ class Session:
     fds: dict[str, int]
     env: dict[str, str]
     cwd: str
+    idle: float  # the build's keep_worker: the last build's says how long the worker stays
 
     def close(self) -> None:
         for fd in self.fds.values():
@@ -265,7 +279,7 @@ def _accept(listener: socket.socket, timeout: float) -> Session | None:
                 hello += chunk
         words = json.loads(hello)
         return Session(dict(zip(words["fds"], fds, strict=True)), dict(words["env"]),
-                       str(words["cwd"]))
+                       str(words["cwd"]), float(words["idle"]))
     except (OSError, ValueError, KeyError, TypeError):  # TimeoutError: none came
         for fd in fds:
             os.close(fd)
@@ -308,6 +322,7 @@ def serve(path: Path, idle: float) -> int:
     while True:
         if session is not None:
             number += 1
+            idle = kept["idle"] = session.idle  # the latest build's word
             pid = os.fork()
             if pid == 0:
                 listener.close()
@@ -348,6 +363,16 @@ def _still_ours(path: Path, identity: tuple[int, int, int]) -> bool:
         return _identity(path) == identity
     except OSError:
         return False
+
+
+def serves_later(sock: Path, pid: int) -> bool:
+    """Whether the warm worker ``pid`` still listens at ``sock`` (``stop-workers`` or a kill
+    did not end it), so that a later build finds it."""
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    return _is_warm(sock, pid)
 
 
 def _leave(path: Path, identity: tuple[int, int, int]) -> int:

@@ -96,6 +96,7 @@ class WorkerPool:
         self.not_kept: str | None = None
         # A kept worker that was warm already: when its session must have answered, and its pid.
         self.answer_by: tuple[float, int] | None = None
+        self.joined: kept.Joined | None = None  # the kept worker asked, if one was
         self.proc: subprocess.Popen[bytes] | None = None  # None: a kept worker's session
         cpus = cores()
         # Prefer a fork-safe CUDA probe and single-threaded compile workers: both forked.
@@ -168,7 +169,8 @@ class WorkerPool:
             theirs.update(eager_in=eager[0], eager_out=eager[1])
         try:
             joined = kept.connect(child_env, keep)
-            kept.hand_over(joined.sock, theirs, child_env, str(self.tmp))
+            kept.hand_over(joined.sock, theirs, child_env, str(self.tmp), keep)
+            self.joined = joined
             if joined.warm:  # its session answers at once, or it is stopped or stuck
                 self.answer_by = (time.monotonic() + kept.ANSWER_TIMEOUT, joined.pid)
         except (kept.KeptUnavailable, OSError) as exc:
@@ -389,6 +391,12 @@ class WorkerPool:
             path.unlink(missing_ok=True)
         return Finished(run=run, record=record, data=data, offsets=offsets,
                         fresh=event["fresh"], prefaulted=event["prefaulted"])
+
+    def kept_ended(self) -> bool:
+        """Whether the kept worker serving this build will serve no later one (``stop-workers``
+        or a kill ended it meanwhile)."""
+        return (self.proc is None and self.joined is not None
+                and not kept.serves_later(self.joined.path, self.joined.pid))
 
     def close(self) -> None:
         """End the worker; it kills its children (and the eager zygote) when its stdin closes."""

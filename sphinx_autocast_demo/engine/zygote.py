@@ -35,10 +35,11 @@ from .processes import (
 from .protocol import Exit, RunRequest
 from .warm import rehearse
 
-#: The signals the worker and the zygote handle themselves: the worker starts with their
-#: defaults, and so does every run, whatever the build's own dispositions were (a build in the
-#: background ignores SIGINT, say); so they are not in a kept worker's key.
-RESET_SIGNALS = (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM)
+#: The signals the worker and the zygote handle themselves, and SIGQUIT: the worker starts with
+#: their defaults, and so does every run, whatever the build's own dispositions were (a shell
+#: starts ``cmd &`` without job control with SIGINT and SIGQUIT ignored); so they are not in a
+#: kept worker's key.
+RESET_SIGNALS = (signal.SIGCHLD, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)
 
 #: The module a fresh interpreter runs a job with (``--job``).
 WORKER = f"{__package__}.worker"
