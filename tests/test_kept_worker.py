@@ -69,6 +69,22 @@ def stop_workers(runtime: Path) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
 
 
+def clean_up(tag: str, runtime: Path, builds: list[subprocess.Popen[str] | None],
+             stopped: int | None = None) -> None:
+    """After a test, pass or fail: a worker it stopped resumed, its builds and kept workers
+    ended, and anything of the tag's left killed."""
+    if stopped is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(stopped, signal.SIGCONT)
+    for build in builds:
+        if build is not None and build.poll() is None:
+            build.kill()
+    stop_workers(runtime)
+    wait_for(lambda: not processes_tagged(tag), 10)
+    for pid in processes_tagged(tag):
+        os.kill(pid, signal.SIGKILL)
+
+
 def wait_for(condition, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while not condition() and time.monotonic() < deadline:
@@ -280,7 +296,7 @@ def test_a_stopped_kept_worker_does_not_hold_a_later_build(tmp_path_factory):
 
     tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
     first = start_build(copy_root("kept-worker", tmp_path_factory), tag, runtime)
-    stopped = None
+    stopped = second = None
     try:
         assert first.wait(timeout=300) == 0, first.communicate()[1]
         [stopped] = kept_workers(tag)
@@ -303,14 +319,7 @@ def test_a_stopped_kept_worker_does_not_hold_a_later_build(tmp_path_factory):
         assert stop_workers(runtime).returncode == 0
         assert wait_for(lambda: not processes_tagged(tag), 15)
     finally:
-        if stopped is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(stopped, signal.SIGCONT)
-        for proc in (first, locals().get("second")):
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-        for pid in processes_tagged(tag):
-            os.kill(pid, signal.SIGKILL)
+        clean_up(tag, runtime, [first, second], stopped)
 
 
 def test_a_build_that_finds_the_kept_worker_still_starting_waits_for_it(tmp_path_factory):
@@ -339,16 +348,7 @@ def test_a_build_that_finds_the_kept_worker_still_starting_waits_for_it(tmp_path
         assert "8 runs forked from the worker (kept from an earlier build; this is its build 2)" \
             in out2
     finally:
-        if worker is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(worker, signal.SIGCONT)
-        for proc in (first, second):
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-        stop_workers(runtime)
-        wait_for(lambda: not processes_tagged(tag), 10)
-        for pid in processes_tagged(tag):
-            os.kill(pid, signal.SIGKILL)
+        clean_up(tag, runtime, [first, second], worker)
 
 
 def test_a_kept_worker_started_with_sigchld_and_sigterm_ignored_still_ends_when_idle(
@@ -366,12 +366,7 @@ def test_a_kept_worker_started_with_sigchld_and_sigterm_ignored_still_ends_when_
         assert "8 runs forked from the worker (kept for later builds)" in stdout
         assert wait_for(lambda: not processes_tagged(tag), 30)  # 2 s idle, looked at every second
     finally:
-        if build.poll() is None:
-            build.kill()
-        stop_workers(runtime)
-        wait_for(lambda: not processes_tagged(tag), 10)
-        for pid in processes_tagged(tag):
-            os.kill(pid, signal.SIGKILL)
+        clean_up(tag, runtime, [build])
 
 
 def test_the_latest_builds_idle_time_is_the_one_the_worker_keeps(tmp_path_factory):
@@ -389,13 +384,7 @@ def test_the_latest_builds_idle_time_is_the_one_the_worker_keeps(tmp_path_factor
         assert "after its last build" in stdout and "it stays 2 s after its last build" in stdout
         assert wait_for(lambda: not processes_tagged(tag), 30)  # looked at every second
     finally:
-        for build in builds:
-            if build.poll() is None:
-                build.kill()
-        stop_workers(runtime)
-        wait_for(lambda: not processes_tagged(tag), 10)
-        for pid in processes_tagged(tag):
-            os.kill(pid, signal.SIGKILL)
+        clean_up(tag, runtime, builds)
 
 
 @pytest.mark.parametrize("runtime", ["missing", "a file"])
