@@ -400,15 +400,46 @@ def test_stop_workers_where_the_runtime_directory_cannot_be(tmp_path, runtime):
     assert base.exists() is (runtime == "a file") and not base.is_dir()
 
 
+def test_a_module_the_kept_worker_imported_is_never_used_stale(tmp_path_factory):
+    """The docs' own config module (``autocast_demo_config``), which the worker imports at its
+    start, is edited between two builds, which the key does not see: the kept worker refuses the
+    second build, which says why and runs its own worker, whose runs import the new module
+    (the kept worker's would print VERSION 1). The kept worker ends."""
+    src = copy_root("kept-config", tmp_path_factory)
+    tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
+    env = {"PYTHONPATH": str(src)}
+    builds = []
+    try:
+        builds.append(start_build(src, tag, runtime, env=env))
+        stdout, stderr = builds[-1].communicate(timeout=300)
+        assert builds[-1].returncode == 0, stderr
+        assert "4 runs forked from the worker (kept for later builds)" in stdout
+        assert re.findall(r"kept_config VERSION \d", (src / "_build" / "index.html").read_text())
+        module = src / "kept_config.py"
+        module.write_text(module.read_text().replace("VERSION = 1", "VERSION = 2"))
+        builds.append(start_build(src, tag, runtime, "-D", "autocast_demo_execute=force", env=env))
+        stdout, stderr = builds[-1].communicate(timeout=300)
+        assert builds[-1].returncode == 0, stderr
+        assert (f"no worker is kept between builds here (the kept worker refused this build: "
+                f"{module} changed after the worker imported it; the next build starts a new "
+                "one); this build starts its own") in stderr, stderr
+        assert "4 runs forked from the worker, 0 in a new interpreter" in stdout
+        printed = re.findall(r"kept_config VERSION \d", (src / "_build" / "index.html").read_text())
+        assert printed and set(printed) == {"kept_config VERSION 2"}
+        assert wait_for(lambda: not processes_tagged(tag), 10)  # it left, and nothing else stays
+    finally:
+        clean_up(tag, runtime, builds)
+
+
 def test_a_warm_file_counts_only_for_the_worker_that_wrote_it(tmp_path):
     """stop-workers during one worker's warm-up, and a new one started at the same socket: the
     first, warm at last, must not make builds take the new one, still starting, for warm (and
     tell them to kill it after 10 s)."""
-    from sphinx_autocast_demo.engine.kept import _is_warm, _warm
+    from sphinx_autocast_demo.engine.kept import _is_warm, warm_file
 
     sock = tmp_path / "key.sock"
     assert not _is_warm(sock, 1234)  # none written: still starting
-    _warm(sock).write_text("1234")
+    warm_file(sock).write_text("1234")
     assert _is_warm(sock, 1234)
     assert not _is_warm(sock, 5678)
 

@@ -8,7 +8,8 @@ connects gets a session, a child forked from it that serves that build exactly a
 worker does (:class:`.zygote.Zygote`, a child forked per run), so every run still starts
 from the same untouched memory. The build hands its pipes over a Unix socket in a directory
 only its user can open; the session ends when the build closes them (or dies), and the worker
-when no build came for its idle time.
+when no build came for its idle time. This module is the build's side; the worker's is
+:mod:`.kept_server`.
 
 Started by :func:`connect` as the per-build worker is (``python -m
 sphinx_autocast_demo.engine.worker``, so that a run sees the same ``sys.argv``), with
@@ -30,10 +31,6 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .protocol import Kept, Ready
 
 #: The per-build words of the pool's environment: a session's, never a kept worker's key.
 PER_BUILD = ("AUTOCAST_DEMO_EAGER_FDS", "AUTOCAST_DEMO_COPY_AHEAD")
@@ -55,6 +52,9 @@ ANSWER_TIMEOUT = 10.0
 
 #: The environment variable that makes a worker a kept one: its socket and idle time (JSON).
 KEPT = "AUTOCAST_DEMO_KEPT"
+
+#: How a kept worker that refuses a build starts the line that says why, in the build's log.
+REFUSED = "autocast-demo kept worker refused this build: "
 
 
 class KeptUnavailable(Exception):
@@ -132,7 +132,7 @@ def fingerprint(env: dict[str, str]) -> str:
 
 @dataclass
 class Joined:
-    """A connection to a kept worker: its pid, and whether it was warm (see :func:`_warm`)."""
+    """A connection to a kept worker: its pid, and whether it was warm (see :func:`warm_file`)."""
 
     sock: socket.socket
     pid: int
@@ -140,7 +140,7 @@ class Joined:
     path: Path  # its socket
 
 
-def _warm(sock: Path) -> Path:
+def warm_file(sock: Path) -> Path:
     """The file that says the worker listening at ``sock`` (its pid inside) has warmed up: from
     then on it answers a build at once."""
     return sock.with_suffix(".warm")
@@ -150,7 +150,7 @@ def _is_warm(sock: Path, pid: int) -> bool:
     """Whether the worker ``pid``, listening at ``sock``, said it is warm (not another worker
     that once listened there: ``stop-workers`` during its warm-up, and a new one started)."""
     try:
-        return _warm(sock).read_text() == str(pid)
+        return warm_file(sock).read_text() == str(pid)
     except OSError:
         return False
 
@@ -170,7 +170,7 @@ def connect(env: dict[str, str], idle: float) -> Joined:
         if found is not None:
             return Joined(*found, warm=_is_warm(path, found[1]), path=path)
         path.unlink(missing_ok=True)  # a worker that ended without removing it
-        _warm(path).unlink(missing_ok=True)
+        warm_file(path).unlink(missing_ok=True)
         log = directory / f"{key}.log"
         with open(log, "wb") as err:
             server = subprocess.Popen(
@@ -198,7 +198,7 @@ def stop_all() -> list[str]:
     stopped = []
     for path in sorted(runtime_dir().glob("*.sock")):
         path.unlink(missing_ok=True)
-        _warm(path).unlink(missing_ok=True)
+        warm_file(path).unlink(missing_ok=True)
         stopped.append(path.stem)
     return stopped
 
@@ -210,7 +210,7 @@ def _connect(path: Path) -> tuple[socket.socket, int] | None:
     sock.settimeout(10.0)
     try:
         sock.connect(str(path))
-        pid, uid = _peer(sock)
+        pid, uid = peer(sock)
     except (FileNotFoundError, ConnectionRefusedError):  # none there, or it ended
         sock.close()
         return None
@@ -223,7 +223,7 @@ def _connect(path: Path) -> tuple[socket.socket, int] | None:
     return sock, pid
 
 
-def _peer(sock: socket.socket) -> tuple[int, int]:
+def peer(sock: socket.socket) -> tuple[int, int]:
     """The pid and uid of the process at the other end of ``sock``."""
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     pid, uid, _ = struct.unpack("3i", creds)
@@ -242,127 +242,14 @@ def hand_over(sock: socket.socket, fds: dict[str, int], env: dict[str, str], cwd
         sock.sendall(hello[sent:])  # a large environment may not go in one message
 
 
-# The kept worker's side.
-
-
-@dataclass
-class Session:
-    """One build's pipes, as handed over."""
-
-    fds: dict[str, int]
-    env: dict[str, str]
-    cwd: str
-    idle: float  # the build's keep_worker: the last build's says how long the worker stays
-
-    def close(self) -> None:
-        for fd in self.fds.values():
-            with contextlib.suppress(OSError):
-                os.close(fd)
-
-
-def _accept(listener: socket.socket, timeout: float) -> Session | None:
-    """The next build's session, or None (none came in ``timeout`` seconds, or what came was
-    not a build of this user's: its descriptors are closed, and the build starts its own
-    worker when its pipes end unanswered)."""
-    listener.settimeout(timeout)
-    fds: list[int] = []
+def refusal(log: Path) -> str | None:
+    """Why a kept worker refused this build (see :func:`_refuse`), from the build's log."""
     try:
-        conn, _ = listener.accept()
-        with conn:
-            conn.settimeout(10.0)
-            if _peer(conn)[1] != os.getuid():  # the directory is private: a second lock
-                return None
-            hello, fds, _, _ = socket.recv_fds(conn, 1 << 20, 8)
-            for fd in fds:  # ours only: no run and no fresh interpreter may keep them
-                os.set_inheritable(fd, False)
-            while chunk := conn.recv(1 << 20):  # an environment larger than the first read
-                hello += chunk
-        words = json.loads(hello)
-        return Session(dict(zip(words["fds"], fds, strict=True)), dict(words["env"]),
-                       str(words["cwd"]), float(words["idle"]))
-    except (OSError, ValueError, KeyError, TypeError):  # TimeoutError: none came
-        for fd in fds:
-            os.close(fd)
-        return None
-
-
-def serve(path: Path, idle: float) -> int:
-    """Import, warm up, then fork a session for every build that connects, until none came
-    for ``idle`` seconds (and no session is left) or the socket was removed."""
-    from .processes import reaped
-    from .worker import imported, warmed
-
-    os.dup2(2, 1)  # stray prints (torch's warnings) into the log
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
-    listener.listen(16)
-    bound = _identity(path)
-    info = imported()
-    session = _accept(listener, timeout=LISTEN_TIMEOUT)  # the build that started us
-    if session is None:
-        return _leave(path, bound)
-    # Its eager runs run while we warm up, as a per-build worker's do; its eager zygote does
-    # not die with us (the build may go on with a worker of its own).
-    eager = (session.fds.pop("eager_in"), session.fds.pop("eager_out")) \
-        if "eager_in" in session.fds else None
-    info, _ = warmed(info, eager, private=[listener.fileno(), *session.fds.values()],
-                     with_parent=False)
-    if "error" in info or not info["fork"]:
-        # Nothing to keep (or unsafe to fork): serve the one build, here, as its own worker
-        # would, and no other (their pipes end unanswered: they start their own).
-        _leave(path, bound)
-        listener.close()
-        return _session(session, info, None)
-    kept: Kept = {"pid": os.getpid(), "build": 0, "idle": idle}
-    if _still_ours(path, bound):  # (else stop-workers came: a later worker may listen there)
-        _warm(path).write_text(str(os.getpid()))
-    last = time.monotonic()
-    live: set[int] = set()
-    number = 0
-    while True:
-        if session is not None:
-            number += 1
-            idle = kept["idle"] = session.idle  # the latest build's word
-            pid = os.fork()
-            if pid == 0:
-                listener.close()
-                code = 70
-                try:
-                    code = _session(session, info, {**kept, "build": number})
-                finally:
-                    os._exit(code)
-            session.close()
-            live.add(pid)
-            session = None
-        for pid, _ in reaped():
-            if pid in live:
-                live.discard(pid)
-                last = time.monotonic()
-        if not live and time.monotonic() - last > idle:
-            break
-        if not _still_ours(path, bound):  # removed or replaced: we are no longer wanted
-            break
-        session = _accept(listener, timeout=1.0)
-    listener.close()  # what waits in its queue ends unanswered: those builds start their own
-    _leave(path, bound)
-    # The first build's eager zygote may still serve it: wait for our children.
-    with contextlib.suppress(ChildProcessError):
-        while True:
-            os.wait()
-    return 0
-
-
-def _identity(path: Path) -> tuple[int, int, int]:
-    found = path.stat()
-    return found.st_dev, found.st_ino, found.st_ctime_ns
-
-
-def _still_ours(path: Path, identity: tuple[int, int, int]) -> bool:
-    """Our socket is still there: not removed (``stop-workers``), nor replaced by another's."""
-    try:
-        return _identity(path) == identity
+        lines = log.read_text(errors="replace").splitlines()
     except OSError:
-        return False
+        return None
+    said = [line.removeprefix(REFUSED) for line in lines if line.startswith(REFUSED)]
+    return f"the kept worker refused this build: {said[-1]}" if said else None
 
 
 def serves_later(sock: Path, pid: int) -> bool:
@@ -373,38 +260,3 @@ def serves_later(sock: Path, pid: int) -> bool:
     except OSError:
         return False
     return _is_warm(sock, pid)
-
-
-def _leave(path: Path, identity: tuple[int, int, int]) -> int:
-    if _still_ours(path, identity):
-        _warm(path).unlink(missing_ok=True)
-        path.unlink(missing_ok=True)
-    return 0
-
-
-def _session(session: Session, info: Ready, kept: Kept | None) -> int:
-    """Serve one build on its pipes, as a per-build worker does after its warm-up (``kept``:
-    None where the kept worker serves this one build only, itself)."""
-    from .worker import copy_ahead, restore_user_environment, serve_runs
-
-    # The build's environment and directory, as its own worker would have them: what a shell
-    # changes between builds is not in the key, and a run may read it.
-    os.environ.clear()
-    os.environ.update(session.env)
-    os.environ.pop("AUTOCAST_DEMO_CONFIG", None)  # the build's word to the worker (import_stack)
-    ahead = copy_ahead()  # (the pool's word, as to its own worker)
-    restore_user_environment()
-    os.chdir(session.cwd)
-    fds = session.fds
-    log = fds.pop("log")
-    os.dup2(log, 2)
-    os.dup2(2, 1)
-    os.close(log)
-    events = os.fdopen(fds.pop("events"), "w")
-    requests = fds.pop("requests")
-    for fd in fds.values():  # a later build's eager pipes: its eager runs come here instead
-        os.close(fd)
-    ready: Ready = {**info}
-    if kept is not None:
-        ready["kept"] = {**kept, "session": os.getpid()}
-    return serve_runs(requests, events, ready, copy_ahead=ahead)

@@ -210,7 +210,8 @@ class WorkerPool:
                     continue
                 if channel is self.warm and self.proc is None and channel.ready is None:
                     # The kept worker ended (or stopped listening) before it served us.
-                    self._own_worker_after_all("the kept worker ended before it served this build")
+                    self._own_worker_after_all(kept.refusal(self.log) or
+                                               "the kept worker ended before it served this build")
                     continue
                 stopped_by = self._stopped_by()
                 if stopped_by:  # Ctrl-C or a kill reached the worker itself: no run is to blame

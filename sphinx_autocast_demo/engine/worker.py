@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
         signal.signal(sig, signal.SIG_DFL)
     kept = os.environ.pop("AUTOCAST_DEMO_KEPT", None)
     if kept is not None:  # a worker kept between builds (see .kept): no build is its parent
-        from .kept import serve
+        from .kept_server import serve
 
         path, idle = json.loads(kept)
         return serve(Path(path), float(idle))

@@ -1,0 +1,6 @@
+extensions = ["sphinx_autocast_demo"]
+exclude_patterns = ["_build"]
+# A config of the docs' own, beside this file (the tests put it on PYTHONPATH): the worker
+# imports it at its start, so a kept worker holds it in its memory.
+autocast_demo_config = "kept_config.flag"
+autocast_demo_values = ["one=1", "two=2"]
