@@ -304,7 +304,7 @@ def not_kept(app: Sphinx, why: str | None) -> bool:
     """Say that ``autocast_demo_keep_worker`` could not be honoured, and why; whether it was."""
     if not why:
         return False
-    logger.warning(f"autocast-demo: no worker is kept between builds here ({why}); this build "
+    logger.warning(f"autocast-demo: no kept worker serves this build ({why}); this build "
                    "starts its own, which ends with it", type=WARNING_TYPE, subtype="slow",
                    location=str(conf_line(str(app.confdir), "autocast_demo_keep_worker")))
     return True

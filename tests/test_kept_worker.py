@@ -172,7 +172,7 @@ def test_only_the_kept_worker_outlives_a_build(builds):
 
 def test_where_no_worker_can_be_kept_the_build_says_why_and_runs_its_own(builds):
     c = builds[2]
-    assert f"{c.src / 'conf.py'}:1: WARNING: autocast-demo: no worker is kept between builds here (" \
+    assert f"{c.src / 'conf.py'}:1: WARNING: autocast-demo: no kept worker serves this build (" \
         in c.stderr, c.stderr
     assert "is not a directory that only this user can open); this build starts its own" in c.stderr
     assert c.stderr.count("WARNING") == 1 and "[autocast_demo.slow]" in c.stderr
@@ -275,7 +275,7 @@ def test_a_kept_worker_that_ends_before_serving_a_build_leaves_it_its_own(tmp_pa
             os.kill(pid, signal.SIGKILL)
         stdout, stderr = proc.communicate(timeout=300)
         assert proc.returncode == 0, stderr
-        assert "no worker is kept between builds here (the kept worker ended before it " \
+        assert "no kept worker serves this build (the kept worker ended before it " \
                "served this build); this build starts its own" in stderr, stderr
         assert "4 values checked" in stdout
         assert "8 runs forked from the worker, 0 in a new interpreter" in stdout
@@ -307,7 +307,7 @@ def test_a_stopped_kept_worker_does_not_hold_a_later_build(tmp_path_factory):
         stdout, stderr = second.communicate(timeout=300)
         assert second.returncode == 0, stderr
         assert time.monotonic() - begun >= ANSWER_TIMEOUT  # it did wait for an answer first
-        assert (f"no worker is kept between builds here (the kept worker, pid {stopped}, did not "
+        assert (f"no kept worker serves this build (the kept worker, pid {stopped}, did not "
                 f"answer in {ANSWER_TIMEOUT:g} s: stopped or stuck? Resume it (kill -CONT {stopped}) "
                 f"or end it (kill -KILL {stopped}); 'python -m sphinx_autocast_demo stop-workers' "
                 "makes the next build start a new one)") in stderr, stderr
@@ -420,13 +420,39 @@ def test_a_module_the_kept_worker_imported_is_never_used_stale(tmp_path_factory)
         builds.append(start_build(src, tag, runtime, "-D", "autocast_demo_execute=force", env=env))
         stdout, stderr = builds[-1].communicate(timeout=300)
         assert builds[-1].returncode == 0, stderr
-        assert (f"no worker is kept between builds here (the kept worker refused this build: "
+        assert (f"no kept worker serves this build (the kept worker refused this build: "
                 f"{module} changed after the worker imported it; the next build starts a new "
                 "one); this build starts its own") in stderr, stderr
         assert "4 runs forked from the worker, 0 in a new interpreter" in stdout
         printed = re.findall(r"kept_config VERSION \d", (src / "_build" / "index.html").read_text())
         assert printed and set(printed) == {"kept_config VERSION 2"}
         assert wait_for(lambda: not processes_tagged(tag), 10)  # it left, and nothing else stays
+    finally:
+        clean_up(tag, runtime, builds)
+
+
+def test_a_module_edited_while_the_kept_worker_imports_it_is_never_used_stale(tmp_path_factory):
+    """Edited after the worker read it but before it stamped what it imported (after its
+    warm-up): the stamp would be the new file's, and every later build would get the old module.
+    A file written since the imports began counts as changed: the next build is refused."""
+    src = copy_root("kept-config", tmp_path_factory)
+    tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
+    env = {"PYTHONPATH": str(src), "KEPT_CONFIG_SLOW": "1"}
+    module = src / "kept_config.py"
+    builds = [start_build(src, tag, runtime, env=env)]
+    try:
+        assert wait_for(lambda: (src / "importing").exists() or builds[0].poll() is not None, 120)
+        module.write_text(module.read_text().replace("VERSION = 1", "VERSION = 2"))
+        stdout, stderr = builds[0].communicate(timeout=300)
+        assert builds[0].returncode == 0, stderr
+        assert "4 runs forked from the worker (kept for later builds)" in stdout
+        builds.append(start_build(src, tag, runtime, "-D", "autocast_demo_execute=force", env=env))
+        _, stderr = builds[-1].communicate(timeout=300)
+        assert builds[-1].returncode == 0, stderr
+        assert f"(the kept worker refused this build: {module} changed after the worker " \
+               "imported it" in stderr, stderr
+        printed = re.findall(r"kept_config VERSION \d", (src / "_build" / "index.html").read_text())
+        assert printed and set(printed) == {"kept_config VERSION 2"}
     finally:
         clean_up(tag, runtime, builds)
 

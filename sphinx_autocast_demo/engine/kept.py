@@ -38,7 +38,7 @@ PER_BUILD = ("AUTOCAST_DEMO_EAGER_FDS", "AUTOCAST_DEMO_COPY_AHEAD")
 #: What a shell changes between two builds of the same environment (where it ran from, the
 #: command's path), and what Sphinx sets for the build (its project's docutils.conf): not in
 #: the key, so that one worker serves every project of a writer. The runs see the build's own
-#: values all the same: a session takes the build's whole environment (:func:`_session`).
+#: values all the same: a session takes the build's whole environment (:func:`.kept_server._session`).
 BOOKKEEPING = ("PWD", "OLDPWD", "_", "SHLVL", "DOCUTILSCONFIG")
 
 #: How long a build waits for a kept worker it started to listen (it does before its imports).
@@ -243,7 +243,7 @@ def hand_over(sock: socket.socket, fds: dict[str, int], env: dict[str, str], cwd
 
 
 def refusal(log: Path) -> str | None:
-    """Why a kept worker refused this build (see :func:`_refuse`), from the build's log."""
+    """Why a kept worker refused this build (see :func:`.kept_server._refuse`), from the build's log."""
     try:
         lines = log.read_text(errors="replace").splitlines()
     except OSError:

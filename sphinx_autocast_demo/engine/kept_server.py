@@ -77,6 +77,7 @@ def serve(path: Path, idle: float) -> int:
     listener.bind(str(path))
     listener.listen(16)
     bound = _identity(path)
+    begun = time.time_ns()
     info = imported()
     session = _accept(listener, timeout=LISTEN_TIMEOUT)  # the build that started us
     if session is None:
@@ -94,7 +95,7 @@ def serve(path: Path, idle: float) -> int:
         listener.close()
         return _session(session, info, None)
     kept: Kept = {"pid": os.getpid(), "build": 0, "idle": idle}
-    stamps = _module_files()  # what it imported, as it was: a later build must find it so
+    stamps = _module_files(begun)  # what it imported, as it was: a later build must find it so
     if _still_ours(path, bound):  # (else stop-workers came: a later worker may listen there)
         warm_file(path).write_text(str(os.getpid()))
     last = time.monotonic()
@@ -151,16 +152,19 @@ def _still_ours(path: Path, identity: tuple[int, int, int]) -> bool:
         return False
 
 
-def _module_files() -> dict[str, tuple[int, int]]:
+def _module_files(begun: int) -> dict[str, tuple[int, int]]:
     """The file of every module this process imported (torch's own, its extensions, the
-    config's module wherever it lives), with its time and size (~2,500 files: ~8 ms)."""
+    config's module wherever it lives), with its time and size (~2,500 files: ~8 ms). A file
+    written after ``begun`` (the imports' start, less the file system clock's coarseness) may
+    have changed after its import: stamped as changed, it makes the next build refused."""
     found = {}
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
         if isinstance(path, str):
             with contextlib.suppress(OSError):
                 st = os.stat(path)
-                found[path] = (st.st_mtime_ns, st.st_size)
+                late = st.st_mtime_ns >= begun - 2_000_000_000
+                found[path] = (-1, -1) if late else (st.st_mtime_ns, st.st_size)
     return found
 
 
