@@ -19,8 +19,9 @@ from .check import engine_problem
 from .config import conf_line
 from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
 from .engine.cpus import cores
-from .engine.pool import EngineError, Finished, Run, WorkerDied, WorkerPool
+from .engine.pool import EngineError, WorkerDied, WorkerPool
 from .engine.protocol import Job, Mode
+from .engine.records import Finished, Run
 from .environments import Environments
 from .model import WARNING_TYPE, DemoResult, Variant, VariantResult, skipped
 

@@ -21,8 +21,9 @@ import textwrap
 import pytest
 from conftest import kernel_can_collapse, kernel_can_populate
 
-from sphinx_autocast_demo.engine.pool import Finished, Run, WorkerPool
+from sphinx_autocast_demo.engine.pool import WorkerPool
 from sphinx_autocast_demo.engine.processes import PAGE, prefault, written_pages
+from sphinx_autocast_demo.engine.records import Finished, Run
 from sphinx_autocast_demo.engine.worker import copy_ahead
 
 CODE = textwrap.dedent("""\

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .pool import Run
     from .protocol import Ready, RunRequest
+    from .records import Run
 
 
 @dataclass

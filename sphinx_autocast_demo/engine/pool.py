@@ -1,7 +1,8 @@
 """The build's side of the worker: start it, feed it runs, read back what each run left.
 
 The worker (a warm zygote, see :mod:`.worker`) does the forking, the timeouts and the killing;
-this side only keeps at most ``jobs`` runs in flight and turns exits into :class:`RunRecord`.
+this side only keeps at most ``jobs`` runs in flight and turns exits into records
+(:mod:`.records`).
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import select
 import shutil
 import signal
@@ -17,16 +17,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model import Frame, RunRecord, SnippetError, run_record_from_json
-from ..text import bounded, printable
 from . import kept
 from .channels import Channel, Waiting, above_stdio
 from .cpus import cores
-from .protocol import Exit, Job, Ready, RunRequest
+from .protocol import Job, Ready, RunRequest
+from .records import Finished, Run, collect, run_paths
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -59,28 +57,6 @@ class WorkerDied(EngineError):
         self.channel = channel
         self.blame = blame  # False: stopped from outside, no run is to blame
         self.running: list[str] = []
-
-
-@dataclass
-class Run:
-    """One execution request: ``job`` is what :func:`.job.run_job` reads."""
-
-    key: str  # unique within the build
-    job: Job
-    timeout: float
-    fresh: bool = False  # a new interpreter, never a fork of the warm worker (CUDA)
-
-
-@dataclass
-class Finished:
-    run: Run
-    record: RunRecord
-    data: bytes  # float64 copies of the run's tensors (see ``TensorRecord``'s offsets)
-    offsets: dict[str, int | None]
-    fresh: bool = False  # it ran in a new interpreter, not a fork of the warm worker
-    prefaulted: int = 0  # bytes of the worker its process had copied before the run began
-    zygote: str = "warm"  # "eager": forked from the zygote made before the warm-up
-    early: bool = False  # it ended before the warm-up did
 
 
 class WorkerPool:
@@ -323,7 +299,7 @@ class WorkerPool:
                 continue
             run, channel = in_flight.pop(event["id"])
             channel.in_flight -= 1
-            finished = self._collect(run, event)
+            finished = collect(run, run_paths(self.tmp, run), event)
             if channel is self.eager:
                 finished.zygote, finished.early = "eager", self.warm.ready is None
             yield finished
@@ -338,19 +314,8 @@ class WorkerPool:
             return None if run is None else (run, self.eager)
         return None
 
-    def _paths(self, run: Run) -> dict[str, str]:
-        stem = str(self.tmp / run.key)
-        return {
-            "result_path": stem + ".json",
-            "output_path": stem + ".out",
-            "data_path": stem + ".bin",
-            "job_path": stem + ".job.json",
-            "stack_path": stem + ".stack",
-            "cwd": stem + ".cwd",
-        }
-
     def _request(self, run: Run) -> RunRequest:
-        paths = self._paths(run)
+        paths = run_paths(self.tmp, run)
         # A scratch directory: a relative write (``torch.save(m, "m.pt")``) must not land in
         # the docs' sources; the snippet finds its page's files through ``__file__``.
         os.mkdir(paths["cwd"])
@@ -358,40 +323,6 @@ class WorkerPool:
                     "stack_path": paths["stack_path"], "cwd": paths["cwd"], "timeout": run.timeout}
         return {"id": run.key, "job": job, "timeout": run.timeout, "fresh": run.fresh,
                 "output_path": paths["output_path"], "job_path": paths["job_path"]}
-
-    def _collect(self, run: Run, event: Exit) -> Finished:
-        paths = {name: Path(p) for name, p in self._paths(run).items()}
-        # The scratch directory is the run's ".": its path is this build's, never the page's.
-        scratch = str(paths["cwd"])
-        output = _unscratch(_read_output(paths["output_path"], event["dropped"]), scratch)
-        seconds = event["seconds"]
-        data = paths["data_path"].read_bytes() if paths["data_path"].exists() else b""
-        offsets: dict[str, int | None] = {}
-        if event["timed_out"]:
-            detail = f"stopped after its timeout of {run.timeout:g} s"
-            record = RunRecord(
-                status="timeout", output=output, seconds=seconds, detail=detail,
-                error=_stopped_at(paths["stack_path"], run.job, "Timeout", detail),
-            )
-        elif paths["result_path"].exists() and event["returncode"] == 0:
-            raw = json.loads(_unscratch(paths["result_path"].read_text(encoding="utf-8"), scratch))
-            offsets = {t["name"]: t.get("offset") for t in raw.get("tensors", ())}
-            try:
-                record = run_record_from_json({**raw, "output": output})
-            except ValueError as exc:  # past the model's bounds (10,000 tensors, say)
-                record = RunRecord(status="crashed", output=output, seconds=seconds,
-                                   detail=f"its result could not be read: {exc}")
-        else:
-            detail = _describe_exit(event["returncode"])
-            record = RunRecord(
-                status="crashed", output=output, seconds=seconds, detail=detail,
-                error=_stopped_at(paths["stack_path"], run.job, "Crash", detail),
-            )
-        shutil.rmtree(paths.pop("cwd"), ignore_errors=True)
-        for path in paths.values():
-            path.unlink(missing_ok=True)
-        return Finished(run=run, record=record, data=data, offsets=offsets,
-                        fresh=event["fresh"], prefaulted=event["prefaulted"])
 
     def kept_ended(self) -> bool:
         """Whether the kept worker serving this build will serve no later one (``stop-workers``
@@ -466,55 +397,3 @@ class WorkerPool:
         self.close()
 
 
-def _unscratch(text: str, scratch: str) -> str:
-    return text.replace(scratch + os.sep, "").replace(scratch, ".")
-
-
-def _read_output(path: Path, dropped: int) -> str:
-    """What a run printed, as the worker kept it (``dropped`` bytes past its limit), made
-    printable and cut to what a page shows."""
-    try:
-        raw = path.read_bytes()
-    except OSError:
-        return ""
-    text = printable(raw.decode("utf-8", errors="replace"))
-    return bounded(text, cut=dropped > 0)
-
-
-# A frame of the writer's code in a faulthandler dump (file names from job.CODE_FILE).
-_DUMPED_FRAME = re.compile(r'^\s*File "<autocast-demo-(\d+)>", line (\d+) in (.+)$')
-
-
-def _stopped_at(path: Path, job: Job, kind: str, detail: str) -> SnippetError | None:
-    """Where the writer's code was when it hung or crashed, from the child's faulthandler dump.
-
-    Dumps list the most recent call first, one block per thread, and repeat while the run
-    lives: the last block that shows the writer's code is where it was last.
-    """
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    texts = [*job.get("setup", ()), job.get("code", "")]
-    for block in reversed(re.split(r"\n(?=\S)", text)):
-        frames = []
-        for line in block.splitlines():
-            match = _DUMPED_FRAME.match(line)
-            if match and int(match.group(1)) < len(texts):
-                part, lineno = int(match.group(1)), int(match.group(2))
-                lines = texts[part].splitlines()
-                code = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
-                frames.append(Frame(part, lineno, match.group(3).strip(), code))
-        if frames:
-            return SnippetError(type=kind, names=(), message=detail, frames=tuple(frames[::-1]))
-    return None
-
-
-def _describe_exit(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"the process was killed by {name}"
-    return f"the process exited with status {returncode} before the snippet finished"
