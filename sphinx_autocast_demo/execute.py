@@ -138,6 +138,12 @@ class Executor:
             logger.verbose(f"autocast-demo: {'asking a kept' if keep else 'starting the'} worker "
                            f"({jobs} runs at a time)")
             self.pool = WorkerPool(jobs, env={"AUTOCAST_DEMO_CONFIG": self.conf.config}, keep=keep)
+            self._say_not_kept()
+
+    def _say_not_kept(self) -> None:
+        """Once: why no kept worker serves this build, though one was asked for. The pool knows
+        at its start, or when the kept one refused, ended or did not answer before serving."""
+        if self.pool is not None and not self.said_not_kept:
             self.said_not_kept = report.not_kept(self.app, self.pool.not_kept)
 
     def close(self) -> None:
@@ -279,8 +285,7 @@ class Executor:
             info = self.pool.ready()
             self.envs.here = replace(self.envs.here, device="cuda" if info.get("cuda") else "cpu")
         except EngineError as exc:
-            if self.pool is not None and not self.said_not_kept:  # its own worker failed too
-                self.said_not_kept = report.not_kept(self.app, self.pool.not_kept)
+            self._say_not_kept()  # (its own worker, after all, failed too)
             self.refuse(pending, exc)
             return
         runnable: list[Planned] = []
@@ -325,8 +330,7 @@ class Executor:
         self.stats.seconds += time.perf_counter() - start
         self.stats.kept = (self.pool.info or info).get("kept", {}).get("build", 0)
         self.stats.kept_ended = bool(self.stats.kept) and self.pool.kept_ended()
-        if not self.said_not_kept:  # the kept worker ended before it served us
-            self.said_not_kept = report.not_kept(self.app, self.pool.not_kept)
+        self._say_not_kept()
         report.engine_speed(self.stats, self.pool.info or info, self.pool.warm.ready is not None)
         if not said_fresh:
             report.cannot_fork(self.app, self.pool.info or info)

@@ -225,10 +225,12 @@ def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], s
     ))
     if stats.executed:
         why = " (CUDA, or a worker that could not fork: see above)" if stats.fresh else ""
-        kept = ("" if not stats.kept else " (kept for later builds" if stats.kept == 1
-                else f" (kept from an earlier build; this is its build {stats.kept}")
-        kept += ("; it ended during this build: the next one starts a new worker)"
-                 if stats.kept_ended else ")" if kept else "")
+        kept = ""
+        if stats.kept:
+            whose = ("kept for later builds" if stats.kept == 1
+                     else f"kept from an earlier build; this is its build {stats.kept}")
+            ended = "; it ended during this build: the next one starts a new worker"
+            kept = f" ({whose}{ended if stats.kept_ended else ''})"
         logger.info(f"autocast-demo: {stats.executed - stats.fresh} runs forked from the "
                     f"worker{kept}, {stats.fresh} in a new interpreter{why}")
     for line in _unchecked_lines(results, missed, torch):

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .kept import LISTEN_TIMEOUT, REFUSED, peer, warm_file
+from .processes import reaped
 
 if TYPE_CHECKING:
     from .protocol import Kept, Ready
@@ -69,8 +70,7 @@ def _accept(listener: socket.socket, timeout: float) -> Session | None:
 def serve(path: Path, idle: float) -> int:
     """Import, warm up, then fork a session for every build that connects, until none came
     for ``idle`` seconds (and no session is left) or the socket was removed."""
-    from .processes import reaped
-    from .worker import imported, warmed
+    from .worker import imported, warmed  # (worker imports this module)
 
     os.dup2(2, 1)  # stray prints (torch's warnings) into the log
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -102,12 +102,12 @@ def serve(path: Path, idle: float) -> int:
     live: set[int] = set()
     number = 0
     while True:
-        stale = _changed(stamps) if session is not None and number else None
-        if session is not None and stale is not None:
-            _refuse(session, f"{stale} changed after the worker imported it; the next build "
-                    "starts a new one")
-            break
         if session is not None:
+            stale = _changed(stamps) if number else None  # (the first build's are what it read)
+            if stale is not None:
+                _refuse(session, f"{stale} changed after the worker imported it; the next build "
+                        "starts a new one")
+                break
             number += 1
             idle = kept["idle"] = session.idle  # the latest build's word
             pid = os.fork()

@@ -70,8 +70,8 @@ class WorkerPool:
         self.info: Ready | None = None  # the first ready (the eager zygote's, when it has one)
         # Why no kept worker serves this build although one was asked for (the build says it).
         self.not_kept: str | None = None
-        # A kept worker that was warm already: when its session must have answered, and its pid.
-        self.answer_by: tuple[float, int] | None = None
+        # A kept worker that was warm already: when its session must have answered.
+        self.answer_by: float | None = None
         self.joined: kept.Joined | None = None  # the kept worker asked, if one was
         self.proc: subprocess.Popen[bytes] | None = None  # None: a kept worker's session
         cpus = cores()
@@ -148,7 +148,7 @@ class WorkerPool:
             kept.hand_over(joined.sock, theirs, child_env, str(self.tmp), keep)
             self.joined = joined
             if joined.warm:  # its session answers at once, or it is stopped or stuck
-                self.answer_by = (time.monotonic() + kept.ANSWER_TIMEOUT, joined.pid)
+                self.answer_by = time.monotonic() + kept.ANSWER_TIMEOUT
         except (kept.KeptUnavailable, OSError) as exc:
             self.not_kept = str(exc)
             os.close(to_session)
@@ -196,16 +196,12 @@ class WorkerPool:
                 raise WorkerDied(self._death_message(timed_out=False), channel)
             fds = {c.events: c for c in self._channels()}
             answer = self.answer_by if self.warm.ready is None else None
-            wait = timeout if answer is None else min(timeout, max(0.0, answer[0] - time.monotonic()))
+            wait = timeout if answer is None else min(timeout, max(0.0, answer - time.monotonic()))
             ready, _, _ = select.select(list(fds), [], [], wait)
-            if not ready and answer is not None and wait < timeout:
-                if time.monotonic() >= answer[0]:
-                    pid = answer[1]
-                    self._own_worker_after_all(
-                        f"the kept worker, pid {pid}, did not answer in {kept.ANSWER_TIMEOUT:g} s: "
-                        f"stopped or stuck? Resume it (kill -CONT {pid}) or end it (kill -KILL "
-                        f"{pid}); 'python -m sphinx_autocast_demo stop-workers' makes the next "
-                        "build start a new one")
+            if not ready and answer is not None and time.monotonic() >= answer:
+                self._no_answer()
+                continue
+            if not ready and wait < timeout:  # woke before the answer's deadline
                 continue
             if not ready:
                 raise WorkerDied(self._death_message(timed_out=True))
@@ -219,6 +215,15 @@ class WorkerPool:
             self.eager.close()
             os.close(self.eager.events)
             self.eager = None
+
+    def _no_answer(self) -> None:
+        """The warm kept worker did not answer in time: a worker of our own, and why."""
+        assert self.joined is not None
+        pid = self.joined.pid
+        self._own_worker_after_all(
+            f"the kept worker, pid {pid}, did not answer in {kept.ANSWER_TIMEOUT:g} s: stopped "
+            f"or stuck? Resume it (kill -CONT {pid}) or end it (kill -KILL {pid}); 'python -m "
+            "sphinx_autocast_demo stop-workers' makes the next build start a new one")
 
     def _stopped_by(self) -> str | None:
         """SIGINT or SIGTERM when the worker ended by its handler for it (128 + the signal)."""
