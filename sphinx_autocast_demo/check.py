@@ -71,6 +71,9 @@ def unchecked(result: DemoResult, vr: VariantResult, torch: str) -> NotChecked |
             if run.not_run == "died":
                 return NotChecked("not run", "the build's worker stopped before it ran",
                                   "not run")
+            if run.not_run == "stale":  # execution off, and a module its runs imported changed
+                return NotChecked("not run", "execution is off and a module it imports has "
+                                  "changed since its cached result", "not run")
             if run.status == "skipped":  # execution off and no cached result
                 return NotChecked("not run", "execution is off and nothing is cached", "not run")
             return NotChecked("not run", run.detail.splitlines()[0] if run.detail else "refused",

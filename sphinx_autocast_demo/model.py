@@ -28,7 +28,7 @@ RunStatus = Literal["ok", "raised", "timeout", "crashed", "skipped", "refused"]
 #: this build (one error says so for the whole build); ``no-cuda``, a CUDA demo on a machine
 #: without CUDA; ``never``, execution is off and the cache has no result; ``missing``, an
 #: expected environment's result sets hold no result for it (one warning per environment).
-NotRunReason = Literal["", "engine", "died", "no-cuda", "never", "missing"]
+NotRunReason = Literal["", "engine", "died", "no-cuda", "never", "stale", "missing"]
 Severity = Literal["ok", "mismatch", "error", "missing"]
 
 

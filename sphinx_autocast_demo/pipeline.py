@@ -182,8 +182,11 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     planned = b.executor.plan(todo)  # plan: the cache answers what it can
     for ran in b.executor.run(planned):  # run: the rest, in the worker
         ran.item.result = compare.judge(ran)  # compare: compiled against eager
-        b.executor.store(ran.item)
+        b.executor.store(ran)
     b.executor.close()
+    for (docname, _), files in b.executor.files.items():
+        for path in sorted(files):  # an edit of one reads the page again (Executor.stale)
+            _note_dependency(env, docname, path)
     b.results = [check.check(r) for r in b.executor.results(planned)]  # check: against the page
     for result in b.results:
         st.docs[result.demo.docname].results[result.demo.ident] = result
@@ -193,6 +196,13 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     report.missing_environments(app, b.executor.envs.missing, {**b.executor.envs.sets, **own})
     # Summary pages show every demo's result: re-write them whenever any result is new.
     return summary.summary_docs(env) if b.results else []
+
+
+def _note_dependency(env: BuildEnvironment, docname: str, path: str) -> None:
+    try:
+        env.note_dependency(path, docname=docname)
+    except TypeError:  # Sphinx 7.2-8.1: only for the document being read; this is what it does
+        env.dependencies[docname].add(path)  # type: ignore[arg-type]
 
 
 def _warn(app: Sphinx, result: DemoResult) -> None:

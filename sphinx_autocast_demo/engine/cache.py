@@ -1,4 +1,5 @@
-"""Results on disk, one JSON file per (demo, variant), keyed by everything that decides them.
+"""Results on disk, one JSON file per (demo, variant), keyed by everything that decides them
+before they run, with the files of the writer's that the runs imported (:class:`FileStamp`).
 
 Entries are data: read with ``json``, validated field by field (type, allowed values, sizes;
 text made printable and bounded as a live run's), never unpickled or executed, so a cache
@@ -23,6 +24,18 @@ FORMAT = 1
 
 
 @dataclass(frozen=True)
+class FileStamp:
+    """A file of the writer's that a run imported, and its content then."""
+
+    path: str  # absolute, on the machine that stored the entry
+    sha256: str  # MISSING: it could not be read
+
+
+#: A :class:`FileStamp`'s digest for a file that could not be read: never current.
+MISSING = "missing"
+
+
+@dataclass(frozen=True)
 class Entry:
     torch_version: str
     verdict: Verdict
@@ -32,6 +45,20 @@ class Entry:
     # What autocast_demo_cache_torch made of the torch when the entry was stored; a label is
     # only known from here (the exact version and its release come from torch_version).
     torch_key: str = ""
+    # The writer's modules (a helper beside the docs, the project on sys.path, an editable
+    # install) that its runs imported: the key cannot name them, as they are known only after
+    # the runs. None: not recorded (an entry of an older version, or of a result set, whose
+    # files stay on the machine that made it).
+    files: tuple[FileStamp, ...] | None = None
+
+
+def file_digest(path: str) -> str:
+    """The sha256 of ``path``'s content, :data:`MISSING` when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return MISSING
 
 
 class CorruptEntry(Exception):

@@ -41,6 +41,7 @@ class Finished:
     prefaulted: int = 0  # bytes of the worker its process had copied before the run began
     zygote: str = "warm"  # "eager": forked from the zygote made before the warm-up
     early: bool = False  # it ended before the warm-up did
+    imports: tuple[str, ...] = ()  # the writer's module files its process had (job.writers_files)
 
 
 def run_paths(scratch: Path, run: Run) -> dict[str, str]:
@@ -65,6 +66,7 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
     seconds = event["seconds"]
     data = paths["data_path"].read_bytes() if paths["data_path"].exists() else b""
     offsets: dict[str, int | None] = {}
+    imports: tuple[str, ...] = ()
     if event["timed_out"]:
         detail = f"stopped after its timeout of {run.timeout:g} s"
         record = RunRecord(
@@ -74,6 +76,8 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
     elif paths["result_path"].exists() and event["returncode"] == 0:
         raw = json.loads(_unscratch(paths["result_path"].read_text(encoding="utf-8"), scratch))
         offsets = {t["name"]: t.get("offset") for t in raw.get("tensors", ())}
+        # (a module the run wrote into its scratch directory is relative now, and gone)
+        imports = tuple(p for p in raw.get("imports", ()) if isinstance(p, str) and os.path.isabs(p))
         try:
             record = run_record_from_json({**raw, "output": output})
         except ValueError as exc:  # past the model's bounds (10,000 tensors, say)
@@ -89,7 +93,7 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
     for path in paths.values():
         path.unlink(missing_ok=True)
     return Finished(run=run, record=record, data=data, offsets=offsets,
-                    fresh=event["fresh"], prefaulted=event["prefaulted"])
+                    fresh=event["fresh"], prefaulted=event["prefaulted"], imports=imports)
 
 
 def _unscratch(text: str, scratch: str) -> str:

@@ -1,0 +1,2 @@
+flag = 0
+VERSION = 1

@@ -1,0 +1,2 @@
+SCALE = 2
+VERSION = 1
