@@ -315,6 +315,9 @@ class WorkerPool:
             run = waiting.take(eager_only=False)
             return None if run is None else (run, self.warm)
         if self.eager is not None and self.eager.open:
+            # The warm-up has a core of its own: eager runs take only the others.
+            if self.eager.in_flight >= max(1, self.jobs - 1):
+                return None
             run = waiting.take(eager_only=True)
             return None if run is None else (run, self.eager)
         return None
