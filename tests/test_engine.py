@@ -262,18 +262,20 @@ def test_pool_size_follows_conf_then_dash_j_capped_at_the_cores():
     assert installed_torch() != "not installed"
 
 
-@pytest.mark.parametrize(("jobs", "eager_at_once"), [(1, 1), (2, 1), (4, 3)])
-def test_while_the_worker_warms_up_eager_runs_leave_it_a_core(jobs, eager_at_once):
+@pytest.mark.parametrize(("jobs", "cpus", "eager_at_once"),
+                         [(1, 2, 1), (2, 2, 1), (4, 4, 3), (2, 16, 2), (1, 1, 1)])
+def test_while_the_worker_warms_up_eager_runs_leave_it_a_core(jobs, cpus, eager_at_once):
     """The warm-up is on the build's path; the eager runs are not (they end before it at -j 1):
-    at -j 2 a second eager run at a time took the warm-up's core (measured: cold -j 2 builds
-    0.976x in 8 alternating pairs without it). Which runs go where never changes what they do:
-    test_worker_memory compares them bit for bit at one run per core."""
+    at -j 2 on 2 cores a second eager run at a time took the warm-up's core (measured: cold
+    -j 2 builds 0.976x in 8 alternating pairs without it). Which runs go where never changes
+    what they do: test_worker_memory compares them bit for bit at one run per core."""
     from sphinx_autocast_demo.engine.channels import Channel, Waiting
-    from sphinx_autocast_demo.engine.pool import WorkerPool
+    from sphinx_autocast_demo.engine.pool import WorkerPool, eager_jobs
     from sphinx_autocast_demo.engine.records import Run
 
     pool = WorkerPool.__new__(WorkerPool)  # its scheduling only: no worker
-    pool.jobs, pool.warm, pool.eager = jobs, Channel(-1, -1), Channel(-1, -1)
+    pool.jobs, pool.eager_jobs = jobs, eager_jobs(jobs, cpus)
+    pool.warm, pool.eager = Channel(-1, -1), Channel(-1, -1)
     waiting = Waiting([Run(key=f"{i}-{mode}", job={"mode": mode}, timeout=1.0)  # type: ignore[typeddict-item]
                        for i in range(8) for mode in ("compiled", "eager")])
     sent = 0
