@@ -17,13 +17,14 @@ from sphinx.util.display import status_iterator
 from . import __version__, report
 from .check import engine_problem
 from .config import conf_line
-from .engine.cache import MISSING, CorruptEntry, Entry, FileStamp, ResultCache, file_digest, make_key
+from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
 from .engine.cpus import cores
 from .engine.pool import EngineError, WorkerDied, WorkerPool
 from .engine.protocol import Job, Mode
 from .engine.records import Finished, Run
 from .environments import Environments
 from .model import WARNING_TYPE, DemoResult, Variant, VariantResult, skipped
+from .stamps import Stamps
 
 #: The ``detail`` of runs refused because the build cannot run any demo (no torch, no
 #: worker), before the engine's own words; the reason itself is ``RunRecord.not_run``.
@@ -129,7 +130,7 @@ class Executor:
         # demo -> the writer's module files its results depend on (pipeline.run makes Sphinx
         # read its page again when one changes, and then ``stale`` decides)
         self.files: dict[tuple[str, str], set[str]] = {}
-        self.digests: dict[str, str] = {}  # file -> its sha256 in this build (read once)
+        self.stamps = Stamps(str(app.confdir))
         self.equivalent: set[tuple[str, str]] = set()  # ... which cache_torch counts as ours
         # This build's environment, and the result sets of others (environments.py).
         self.envs = Environments(conf, torch, self.python, sets or {})
@@ -183,7 +184,7 @@ class Executor:
                 entry = self.cache.get(self.key(demo, codes, variant))
             except CorruptEntry:
                 return True
-            if entry is None or not self.current(entry) or self.stale(entry):
+            if entry is None or not self.current(entry) or self.stamps.stale(entry):
                 return True
         return False
 
@@ -197,26 +198,6 @@ class Executor:
         if policy in ("exact", "release"):
             return torch_key(entry.torch_version, policy) == self.torch_key
         return entry.torch_key == self.torch_key
-
-    def stale(self, entry: Entry) -> str | None:
-        """Why ``entry`` may no longer be what its runs would give, or None: a file of the
-        writer's that they imported is not what it was, or the entry does not say which
-        files they imported (stored by an older version: it runs once more)."""
-        if entry.files is None:
-            return "it does not record which of the writer's files its runs imported"
-        for stamp in entry.files:
-            if stamp.sha256 == MISSING or self.digest(stamp.path) != stamp.sha256:
-                # (said on the page in "never" mode: no path of the build machine there)
-                confdir = os.path.join(os.path.abspath(self.app.confdir), "")
-                name = (stamp.path.removeprefix(confdir) if stamp.path.startswith(confdir)
-                        else os.path.basename(stamp.path))
-                return f"{name}, which its runs imported, changed"
-        return None
-
-    def digest(self, path: str) -> str:
-        if path not in self.digests:
-            self.digests[path] = file_digest(path)
-        return self.digests[path]
 
     def plan(self, todo: list[tuple[Demo, DocState]]) -> list[Planned]:
         """Every (demo, variant) to answer, with its result when the cache (or the execution
@@ -260,7 +241,7 @@ class Executor:
                 entry = self.cache.get(key)
                 if entry is not None and (never or self.current(entry)):
                     # "never" runs nothing: there only a known change makes a result unusable
-                    stale = None if never and entry.files is None else self.stale(entry)
+                    stale = None if never and entry.files is None else self.stamps.stale(entry)
                     if stale:
                         logger.verbose(f"{demo.location}: [{variant.name}] not from the cache: "
                                        f"{stale}")
@@ -274,7 +255,7 @@ class Executor:
         if entry is not None and (never or self.current(entry)):
             self.stats.cached += 1
             self.files.setdefault((demo.docname, demo.ident), set()).update(
-                stamp.path for stamp in entry.files or ())
+                self.stamps.resolve(stamp.path) for stamp in entry.files or ())
             if entry.torch_version != self.torch:
                 self.versions[demo.docname, demo.ident] = entry.torch_version
                 if self.current(entry):
@@ -409,11 +390,12 @@ class Executor:
         """Keep a compared result for the next build (failures are not kept: they run again),
         with the writer's files its runs imported."""
         item, result = ran.item, ran.item.result
-        files = sorted({*ran.compiled.imports, *ran.eager.imports})
+        known = None not in (ran.compiled.imports, ran.eager.imports)
+        files = {*(ran.compiled.imports or ()), *(ran.eager.imports or ())}
         self.files.setdefault((item.demo.docname, item.demo.ident), set()).update(files)
         if result is None or result.verdict.outcome == "error" or self.storing is False:
             return
-        stamps = tuple(FileStamp(path, self.digest(path)) for path in files)
+        stamps = self.stamps.stamp(files if known else None)
         try:
             self.cache.put(item.key, Entry(self.torch, result.verdict, result.compiled,
                                            result.eager, python_version=self.python,

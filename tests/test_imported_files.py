@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import types
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from conftest import CliBuild, copy_root, sphinx_build
@@ -25,32 +26,45 @@ class Step:
 
 @pytest.fixture(scope="module")
 def steps(tmp_path_factory) -> dict[str, Step]:
-    src = copy_root("imported-files", tmp_path_factory)
-    out, env = src / "_build" / "html", {"PYTHONPATH": str(src)}
-    helper, config = src / "helper.py", src / "docs_config.py"
+    first = copy_root("imported-files", tmp_path_factory)
     done = {}
 
-    def build(name: str, *args: str) -> None:
-        made = sphinx_build(src, out, *args, env=env)
-        assert made.returncode == 0, (name, made.stderr)
+    def build(name: str, *args: str, src: Path = first, status: int = 0) -> None:
+        out = src / "_build" / "html"
+        made = sphinx_build(src, out, *args, env={"PYTHONPATH": str(src)})
+        assert made.returncode == status, (name, made.stderr)
         done[name] = Step(made, {doc: (out / f"{doc}.html").read_text() for doc in ("index", "other")})
 
+    def edit(path: Path, old: str, new: str) -> None:
+        path.write_text(path.read_text().replace(old, new))
+
+    helper, config = first / "helper.py", first / "docs_config.py"
     build("first")
     build("unchanged")
-    helper.write_text(helper.read_text().replace("VERSION = 1", "VERSION = 2"))
+    edit(helper, "VERSION = 1", "VERSION = 2")
     build("helper edited")
     os.utime(helper)  # its time only
     build("helper touched")
-    config.write_text(config.read_text().replace("VERSION = 1", "VERSION = 2"))
+    edit(config, "VERSION = 1", "VERSION = 2")
     build("config edited")
-    helper.write_text(helper.read_text().replace("VERSION = 2", "VERSION = 3"))
+    edit(helper, "SCALE = 2", "SCALE = (")  # the import fails: helper is not in sys.modules
+    build("helper broken", status=1)
+    edit(helper, "SCALE = (", "SCALE = 2")
+    build("helper mended")
+    edit(helper, "VERSION = 2", "VERSION = 3")
     build("never", "-D", "autocast_demo_execute=never")
-    for entry in (out / ".doctrees" / "autocast_demo_cache").rglob("*.json"):
+    for entry in (first / "_build" / "html" / ".doctrees" / "autocast_demo_cache").rglob("*.json"):
         data = json.loads(entry.read_text())
         del data["files"]  # as the version before files were stamped wrote it
         entry.write_text(json.dumps(data))
     build("older entries", "-E")
     build("stamped again", "-E")
+    second = first.parent / "second"  # the same checkout moved, or a second one: its own files
+    shutil.copytree(first, second)
+    build("moved", src=second)
+    edit(second / "helper.py", "VERSION = 3", "VERSION = 9")
+    build("second edited", src=second)
+    build("first unchanged", src=first)
     return done
 
 
@@ -98,22 +112,109 @@ def test_with_execution_off_a_stale_result_is_not_shown_as_checked(steps):
     assert str(step.build.src) not in page  # no path of the build machine for readers
 
 
+def test_a_module_whose_import_failed_runs_again_once_it_is_mended(steps):
+    broken = steps["helper broken"]
+    assert broken.build.runs() == (4, 0)
+    assert "SyntaxError" in broken.pages["index"]
+    mended = steps["helper mended"]
+    assert mended.build.runs() == (4, 0)
+    assert mended.printed("index", "helper") == {"helper VERSION 2"}
+
+
+def test_a_moved_checkout_reuses_the_cache_and_a_second_one_compares_its_own_files(steps):
+    assert steps["moved"].build.runs() == (0, 4)  # every page read (a new source directory)
+    edited = steps["second edited"]
+    assert edited.build.runs() == (4, 0)
+    assert edited.printed("index", "helper") == {"helper VERSION 9"}
+    assert steps["first unchanged"].build.runs() == (0, 0)
+
+
 def test_an_entry_that_does_not_say_what_its_runs_imported_runs_once_more(steps):
     assert steps["older entries"].build.runs() == (8, 0)
     assert steps["stamped again"].build.runs() == (0, 4)
 
 
-def test_only_the_writers_modules_count():
-    """Python's own, installed packages, torch and this extension are stamped by version."""
+def test_only_the_writers_files_count():
+    """Python's own, installed packages, torch and this extension are stamped by version, and
+    what inductor generates into its cache is none of the writer's."""
     import sysconfig
 
     import torch
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
-    from sphinx_autocast_demo.engine import job
+    from sphinx_autocast_demo.engine import imports
 
     here = os.path.abspath(__file__)
-    fake = [types.SimpleNamespace(__file__=path) for path in (
-        here, json.__file__, torch.__file__, job.__file__, "_ops.py", "<stdin>",
-        os.path.join(sysconfig.get_paths()["purelib"], "anything", "__init__.py"))]
-    fake.append(types.SimpleNamespace())  # a built-in module has no __file__
-    assert job._local_files(fake) == {here}
+    paths = [here, json.__file__, torch.__file__, imports.__file__, "_ops.py", "<stdin>", None,
+             os.path.join(sysconfig.get_paths()["purelib"], "anything", "__init__.py"),
+             os.path.join(default_cache_dir(), "ab", "cabcdef.py")]
+    assert imports.writers(paths) == {here}
+
+
+def test_a_lazy_module_is_not_loaded_to_find_its_file(tmp_path):
+    import importlib.util
+
+    from sphinx_autocast_demo.engine.imports import module_file
+
+    path = tmp_path / "lazy_one.py"
+    path.write_text("raise RuntimeError('loaded')\n")
+    spec = importlib.util.spec_from_file_location("lazy_one", path)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module_file(module) == str(path)  # and no RuntimeError: still not loaded
+
+
+def test_a_run_that_cannot_tell_its_files_says_so_instead_of_failing():
+    import sys
+
+    from sphinx_autocast_demo.engine.imports import writers_files
+
+    class Odd:
+        @property
+        def __dict__(self):
+            raise RuntimeError("no")
+
+    sys.modules["_autocast_demo_odd"] = Odd()  # type: ignore[assignment]
+    try:
+        assert writers_files() is None
+    finally:
+        del sys.modules["_autocast_demo_odd"]
+    assert writers_files() is not None
+
+
+def test_what_is_no_regular_file_is_never_read(tmp_path, monkeypatch):
+    """A cache restored from elsewhere may name any path: a FIFO or a device must not block."""
+    from sphinx_autocast_demo.engine import cache
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert cache.file_digest(str(fifo)) == cache.MISSING
+    assert cache.file_digest("/dev/zero") == cache.MISSING
+    assert cache.file_digest(str(tmp_path / "absent.py")) == cache.MISSING
+    big = tmp_path / "big.so"
+    big.write_bytes(b"x" * 100)
+    monkeypatch.setattr(cache, "HASHED_BYTES", 10)
+    assert cache.file_digest(str(big)) == f"size 100 time {big.stat().st_mtime_ns}"
+
+
+def test_a_file_written_since_the_build_began_is_never_current(tmp_path):
+    """The run may have imported it before the write: its result runs again next time."""
+    from sphinx_autocast_demo.engine.cache import MISSING, Entry
+    from sphinx_autocast_demo.model import RunRecord, Verdict
+    from sphinx_autocast_demo.stamps import Stamps
+
+    old, new = tmp_path / "old.py", tmp_path / "sub" / "new.py"
+    new.parent.mkdir()
+    old.write_text("A = 1\n")
+    new.write_text("B = 1\n")
+    os.utime(old, (1e9, 1e9))  # 2001: before the build began
+    stamps = Stamps(str(tmp_path))
+    got = stamps.stamp([str(new), str(old)])
+    assert got is not None
+    assert [(s.path, s.sha256 == MISSING) for s in got] == [("old.py", False), ("sub/new.py", True)]
+    entry = Entry("2.13.0", Verdict("matches"), RunRecord("ok"), RunRecord("ok"), files=got[:1])
+    assert stamps.stale(entry) is None
+    old.write_text("A = 2\n")
+    assert Stamps(str(tmp_path)).stale(entry) == "old.py, which its runs imported, changed"
+    assert stamps.stamp([str(tmp_path / "bad\x1b.py")]) is None  # an entry could not hold it

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,14 +26,19 @@ FORMAT = 1
 
 @dataclass(frozen=True)
 class FileStamp:
-    """A file of the writer's that a run imported, and its content then."""
+    """A file of the writer's that a run had (``engine/imports.py``), and its content then."""
 
-    path: str  # absolute, on the machine that stored the entry
-    sha256: str  # MISSING: it could not be read
+    # Relative to conf.py's directory: a moved checkout, or a second one sharing the cache,
+    # compares its own files.
+    path: str
+    sha256: str  # MISSING: it could not be read, or the run may have read another content
 
 
-#: A :class:`FileStamp`'s digest for a file that could not be read: never current.
+#: A :class:`FileStamp`'s digest that is never current.
 MISSING = "missing"
+
+#: Larger files are compared by size and time (a compiled module of the writer's, say).
+HASHED_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -53,12 +59,23 @@ class Entry:
 
 
 def file_digest(path: str) -> str:
-    """The sha256 of ``path``'s content, :data:`MISSING` when it cannot be read."""
+    """The sha256 of ``path``'s content; :data:`MISSING` when it is no regular file that can be
+    read. A path can come from a cache restored from elsewhere: a FIFO or a device must not
+    block or never end (hence no waiting to open, and the check on what was opened)."""
     try:
-        with open(path, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return MISSING
+    with os.fdopen(fd, "rb") as f:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return MISSING
+            if st.st_size > HASHED_BYTES:
+                return f"size {st.st_size} time {st.st_mtime_ns}"
+            return hashlib.file_digest(f, "sha256").hexdigest()
+        except OSError:
+            return MISSING
 
 
 class CorruptEntry(Exception):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
-import functools
 import hashlib
 import json
 import os
@@ -19,6 +18,7 @@ import time
 import traceback
 from typing import Any
 
+from .imports import writers_files
 from .protocol import Job
 
 #: Prefix of the file names given to ``compile()``, so that frames of the writer's code can be
@@ -246,6 +246,7 @@ def run_job(job: Job) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__,
                                  "__file__": job.get("page", "")}
     record: dict[str, Any] = {"status": "ok"}
+    failure: BaseException | None = None
     try:
         module, attr = resolve_config(job["config"])
         setattr(module, attr, decode_value(job["value"]))
@@ -259,6 +260,7 @@ def run_job(job: Job) -> dict[str, Any]:
                 "with the code it is for")
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # MemoryError is an Exception
         _close_modes()
+        failure = exc
         record = {"status": "raised", "error": describe_error(exc, parts, texts)}
     else:
         try:
@@ -267,61 +269,8 @@ def run_job(job: Job) -> dict[str, Any]:
             record = {"status": "raised", "error": describe_error(exc, parts, texts)}
             record["error"]["message"] = f"its tensors could not be read: {record['error']['message']}"
     record["seconds"] = time.perf_counter() - start
-    record["imports"] = writers_files()
+    record["imports"] = writers_files(failure)
     return record
-
-
-#: Set by :func:`remember_modules` in a zygote: the modules its runs inherit, and which of them
-#: are the writer's, so that a run looks only at the modules it imported itself (~0.1 ms
-#: instead of ~2 ms for all ~2,000).
-_INHERITED: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
-
-
-def remember_modules() -> None:
-    """In a zygote, before its first fork (see :data:`_INHERITED`)."""
-    global _INHERITED
-    _INHERITED = (frozenset(sys.modules), frozenset(_local_files(list(sys.modules.values()))))
-
-
-def writers_files() -> list[str]:
-    """The files of the writer's modules in this process (imported by this run, or by the
-    worker, such as a config module beside the docs): what the build stamps, so that an edit
-    of one runs the demo again (``execute.Executor.stale``)."""
-    names, files = _INHERITED
-    new = [module for name, module in list(sys.modules.items()) if name not in names]
-    return sorted(files | _local_files(new))
-
-
-def _local_files(modules: list[Any]) -> set[str]:
-    """The source files of ``modules`` that are neither Python's own, nor installed packages,
-    nor torch's or this extension's (their versions are stamped already)."""
-    prefixes = _not_local()
-    found = set()
-    for module in modules:
-        path = getattr(module, "__file__", None)
-        # (torch.ops' and torch.classes' are bare names; "<stdin>" and the like are no file)
-        if (isinstance(path, str) and os.path.isabs(path) and not path.startswith(prefixes)
-                and not os.path.realpath(path).startswith(prefixes)):
-            found.add(path)
-    return found
-
-
-@functools.cache
-def _not_local() -> tuple[str, ...]:
-    import site
-    import sysconfig
-
-    import torch
-
-    paths = sysconfig.get_paths()
-    skip = [*(paths[name] for name in ("stdlib", "platstdlib", "purelib", "platlib")),
-            *site.getsitepackages(), site.getusersitepackages(),
-            *(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")),
-            os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__))]
-    # As written and with links resolved (a venv's lib64, a linked checkout): resolving every
-    # module's path would cost ~2,000 lookups; only those outside the first are resolved.
-    return tuple({os.path.join(f(p), "") for p in skip if p
-                  for f in (os.path.abspath, os.path.realpath)})
 
 
 def watch(job: Job) -> None:

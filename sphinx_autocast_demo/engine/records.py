@@ -41,7 +41,9 @@ class Finished:
     prefaulted: int = 0  # bytes of the worker its process had copied before the run began
     zygote: str = "warm"  # "eager": forked from the zygote made before the warm-up
     early: bool = False  # it ended before the warm-up did
-    imports: tuple[str, ...] = ()  # the writer's module files its process had (job.writers_files)
+    # The writer's files its process had (imports.writers_files); None: not known (the run did
+    # not end with a result, or could not tell), so its result is not served from the cache.
+    imports: tuple[str, ...] | None = None
 
 
 def run_paths(scratch: Path, run: Run) -> dict[str, str]:
@@ -66,7 +68,7 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
     seconds = event["seconds"]
     data = paths["data_path"].read_bytes() if paths["data_path"].exists() else b""
     offsets: dict[str, int | None] = {}
-    imports: tuple[str, ...] = ()
+    imports: tuple[str, ...] | None = None
     if event["timed_out"]:
         detail = f"stopped after its timeout of {run.timeout:g} s"
         record = RunRecord(
@@ -76,8 +78,9 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
     elif paths["result_path"].exists() and event["returncode"] == 0:
         raw = json.loads(_unscratch(paths["result_path"].read_text(encoding="utf-8"), scratch))
         offsets = {t["name"]: t.get("offset") for t in raw.get("tensors", ())}
-        # (a module the run wrote into its scratch directory is relative now, and gone)
-        imports = tuple(p for p in raw.get("imports", ()) if isinstance(p, str) and os.path.isabs(p))
+        listed = raw.get("imports")
+        if isinstance(listed, list):  # (one written in its scratch directory is relative now: gone)
+            imports = tuple(p for p in listed if isinstance(p, str) and os.path.isabs(p))
         try:
             record = run_record_from_json({**raw, "output": output})
         except ValueError as exc:  # past the model's bounds (10,000 tensors, say)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from ..text import MAX_OUTPUT
-from .job import remember_modules
+from .imports import remember_modules
 from .processes import (
     die_with_parent,
     kill_adopted,
