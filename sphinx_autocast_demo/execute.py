@@ -391,7 +391,11 @@ class Executor:
         with the writer's files its runs imported."""
         item, result = ran.item, ran.item.result
         known = None not in (ran.compiled.imports, ran.eager.imports)
-        files = {*(ran.compiled.imports or ()), *(ran.eager.imports or ())}
+        # One gone since (a snippet's temporary directory) or none on disk (a zip archive's
+        # module) cannot be compared: stamped and depended on, it would run and be read again
+        # at every build.
+        files = {p for p in (*(ran.compiled.imports or ()), *(ran.eager.imports or ()))
+                 if os.path.isfile(p)}
         self.files.setdefault((item.demo.docname, item.demo.ident), set()).update(files)
         if result is None or result.verdict.outcome == "error" or self.storing is False:
             return

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -218,3 +219,27 @@ def test_a_file_written_since_the_build_began_is_never_current(tmp_path):
     old.write_text("A = 2\n")
     assert Stamps(str(tmp_path)).stale(entry) == "old.py, which its runs imported, changed"
     assert stamps.stamp([str(tmp_path / "bad\x1b.py")]) is None  # an entry could not hold it
+
+
+def test_a_module_from_a_directory_the_snippet_removed_is_not_depended_on(tmp_path_factory):
+    """Nothing left to compare: stamped, it would read the page and run it at every build."""
+    src = copy_root("imported-files", tmp_path_factory)
+    page = src / "other.rst"
+    page.write_text(page.read_text().replace("   import docs_config\n", textwrap.indent(
+        textwrap.dedent("""\
+            import docs_config
+            import pathlib
+            import sys
+            import tempfile
+
+            with tempfile.TemporaryDirectory() as scratch:
+                pathlib.Path(scratch, "gone_module.py").write_text("X = 1")
+                sys.path.insert(0, scratch)
+                import gone_module
+            """), "   ")))
+    out, env = src / "_build" / "html", {"PYTHONPATH": str(src)}
+    first = sphinx_build(src, out, env=env)
+    assert first.returncode == 0, first.stderr
+    assert first.runs() == (8, 0)
+    again = sphinx_build(src, out, env=env)
+    assert again.runs() == (0, 0) and "reading sources... [" not in again.stdout
