@@ -390,16 +390,16 @@ class Executor:
         """Keep a compared result for the next build (failures are not kept: they run again),
         with the writer's files its runs imported."""
         item, result = ran.item, ran.item.result
-        known = None not in (ran.compiled.imports, ran.eager.imports)
-        # One gone since (a snippet's temporary directory) or none on disk (a zip archive's
-        # module) cannot be compared: stamped and depended on, it would run and be read again
-        # at every build.
         files = {p for p in (*(ran.compiled.imports or ()), *(ran.eager.imports or ()))
-                 if os.path.isfile(p)}
+                 if self.stamps.comparable(p)}
         self.files.setdefault((item.demo.docname, item.demo.ident), set()).update(files)
         if result is None or result.verdict.outcome == "error" or self.storing is False:
             return
-        stamps = self.stamps.stamp(files if known else None)
+        if any("ImportError" in run.error.names for run in (result.compiled, result.eager)
+               if run.error is not None):
+            return  # (it may be a module that is not there yet: nothing to stamp for it)
+        known = None not in (ran.compiled.imports, ran.eager.imports)
+        stamps = self.stamps.stamp(files if known else None, str(item.demo.location))
         try:
             self.cache.put(item.key, Entry(self.torch, result.verdict, result.compiled,
                                            result.eager, python_version=self.python,

@@ -184,6 +184,7 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
         ran.item.result = compare.judge(ran)  # compare: compiled against eager
         b.executor.store(ran)
     b.executor.close()
+    b.executor.stamps.say()
     for (docname, _), files in b.executor.files.items():
         for path in sorted(files):  # an edit of one reads the page again (Executor.stale)
             _note_dependency(env, docname, path)

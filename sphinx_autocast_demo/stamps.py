@@ -13,9 +13,13 @@ import os
 import time
 from typing import TYPE_CHECKING
 
+from sphinx.util import logging
+
 from .engine.cache import MISSING, FileStamp, file_digest
 from .model import MAX_ITEMS
 from .text import printable
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -28,18 +32,47 @@ class Stamps:
         self.confdir = os.path.abspath(confdir)
         self.began = time.time()  # before the worker starts: every import of this build is later
         self.digests: dict[str, str] = {}  # absolute path -> its digest in this build
+        self.late: set[str] = set()  # files written since the build began (stamped MISSING)
+        self.unkept = ""  # the first result stored without its files (it runs again), and why
 
-    def stamp(self, paths: Iterable[str] | None) -> tuple[FileStamp, ...] | None:
-        """``paths`` (absolute) as an entry keeps them; None where they cannot be kept (not
-        known, or a name the entry cannot hold as it is)."""
-        if paths is None:
-            return None
+    def stamp(self, paths: Iterable[str] | None, where: str) -> tuple[FileStamp, ...] | None:
+        """``paths`` (absolute, from :meth:`comparable`; None: the runs could not tell) as the
+        entry of the result at ``where`` keeps them; None where they cannot be kept as they are."""
+        why = "its runs could not tell which of your modules they had" if paths is None else ""
         stamps: list[FileStamp] = []
-        for path in sorted(set(paths)):
-            if not _keepable(path) or len(stamps) >= MAX_ITEMS:
-                return None
-            stamps.append(FileStamp(os.path.relpath(path, self.confdir), self._current(path)))
+        for path in sorted(set(paths or ())):
+            if not _keepable(path):
+                why = f"an entry cannot hold the name {path!r}"
+            elif len(stamps) >= MAX_ITEMS:
+                why = f"its runs had more than {MAX_ITEMS} files of yours"
+            else:
+                stamps.append(FileStamp(os.path.relpath(path, self.confdir), self._current(path)))
+                continue
+            break
+        if why:
+            self.unkept = self.unkept or f"{where} ({why})"
+            return None
         return tuple(stamps)
+
+    def say(self) -> None:
+        """Once a build: results that run again next time because their files could not be
+        stamped as the runs had them (slower, never silently)."""
+        if self.unkept:
+            logger.info("autocast-demo: results whose runs' files cannot be kept run again in "
+                        f"every build that reads their page; the first: {self.unkept}")
+        if self.late:
+            names = sorted(self.late)
+            logger.info("autocast-demo: written while this build ran, after its runs may have "
+                        f"read it: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}; "
+                        "the demos that imported it run again in the next build")
+
+    @staticmethod
+    def comparable(path: str) -> bool:
+        """Whether ``path`` can be compared later: a file, or one missing from a directory that
+        is there (renamed away for a moment: stamped as changed). Not one gone with its
+        directory (a snippet's temporary one) or never on disk (a zip archive's module):
+        stamped, it would read the page again and run it at every build."""
+        return os.path.isfile(path) or os.path.isdir(os.path.dirname(path))
 
     def stale(self, entry: Entry) -> str | None:
         """Why ``entry`` may no longer be what its runs would give, or None: a file of the
@@ -65,12 +98,17 @@ class Stamps:
 
     def _current(self, path: str) -> str:
         try:
-            mtime = os.stat(path).st_mtime_ns
+            st = os.stat(path)
         except OSError:
             return MISSING
-        # Filesystems with whole-second times (FAT: two) round a write down by up to that much.
-        margin = 2.0 if mtime % 1_000_000_000 == 0 else 0.1
-        return MISSING if mtime / 1e9 >= self.began - margin else self.digest(path)
+        # The change time too: a copy that keeps the old file time (cp -p, rsync -t, tar) is
+        # still a write now. Whole-second file times (FAT: two) round a write down that much.
+        written = max(st.st_mtime_ns, st.st_ctime_ns)
+        margin = 2.0 if written % 1_000_000_000 == 0 else 0.1
+        if written / 1e9 >= self.began - margin:
+            self.late.add(path)
+            return MISSING
+        return self.digest(path)
 
 
 def _keepable(path: str) -> bool:

@@ -193,6 +193,7 @@ def test_what_is_no_regular_file_is_never_read(tmp_path, monkeypatch):
     assert cache.file_digest(str(fifo)) == cache.MISSING
     assert cache.file_digest("/dev/zero") == cache.MISSING
     assert cache.file_digest(str(tmp_path / "absent.py")) == cache.MISSING
+    assert cache.file_digest(str(tmp_path)) == cache.MISSING  # a directory opens too
     big = tmp_path / "big.so"
     big.write_bytes(b"x" * 100)
     monkeypatch.setattr(cache, "HASHED_BYTES", 10)
@@ -201,24 +202,57 @@ def test_what_is_no_regular_file_is_never_read(tmp_path, monkeypatch):
 
 def test_a_file_written_since_the_build_began_is_never_current(tmp_path):
     """The run may have imported it before the write: its result runs again next time."""
+    import time
+
     from sphinx_autocast_demo.engine.cache import MISSING, Entry
     from sphinx_autocast_demo.model import RunRecord, Verdict
     from sphinx_autocast_demo.stamps import Stamps
 
-    old, new = tmp_path / "old.py", tmp_path / "sub" / "new.py"
+    old, new, copied = tmp_path / "old.py", tmp_path / "sub" / "new.py", tmp_path / "copied.py"
     new.parent.mkdir()
     old.write_text("A = 1\n")
+    copied.write_text("C = 1\n")
+    time.sleep(0.3)
+    stamps = Stamps(str(tmp_path))  # the build begins
     new.write_text("B = 1\n")
-    os.utime(old, (1e9, 1e9))  # 2001: before the build began
-    stamps = Stamps(str(tmp_path))
-    got = stamps.stamp([str(new), str(old)])
+    os.utime(copied, (1e9, 1e9))  # as cp -p leaves it: an old time, but written now
+    got = stamps.stamp([str(new), str(old), str(copied)], "index.rst:8")
     assert got is not None
-    assert [(s.path, s.sha256 == MISSING) for s in got] == [("old.py", False), ("sub/new.py", True)]
-    entry = Entry("2.13.0", Verdict("matches"), RunRecord("ok"), RunRecord("ok"), files=got[:1])
+    assert [(s.path, s.sha256 == MISSING) for s in got] == [
+        ("copied.py", True), ("old.py", False), ("sub/new.py", True)]
+    assert stamps.late == {str(new), str(copied)}
+    entry = Entry("2.13.0", Verdict("matches"), RunRecord("ok"), RunRecord("ok"), files=got[1:2])
     assert stamps.stale(entry) is None
     old.write_text("A = 2\n")
     assert Stamps(str(tmp_path)).stale(entry) == "old.py, which its runs imported, changed"
-    assert stamps.stamp([str(tmp_path / "bad\x1b.py")]) is None  # an entry could not hold it
+    assert stamps.stamp([str(tmp_path / "bad\x1b.py")], "index.rst:8") is None
+    assert stamps.unkept.startswith("index.rst:8 (an entry cannot hold the name")
+    assert stamps.stamp(None, "other.rst:4") is None
+    assert stamps.unkept.startswith("index.rst:8")  # the first one is said
+
+
+def test_only_files_that_can_be_compared_later_are_stamped(tmp_path):
+    from sphinx_autocast_demo.stamps import Stamps
+
+    (tmp_path / "archive.zip").write_bytes(b"PK")
+    assert Stamps.comparable(__file__)
+    assert Stamps.comparable(str(tmp_path / "renamed_away.py"))  # its directory is there
+    assert not Stamps.comparable(str(tmp_path / "gone" / "module.py"))
+    assert not Stamps.comparable(str(tmp_path / "archive.zip" / "module.py"))
+
+
+def test_a_module_that_was_not_there_yet_is_run_for_once_it_is(tmp_path_factory):
+    """An ImportError may be a module not written yet: nothing to stamp, so it is not kept."""
+    src = copy_root("imported-files", tmp_path_factory)
+    page = src / "index.rst"
+    page.write_text(page.read_text().replace("   import helper\n", "   import helper\n   import later\n"))
+    out, env = src / "_build" / "html", {"PYTHONPATH": str(src)}
+    first = sphinx_build(src, out, env=env)
+    assert first.returncode == 1 and "ModuleNotFoundError" in first.stderr
+    (src / "later.py").write_text("X = 1\n")
+    second = sphinx_build(src, out, env=env)
+    assert second.returncode == 0, second.stderr
+    assert second.runs() == (4, 0)
 
 
 def test_a_module_from_a_directory_the_snippet_removed_is_not_depended_on(tmp_path_factory):

@@ -66,16 +66,18 @@ def file_digest(path: str) -> str:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return MISSING
-    with os.fdopen(fd, "rb") as f:
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return MISSING
-            if st.st_size > HASHED_BYTES:
-                return f"size {st.st_size} time {st.st_mtime_ns}"
-            return hashlib.file_digest(f, "sha256").hexdigest()
-        except OSError:
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # (a directory opens too)
             return MISSING
+        if st.st_size > HASHED_BYTES:
+            return f"size {st.st_size} time {st.st_mtime_ns}"
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return MISSING
+    finally:
+        os.close(fd)
 
 
 class CorruptEntry(Exception):

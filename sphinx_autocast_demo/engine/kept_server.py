@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .imports import module_file
 from .kept import LISTEN_TIMEOUT, REFUSED, peer, warm_file
 from .processes import reaped
 
@@ -159,7 +160,7 @@ def _module_files(begun: int) -> dict[str, tuple[int, int]]:
     have changed after its import: stamped as changed, it makes the next build refused."""
     found = {}
     for module in list(sys.modules.values()):
-        path = getattr(module, "__file__", None)
+        path = module_file(module)  # (a lazy module stays unloaded)
         if isinstance(path, str):
             with contextlib.suppress(OSError):
                 st = os.stat(path)
