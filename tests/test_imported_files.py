@@ -277,3 +277,32 @@ def test_a_module_from_a_directory_the_snippet_removed_is_not_depended_on(tmp_pa
     assert first.runs() == (8, 0)
     again = sphinx_build(src, out, env=env)
     assert again.runs() == (0, 0) and "reading sources... [" not in again.stdout
+
+
+def test_a_run_finds_the_modules_it_imported_from_the_end_of_sys_modules(tmp_path, monkeypatch):
+    """Reading back only to the last module the worker had (touching all would copy the
+    zygote's pages: 5.5 ms a run), and every module where that one was removed since."""
+    import sys
+
+    from sphinx_autocast_demo.engine import imports
+
+    for name in ("first_new", "second_new", "third_new"):
+        (tmp_path / f"{name}.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(imports, "_INHERITED", imports._INHERITED)
+    for name in ("first_new", "second_new", "third_new"):
+        monkeypatch.delitem(sys.modules, name, raising=False)  # (gone again after the test)
+    imports.remember_modules()
+    before = imports.writers_files()
+    assert before is not None
+    import first_new  # noqa: F401
+    assert imports._added(*imports._INHERITED[:2]) == ["first_new"]
+    assert imports.writers_files() == sorted([*before, str(tmp_path / "first_new.py")])
+    monkeypatch.delitem(sys.modules, "json")  # an inherited module removed, then two imported
+    import second_new  # noqa: F401
+    import third_new  # noqa: F401
+    assert sorted(imports._added(*imports._INHERITED[:2])) == ["first_new", "second_new", "third_new"]
+    every = sorted([*before, *(str(tmp_path / f"{n}.py") for n in ("first_new", "second_new", "third_new"))])
+    assert imports.writers_files() == every
+    monkeypatch.delitem(sys.modules, imports._INHERITED[1])  # the last one: all are read
+    assert imports.writers_files() == every

@@ -14,6 +14,7 @@ import sys
 import threading
 from typing import Any
 
+from .imports import remember_modules
 from .processes import collapse_to_huge_pages, renew_thread_pool
 from .protocol import Ready
 
@@ -37,6 +38,7 @@ def import_stack() -> Ready:
     except (LookupError, ImportError) as exc:
         return {"error": f"torch {torch.__version__} cannot run these demos: {exc}",
                 "torch": torch.__version__}
+    remember_modules()  # (for the eager zygote, forked next)
     # NVML-based (PYTORCH_NVML_BASED_CUDA_CHECK): answers without initialising CUDA.
     return {"torch": torch.__version__, "python": sys.version.split()[0],
             "cuda": torch.cuda.is_available(), "huge_pages": 0}
@@ -61,6 +63,7 @@ def warm_up(info: Ready) -> Ready:
         # is found" into the run's printed output: let it log here, into the worker's log.
         import torch.utils.cpp_extension
     freeze()
+    remember_modules()
     huge = collapse_to_huge_pages()  # what the warm-up added (the rest is done: ~0.1 s)
     return {**info, "huge_pages": huge >> 20}
 

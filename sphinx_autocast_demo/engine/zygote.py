@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from ..text import MAX_OUTPUT
-from .imports import remember_modules
 from .processes import (
     die_with_parent,
     kill_adopted,
@@ -388,7 +387,6 @@ class Zygote:
         self.selector.register(self.wake_r, selectors.EVENT_READ, "wake")
         pending = b""
         open_ = True
-        remember_modules()
         self._fill_spares()
         if self.copy_ahead:
             self._probe()
