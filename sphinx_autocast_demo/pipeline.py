@@ -186,7 +186,7 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     b.executor.close()
     b.executor.stamps.say()
     for (docname, _), files in b.executor.files.items():
-        for path in sorted(files):  # an edit of one reads the page again (Executor.stale)
+        for path in sorted(files):  # an edit of one reads the page again (Stamps.stale)
             _note_dependency(env, docname, path)
     b.results = [check.check(r) for r in b.executor.results(planned)]  # check: against the page
     for result in b.results:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 
 from .engine.cache import MISSING, FileStamp, file_digest
+from .engine.imports import written_since
 from .model import MAX_ITEMS
 from .text import printable
 
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 class Stamps:
     def __init__(self, confdir: str) -> None:
         self.confdir = os.path.abspath(confdir)
-        self.began = time.time()  # before the worker starts: every import of this build is later
+        self.began = time.time_ns()  # before the worker starts: every import of this build is later
         self.digests: dict[str, str] = {}  # absolute path -> its digest in this build
         self.late: set[str] = set()  # files written since the build began (stamped MISSING)
         self.unkept = ""  # the first result stored without its files (it runs again), and why
@@ -38,21 +39,18 @@ class Stamps:
     def stamp(self, paths: Iterable[str] | None, where: str) -> tuple[FileStamp, ...] | None:
         """``paths`` (absolute, from :meth:`comparable`; None: the runs could not tell) as the
         entry of the result at ``where`` keeps them; None where they cannot be kept as they are."""
-        why = "its runs could not tell which of your modules they had" if paths is None else ""
-        stamps: list[FileStamp] = []
-        for path in sorted(set(paths or ())):
-            if not _keepable(path):
-                why = f"an entry cannot hold the name {path!r}"
-            elif len(stamps) >= MAX_ITEMS:
-                why = f"its runs had more than {MAX_ITEMS} files of yours"
-            else:
-                stamps.append(FileStamp(os.path.relpath(path, self.confdir), self._current(path)))
-                continue
-            break
-        if why:
-            self.unkept = self.unkept or f"{where} ({why})"
-            return None
-        return tuple(stamps)
+        files = sorted(set(paths)) if paths is not None else []
+        odd = next((path for path in files if not _keepable(path)), None)
+        if paths is None:
+            why = "its runs could not tell which of your modules they had"
+        elif odd is not None:
+            why = f"an entry cannot hold the name {odd!r}"
+        elif len(files) > MAX_ITEMS:
+            why = f"its runs had more than {MAX_ITEMS} files of yours"
+        else:
+            return tuple(FileStamp(os.path.relpath(p, self.confdir), self._current(p)) for p in files)
+        self.unkept = self.unkept or f"{where} ({why})"
+        return None
 
     def say(self) -> None:
         """Once a build: results that run again next time because their files could not be
@@ -98,14 +96,10 @@ class Stamps:
 
     def _current(self, path: str) -> str:
         try:
-            st = os.stat(path)
+            written_now = written_since(os.stat(path), self.began)
         except OSError:
             return MISSING
-        # The change time too: a copy that keeps the old file time (cp -p, rsync -t, tar) is
-        # still a write now. Whole-second file times (FAT: two) round a write down that much.
-        written = max(st.st_mtime_ns, st.st_ctime_ns)
-        margin = 2.0 if written % 1_000_000_000 == 0 else 0.1
-        if written / 1e9 >= self.began - margin:
+        if written_now:
             self.late.add(path)
             return MISSING
         return self.digest(path)

@@ -1,6 +1,6 @@
 """Which of the writer's files a run had: the modules of theirs in its process, and the files
 of a module whose import failed (it is not in ``sys.modules``, but its edit must run the demo
-again). The build stamps them (``execute.Executor.stamp``) so that a cached result stands only
+again). The build stamps them (:class:`..stamps.Stamps`) so that a cached result stands only
 for the files it was made with. Standard library only, and never the run's undoing: a run
 whose files cannot be told says None, and its result is not served from the cache.
 
@@ -67,6 +67,16 @@ def module_file(module: Any) -> Any:
         return object.__getattribute__(module, "__dict__").get("__file__")
     except (AttributeError, TypeError):  # not a module: anything can be put in sys.modules
         return None
+
+
+def written_since(st: os.stat_result, began_ns: int) -> bool:
+    """Whether the file ``st`` describes may have been written after ``began_ns`` (so after a
+    process that began then read it). The change time too: a copy that keeps the old file time
+    (cp -p, rsync -t, tar) is a write now. Whole-second file times (FAT: two) round a write
+    down by up to that much; finer ones lag the clock by a tick."""
+    written = max(st.st_mtime_ns, st.st_ctime_ns)
+    margin = 2_000_000_000 if written % 1_000_000_000 == 0 else 100_000_000
+    return written >= began_ns - margin
 
 
 def _traceback_files(failure: BaseException | None) -> list[str]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .imports import module_file
+from .imports import module_file, written_since
 from .kept import LISTEN_TIMEOUT, REFUSED, peer, warm_file
 from .processes import reaped
 
@@ -156,16 +156,15 @@ def _still_ours(path: Path, identity: tuple[int, int, int]) -> bool:
 def _module_files(begun: int) -> dict[str, tuple[int, int]]:
     """The file of every module this process imported (torch's own, its extensions, the
     config's module wherever it lives), with its time and size (~2,500 files: ~8 ms). A file
-    written after ``begun`` (the imports' start, less the file system clock's coarseness) may
-    have changed after its import: stamped as changed, it makes the next build refused."""
+    written after ``begun`` (the imports' start) may have changed after its import: stamped as
+    changed, it makes the next build refused."""
     found = {}
     for module in list(sys.modules.values()):
         path = module_file(module)  # (a lazy module stays unloaded)
         if isinstance(path, str):
             with contextlib.suppress(OSError):
                 st = os.stat(path)
-                late = st.st_mtime_ns >= begun - 2_000_000_000
-                found[path] = (-1, -1) if late else (st.st_mtime_ns, st.st_size)
+                found[path] = (-1, -1) if written_since(st, begun) else (st.st_mtime_ns, st.st_size)
     return found
 
 

@@ -203,7 +203,7 @@ class WorkerPool:
                                      blame=False)
                 raise WorkerDied(self._death_message(timed_out=False), channel)
             fds = {c.events: c for c in self._channels()}
-            answer = self.answer_by if self.warm.ready is None else None
+            answer = self.answer_by  # (None once the warm worker is ready: _note_ready)
             wait = timeout if answer is None else min(timeout, max(0.0, answer - time.monotonic()))
             ready, _, _ = select.select(list(fds), [], [], wait)
             if not ready and answer is not None and time.monotonic() >= answer:
