@@ -306,3 +306,42 @@ def test_a_run_finds_the_modules_it_imported_from_the_end_of_sys_modules(tmp_pat
     assert imports.writers_files() == every
     monkeypatch.delitem(sys.modules, imports._INHERITED[1])  # the last one: all are read
     assert imports.writers_files() == every
+
+
+def test_what_cannot_be_stamped_as_the_run_had_it_is_said_and_runs_again(tmp_path_factory):
+    """A module the snippet writes while the build runs, and one whose path an entry cannot
+    hold: never served from the cache, and never silently (one line each, once a build)."""
+    src = copy_root("imported-files", tmp_path_factory)
+
+    def add(docname: str, after: str, code: str) -> None:
+        page = src / f"{docname}.rst"
+        page.write_text(page.read_text().replace(after, after + textwrap.indent(code, "   ")))
+
+    add("index", "   import helper\n", textwrap.dedent("""\
+        import pathlib
+
+        generated = pathlib.Path(__file__).with_name("generated.py")
+        generated.write_text("X = 1")  # each run writes it again
+        import generated
+        """))
+    add("other", "   import docs_config\n", textwrap.dedent("""\
+        import pathlib
+        import sys
+
+        odd = pathlib.Path(__file__).parent / "odd\\x1bdir"
+        odd.mkdir(exist_ok=True)
+        (odd / "odd_module.py").write_text("Y = 1")
+        sys.path.insert(0, str(odd))
+        import odd_module
+        """))
+    out, env = src / "_build" / "html", {"PYTHONPATH": str(src)}
+    builds = [sphinx_build(src, out, env=env) for _ in range(2)]
+    for build in builds:
+        assert build.returncode == 0, build.stderr
+        assert build.runs() == (8, 0)  # both pages read and run again
+        said = build.stdout
+        assert "autocast-demo: written while this build ran, after its runs may have read it: " \
+               f"{src / 'generated.py'}; the demos that imported it run again" in said
+        assert ("autocast-demo: results whose runs' files cannot be kept run again in every build "
+                "that reads their page; the first: ") in said
+        assert "other.rst:4 (an entry cannot hold the name" in said
