@@ -12,7 +12,7 @@ from .config import conf_line
 from .model import Finding
 
 if TYPE_CHECKING:
-    from .model import DemoResult, Location, RunRecord, VariantResult
+    from .model import DemoResult, Location, RunRecord, SnippetError, VariantResult
 
 _NOISE = (
     (re.compile(r"0x[0-9a-fA-F]{4,}"), "0x?"),  # object addresses
@@ -231,6 +231,18 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
                          "ends the process (the build went on without this run)" + _tail(run.output)
                          + _stopped_trace(result, run, "crashed")),
             )
+    for run in (vr.compiled, vr.eager):
+        if run.error is not None and run.error.kind:
+            return _not_a_verdict(result, vr, run.error)
+    if vr.verdict.outcome == "error" and vr.verdict.compared == 0 and vr.compiled.status == "ok":
+        return Finding(
+            severity="error", subtype="nothing-compared", variants=(vr.variant.name,),
+            location=result.demo.location,
+            message=("nothing to compare: the snippet leaves no tensor reachable from its "
+                     "top-level names and prints nothing, so its compiled and eager runs cannot "
+                     "be told apart; bind what it computes (z = region(x, w), g = "
+                     "torch.autograd.grad(z, w)) or print it"),
+        )
     if vr.compiled.status == "raised" and vr.compiled.error is not None:
         error = vr.compiled.error
         return Finding(
@@ -257,6 +269,28 @@ def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
                  "code or update the record\n"
                  f"  recorded: {normalize_output(expected)!r}\n  printed:  {actual!r}"),
     )]
+
+
+def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -> Finding:
+    """A run that ended so that no verdict can be drawn from it, and not by the snippet's own
+    doing that a page could record (``raises``): each is a located error of its kind."""
+    demo = result.demo
+    if error.kind == "no-config":
+        message = (f"torch {result.torch_version} has no config {demo.config} ({error.message}): "
+                   "this release cannot run the demo; set :config: (or autocast_demo_config) to "
+                   "one it has, or build with a torch that has it")
+        location = demo.at(demo.source_map.line_of("config"))
+    elif error.kind == "varied-config":
+        message = error.message
+        location = result.where(error)
+    else:  # eager-compiled
+        message = (f"the eager run is not eager: {error.message}. There torch.compile, "
+                   "torch.compiler.compile, nn.Module.compile, torch._dynamo.optimize and "
+                   "optimize_assert return what they are given; compile through one of them, "
+                   "or the demo would compare compiled with compiled")
+        location = result.where(error)
+    return Finding(severity="error", subtype=error.kind, variants=(vr.variant.name,),
+                   location=location, message=message)
 
 
 def _stopped_location(result: DemoResult, run: RunRecord) -> Location:

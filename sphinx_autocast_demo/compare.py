@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+import re
 from array import array
 from typing import TYPE_CHECKING
 
@@ -59,8 +61,7 @@ def compare_tensor(
         max_abs=None,
     )
     if compiled is None or eager is None:
-        where = "eager" if compiled is None else "compiled"
-        return _with(diff, note=f"only the {where} run has it")
+        return _with(diff, note=f"compiled: {_had(compiled, ref)}; eager: {_had(eager, ref)}")
     if compiled.dtype != eager.dtype:
         return _with(diff, note=f"dtype {compiled.dtype} compiled, {eager.dtype} eager")
     if compiled.shape != eager.shape:
@@ -74,6 +75,49 @@ def compare_tensor(
         return _with(diff, note="not bitwise equal (too large for a max |difference|)")
     tol = tolerance.grad if eager.kind == "grad" else tolerance.output
     return _with(diff, equal=tol > 0 and _within(a, b, tol), max_abs=_max_abs(a, b))
+
+
+def _had(record: TensorRecord | None, ref: TensorRecord) -> str:
+    """What one side had at a path: a ``.grad`` the other lacks is None, as torch says."""
+    if record is None:
+        return "None" if ref.name.endswith(".grad") else "nothing there"
+    return f"a {record.dtype} tensor of shape {list(record.shape)}"
+
+
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")
+
+
+def _same_line(a: str, b: str, tol: float) -> bool:
+    """Equal, or equal but for numbers within ``tol`` (inductor's float32 forward rounds
+    otherwise than eager's, and so does its print)."""
+    if a == b:
+        return True
+    if tol <= 0 or _NUMBER.sub("#", a) != _NUMBER.sub("#", b):
+        return False
+    for x, y in zip(_NUMBER.findall(a), _NUMBER.findall(b), strict=True):
+        fx, fy = float(x), float(y)
+        if not (fx == fy or (math.isnan(fx) and math.isnan(fy)) or abs(fx - fy) <= tol * (1.0 + abs(fy))):
+            return False
+    return True
+
+
+def _said(line: str | None) -> str:
+    return "nothing" if line is None else repr(line)
+
+
+def compare_output(compiled: str, eager: str, tol: float) -> tuple[int, TensorDiff | None]:
+    """The printed output of the two runs of one value, normalised as ``:expect-output:`` is:
+    how many lines were compared, and the first that differs."""
+    from .check import normalize_output
+
+    a, b = normalize_output(compiled).splitlines(), normalize_output(eager).splitlines()
+    for number, (x, y) in enumerate(itertools.zip_longest(a, b), start=1):
+        if x is None or y is None or not _same_line(x, y, tol):
+            return max(len(a), len(b)), TensorDiff(
+                name=f"printed line {number}", kind="output", compiled_dtype=None,
+                eager_dtype=None, equal=False, max_abs=None,
+                note=f"compiled printed {_said(x)}, eager {_said(y)}")
+    return len(a), None
 
 
 def _with(diff: TensorDiff, **changes: object) -> TensorDiff:
@@ -93,6 +137,9 @@ def compare_runs(
     for run, label in ((compiled, "compiled"), (eager, "eager")):
         if run.status in ("timeout", "crashed"):
             return Verdict(outcome="error", note=f"{label} run: {run.detail}")
+    for run in (compiled, eager):  # not the snippet's outcome: the check says what it is
+        if run.error is not None and run.error.kind:
+            return Verdict(outcome="error", note=run.error.message)
     if compiled.status == "raised":
         assert compiled.error is not None
         return Verdict(outcome="raises", exception=compiled.error.type, note=compiled.error.message)
@@ -105,7 +152,7 @@ def compare_runs(
     by_name_c = {t.name: t for t in compiled.tensors}
     by_name_e = {t.name: t for t in eager.tensors}
     names = list(dict.fromkeys([*by_name_e, *by_name_c]))
-    diffs = tuple(
+    tensor_diffs = [
         compare_tensor(
             by_name_c.get(n),
             by_name_e.get(n),
@@ -114,18 +161,28 @@ def compare_runs(
             tolerance,
         )
         for n in names
-    )
+    ]
+    lines, printed = compare_output(compiled.output, eager.output, tolerance.output)
+    diffs = (*tensor_diffs, *([printed] if printed else []))
+    compared = len(names) + lines
+    cut = compiled.cut or eager.cut
     known = [d.max_abs for d in diffs if d.max_abs is not None]
     worst = max(known) if known else None
+    if not compared:
+        return Verdict(outcome="error", compared=0, note=NOTHING_COMPARED)
     if all(d.equal for d in diffs):
-        note = "" if diffs else "no tensors to compare"
-        return Verdict(outcome="matches", max_abs=worst, diffs=diffs, note=note)
+        return Verdict(outcome="matches", max_abs=worst, diffs=diffs, compared=compared, cut=cut)
     failing = [d for d in diffs if not d.equal]
     note = ", ".join(
         f"{d.name}" + (f" (max |diff| {d.max_abs:.3g})" if d.max_abs is not None else f" ({d.note})")
         for d in failing
     )
-    return Verdict(outcome="differs", max_abs=worst, diffs=diffs, note=note)
+    return Verdict(outcome="differs", max_abs=worst, diffs=diffs, note=note, compared=compared,
+                   cut=cut)
+
+
+#: The note of a value whose runs left nothing to compare (the check's finding says what to do).
+NOTHING_COMPARED = "nothing to compare: no tensor reachable from the snippet's names, nothing printed"
 
 
 def judge(ran: Ran) -> VariantResult:

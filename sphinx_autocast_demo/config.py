@@ -62,8 +62,11 @@ class Settings:
         "", (str,), "env",
         "Autocast dtype of the ``autocast`` value; empty: bfloat16 on cpu, float16 on cuda.",
         ("", *DTYPES))
-    backend: str = _option("aot_eager", (str,), "env",
-                           "Backend for ``torch.compile`` calls that do not name one.", BACKENDS)
+    backend: str = _option(
+        "inductor", (str,), "env",
+        "Backend for ``torch.compile`` calls that do not name one: by default the one "
+        "``torch.compile()`` itself uses, so that a page shows what its readers' code does.",
+        BACKENDS)
     values: tuple[str, ...] = _option(
         ["same_as_forward", "off", "autocast"], (list, tuple), "env",
         "Values every demo runs under, in ``:values:`` syntax, one per item.")

@@ -31,7 +31,7 @@ from .stamps import Stamps
 ENGINE_NOT_RUN = "not run, no demo can run here: "
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
     from sphinx.application import Sphinx
 
@@ -59,6 +59,24 @@ def installed_torch() -> str:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return "not installed"
+
+
+#: What a result is made of beyond its code: bumped when the comparison starts to see more
+#: (2: everything reachable, the printed output, the eager run proved eager), so that older
+#: results, compared on less, are made again.
+VIEW = 2
+
+#: Variables that name only where torch keeps files: they change no result.
+_PLACES = ("TORCHINDUCTOR_CACHE_DIR", "TORCH_HOME", "TORCH_EXTENSIONS_DIR",
+           "TORCH_COMPILE_DEBUG_DIR")
+
+
+def torch_variables(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment variables that change what torch does (``TORCH_COMPILE_DISABLE``,
+    ``TORCHDYNAMO_*``, ``TORCHINDUCTOR_*``, ``TORCH_LOGS``, ``PYTORCH_*``...): in every key, so
+    that a build with one set never serves, nor is served, the results of a build without."""
+    return {name: value for name, value in sorted(environ.items())
+            if name.startswith(("TORCH", "PYTORCH")) and name not in _PLACES}
 
 
 def torch_key(installed: str, policy: str) -> str:
@@ -131,6 +149,7 @@ class Executor:
         # read its page again when one changes, and then ``stale`` decides)
         self.files: dict[tuple[str, str], set[str]] = {}
         self.stamps = Stamps(str(app.confdir))
+        self.variables = torch_variables(os.environ)
         self.equivalent: set[tuple[str, str]] = set()  # ... which cache_torch counts as ours
         # This build's environment, and the result sets of others (environments.py).
         self.envs = Environments(conf, torch, self.python, sets or {})
@@ -163,6 +182,12 @@ class Executor:
         # in "auto" mode but still renders in "never" mode.
         return make_key({
             "extension": __version__,
+            "view": VIEW,
+            # A snippet finds files beside its page (its __file__): the same code on two pages
+            # is two results.
+            "page_dir": os.path.relpath(os.path.dirname(os.path.abspath(demo.code.source)),
+                                        self.app.confdir),
+            "environment": self.variables,
             "code": [c.text for c in codes],
             "config": demo.config,
             "value": variant.value,

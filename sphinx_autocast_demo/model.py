@@ -30,6 +30,10 @@ RunStatus = Literal["ok", "raised", "timeout", "crashed", "skipped", "refused"]
 #: expected environment's result sets hold no result for it (one warning per environment).
 NotRunReason = Literal["", "engine", "died", "no-cuda", "never", "stale", "missing"]
 Severity = Literal["ok", "mismatch", "error", "missing"]
+#: What a run's exception means when it is not the snippet's own: ``no-config``, the installed
+#: torch has no such config (a fact about the release); ``varied-config``, the snippet set the
+#: config its values vary; ``eager-compiled``, dynamo compiled frames in the eager run.
+ErrorKind = Literal["", "no-config", "varied-config", "eager-compiled"]
 
 
 @dataclass(frozen=True)
@@ -221,6 +225,7 @@ class SnippetError:
     names: tuple[str, ...]  # class and base names of every exception in the cause chain
     message: str
     frames: tuple[Frame, ...]
+    kind: ErrorKind = ""
 
 
 @dataclass(frozen=True)
@@ -234,6 +239,7 @@ class RunRecord:
     detail: str = ""  # for timeout / crashed: what happened, in words
     seconds: float = 0.0
     not_run: NotRunReason = ""  # for skipped / refused: why it never started
+    cut: str = ""  # why ``tensors`` is not all a reader could reach (engine/observe.py)
 
 
 @dataclass(frozen=True)
@@ -254,6 +260,10 @@ class Verdict:
     max_abs: float | None = None
     diffs: tuple[TensorDiff, ...] = ()
     note: str = ""
+    # How many tensors and printed lines the two runs were compared on; for ``error`` with both
+    # runs finished, 0 means nothing was there to compare (never a match).
+    compared: int = 0
+    cut: str = ""  # why the comparison saw only part of what a reader could reach
 
     @property
     def text(self) -> str:

@@ -99,9 +99,11 @@ def legend_line(result: DemoResult) -> nodes.paragraph:
     exact = "bitwise" if result.demo.tolerance.grad == 0 else f"within {result.demo.tolerance.grad:g}"
     text = (f"How to read these tables: each row runs the snippet with one value of "
             f"{short_config(result)}, compiled and then eagerly, each in a clean process. "
-            f"compiled = eager? \u2713 matches: every tensor and gradient the snippet leaves is "
-            f"equal (gradients {exact}); \u2717 differs: the tensor that differs first, with its "
-            f"largest difference; \u26a0 raises: the compiled run's exception. as recorded? "
+            f"compiled = eager? \u2713 matches: every tensor the snippet leaves within reach "
+            f"(in its names, containers and modules, gradients wherever they were put) and "
+            f"every line it printed is equal (gradients {exact}); \u2717 differs: what "
+            f"differs first, with its largest difference; \u26a0 raises: the compiled "
+            f"run's exception. as recorded? "
             f"\u2713: what this page records still holds; \u2717: it no longer does. Each "
             f"value's line sets it in your own code, before the first compiled call.")
     return nodes.paragraph(text=text, classes=["autocast-demo-legend"])
@@ -132,7 +134,8 @@ def outcome_text(vr: VariantResult) -> str:
     """What compiled did against eager, as a table cell says it (no mark)."""
     v = vr.verdict
     if v.outcome == "matches":
-        return "matches eager" + (f" (max |\u0394| {v.max_abs:.1e})" if v.max_abs else "")
+        text = "matches eager" + (f" (max |\u0394| {v.max_abs:.1e})" if v.max_abs else "")
+        return f"{text}; partly: {v.cut}" if v.cut else text
     if v.outcome == "differs":
         first = next((d for d in v.diffs if not d.equal), None)
         if first is None:

@@ -35,14 +35,42 @@ def remember_modules() -> None:
         _INHERITED = (frozenset(sys.modules), next(reversed(sys.modules), None), frozenset(files))
 
 
+#: Files the run opened for reading (:func:`track_reads`), as it named them; those gone by its
+#: end (a temporary file) are its own, not what its result stands for.
+_READ: set[str] = set()
+_NOT_READ_FROM = ("/proc/", "/dev/", "/sys/")
+
+
+def track_reads() -> None:
+    """From now on, remember every file this process opens for reading: a data file beside
+    the page is as much what a result stands for as a module (an audit hook: it sees
+    ``open()``, ``os.open()`` and what libraries open through them; it lasts as long as the
+    run's process)."""
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event != "open" or not args:
+            return
+        path, mode = args[0], args[1] if len(args) > 1 else None
+        flags = args[2] if len(args) > 2 else 0
+        if isinstance(mode, str):
+            reading = not any(c in mode for c in "wax") or "+" in mode
+        else:
+            reading = isinstance(flags, int) and flags & os.O_ACCMODE != os.O_WRONLY
+        if reading and isinstance(path, str) and not path.startswith(_NOT_READ_FROM):
+            _READ.add(os.path.abspath(path))
+
+    sys.addaudithook(hook)
+
+
 def writers_files(failure: BaseException | None = None) -> list[str] | None:
     """The writer's files this run had: its modules' (imported by the run, or by the worker,
-    such as a config module beside the docs), and those in ``failure``'s traceback (a module
-    that raised while it was imported); None where that cannot be told."""
+    such as a config module beside the docs), those in ``failure``'s traceback (a module
+    that raised while it was imported), and the files it read; None where that cannot be
+    told."""
     try:
         names, last, files = _INHERITED
         new = [module_file(sys.modules[name]) for name in _added(names, last)]
-        return sorted(files | writers([*new, *_traceback_files(failure)]))
+        return sorted(files | writers([*new, *_traceback_files(failure),
+                                         *(p for p in _READ if os.path.isfile(p))]))
     except Exception:  # a module object that refuses to be looked at: unknown, not a crash
         return None
 

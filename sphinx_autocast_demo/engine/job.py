@@ -16,17 +16,21 @@ import sys
 import threading
 import time
 import traceback
+import types
 from typing import Any
 
-from .imports import writers_files
+from .imports import track_reads, writers_files
+from .observe import observe, track_autograd_grad
 from .protocol import Job
 
 #: Prefix of the file names given to ``compile()``, so that frames of the writer's code can be
 #: told from ours and mapped back to the docs.
 CODE_FILE = "<autocast-demo-"
 
-#: Tensors larger than this are compared by hash only (no max |difference|).
+#: Tensors larger than this are compared by hash only (no max |difference|), and so are those
+#: past this many elements in all (the copies go through a file).
 MAX_DIFF_ELEMENTS = 16_000_000
+MAX_DIFF_TOTAL = 64_000_000
 
 
 def decode_value(value: Any) -> Any:
@@ -53,20 +57,30 @@ def resolve_config(path: str) -> tuple[Any, str]:
     return module, attr
 
 
-def _patch_compile(mode: str, backend: str) -> None:
-    """Compiled mode: default the backend. Eager mode: make ``torch.compile`` the identity."""
-    import torch
+#: What a compile entry point becomes in the eager run: the function or module it was given.
+def _identity(model: Any = None, /, *args: Any, **kwargs: Any) -> Any:
+    return model if model is not None else (lambda fn: fn)
 
-    original = torch.compile
+
+def _identity_optimize(*args: Any, **kwargs: Any) -> Any:
+    return lambda fn: fn  # torch._dynamo.optimize(backend)(fn) and its decorator form
+
+
+def _patch_compile(mode: str, backend: str) -> None:
+    """Compiled mode: default the backend. Eager mode: every compile entry point a snippet
+    may call returns what it was given (the structural proof is :func:`compiled_frames`)."""
+    import torch
+    import torch._dynamo
 
     if mode == "eager":
-
-        def eager_compile(model: Any = None, /, *args: Any, **kwargs: Any) -> Any:
-            return model if model is not None else (lambda fn: fn)
-
-        torch.compile = eager_compile
+        torch.compile = _identity
+        torch.compiler.compile = _identity
         torch.nn.Module.compile = lambda self, *a, **k: None  # type: ignore[method-assign]
+        torch._dynamo.optimize = _identity_optimize
+        torch._dynamo.optimize_assert = _identity_optimize
         return
+
+    original = torch.compile
 
     def compile_with_backend(model: Any = None, /, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("backend", backend)
@@ -75,45 +89,73 @@ def _patch_compile(mode: str, backend: str) -> None:
     torch.compile = compile_with_backend
 
 
+def compiled_frames(parts: list[str], texts: list[str]) -> list[list[Any]]:
+    """The frames dynamo compiled in this run, as (part, line, function, text) where they are
+    the writer's code (part -1: a frame elsewhere, its file name as the text)."""
+    from torch._dynamo import utils
+
+    if not utils.counters["frames"].get("total"):
+        return []
+    frames: list[list[Any]] = []
+    for metric in utils.get_compilation_metrics():
+        name, filename, line = metric.co_name, metric.co_filename, metric.co_firstlineno or 0
+        if filename in parts:
+            part = parts.index(filename)
+            lines = texts[part].splitlines()
+            frames.append([part, line, name or "<module>",
+                           lines[line - 1].strip() if 0 < line <= len(lines) else ""])
+        else:
+            frames.append([-1, line, name or "?", filename or "?"])
+    return frames or [[-1, 0, "?", "?"]]
+
+
+class VariedConfigSet(RuntimeError):
+    """The snippet set the config its values vary: its row would show a value it did not run
+    under. Raised at the writer's line, so the build points there."""
+
+
+def watch_config(module: Any, attr: str) -> None:
+    """From now on, a write of ``module.attr`` (assignment, ``setattr`` or ``config.patch``,
+    which all go through the config module's ``__setattr__``) raises :class:`VariedConfigSet`."""
+    cls = type(module)
+    super_setattr: Any = cls.__setattr__
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if name == attr:
+            raise VariedConfigSet(
+                f"the snippet sets {module.__name__}.{name} itself, which the demo's values set "
+                "for each row: remove that line, and list the value under :values: instead")
+        super_setattr(self, name, value)
+
+    if cls is not types.ModuleType:  # (a plain module: there is nothing to intercept)
+        # Past the config module's own __setattr__, which takes only config names.
+        types.ModuleType.__setattr__(module, "__class__",
+                                     type(cls.__name__, (cls,), {"__setattr__": __setattr__}))
+
+
 def _tensor_bytes(t: Any) -> bytes:
     t = t.contiguous()
     return ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()) if t.numel() else b""
 
 
-def collect_tensors(namespace: dict[str, Any], data_path: str) -> list[dict[str, Any]]:
-    """Every tensor bound at top level (and parameters of top-level modules), with ``.grad``.
+def collect_tensors(namespace: dict[str, Any], data_path: str) -> tuple[list[dict[str, Any]], str]:
+    """Every tensor a reader could reach (:func:`.observe.observe`), and why the view is cut.
 
     Exact bytes are hashed for bitwise comparison; float64 copies go to ``data_path`` so that
     the parent can compute max |difference| without importing torch.
     """
     import torch
 
-    found: list[tuple[str, str, Any]] = []
-    for name in sorted(namespace):
-        value = namespace[name]
-        if name.startswith("_"):
-            continue
-        if isinstance(value, torch.Tensor):
-            found.append((name, "value", value))
-            if value.is_leaf and value.grad is not None:
-                found.append((f"{name}.grad", "grad", value.grad))
-        elif isinstance(value, torch.nn.Module):
-            # ``torch.compile(model)`` wraps the module (its parameters then sit under
-            # ``_orig_mod.``) where the eager run's ``torch.compile`` returns it unwrapped: name
-            # the parameters of the module itself, or every gradient would differ by name.
-            inner = getattr(value, "_orig_mod", None)
-            if isinstance(inner, torch.nn.Module):
-                value = inner
-            for pname, param in value.named_parameters():
-                if param.grad is not None:
-                    found.append((f"{name}.{pname}.grad", "grad", param.grad))
-
+    view = observe(namespace)
     records: list[dict[str, Any]] = []
+    copied = 0
     with open(data_path, "wb") as data:
-        for name, kind, tensor in found:
+        for name, kind, tensor in view.tensors:
             t = tensor.detach().cpu()
-            if t.is_complex() or t.is_quantized or t.layout != torch.strided:
-                t = t.to_dense() if t.layout != torch.strided else t
+            if t.is_quantized:
+                t = t.dequantize()
+            if t.layout != torch.strided:
+                t = t.to_dense()
             raw = _tensor_bytes(t)
             record: dict[str, Any] = {
                 "name": name,
@@ -123,11 +165,13 @@ def collect_tensors(namespace: dict[str, Any], data_path: str) -> list[dict[str,
                 "sha256": hashlib.sha256(raw).hexdigest(),
                 "offset": None,
             }
-            if 0 < t.numel() <= MAX_DIFF_ELEMENTS and not t.is_complex():
+            if (0 < t.numel() <= MAX_DIFF_ELEMENTS and not t.is_complex()
+                    and copied + t.numel() <= MAX_DIFF_TOTAL):
                 record["offset"] = data.tell()
                 data.write(_tensor_bytes(t.to(torch.float64)))
+                copied += t.numel()
             records.append(record)
-    return records
+    return records, view.cut
 
 
 def _names(exc: BaseException) -> list[str]:
@@ -233,10 +277,16 @@ def run_job(job: Job) -> dict[str, Any]:
     """Execute ``job`` in this (fresh, forked) process and return the result record."""
     import torch
     import torch._dynamo
+    from torch._dynamo import utils
 
     start = time.perf_counter()
     torch._dynamo.reset()
+    # What the zygote's warm-up compiled is not this run's: count from zero.
+    utils.counters.clear()
+    getattr(utils, "clear_compilation_metrics", lambda: None)()
     _patch_compile(job["mode"], job["backend"])
+    track_autograd_grad()
+    track_reads()
     reseed()
 
     texts = [*job["setup"], job["code"]]
@@ -249,7 +299,14 @@ def run_job(job: Job) -> dict[str, Any]:
     failure: BaseException | None = None
     try:
         module, attr = resolve_config(job["config"])
+    except (LookupError, ImportError) as exc:
+        # This torch has no such config: a fact about the release, never the snippet's error.
+        record = {"status": "raised", "error": {**describe_error(exc, parts, texts),
+                                                "kind": "no-config"}}
+        return _finished(record, start, None)
+    try:
         setattr(module, attr, decode_value(job["value"]))
+        watch_config(module, attr)
         for filename, text in zip(parts, texts, strict=True):
             exec(compile(text, filename, "exec"), namespace)
         left = _close_modes()
@@ -262,12 +319,26 @@ def run_job(job: Job) -> dict[str, Any]:
         _close_modes()
         failure = exc
         record = {"status": "raised", "error": describe_error(exc, parts, texts)}
+        if isinstance(exc, VariedConfigSet):
+            record["error"]["kind"] = "varied-config"
     else:
         try:
-            record["tensors"] = collect_tensors(namespace, job["data_path"])
+            record["tensors"], record["cut"] = collect_tensors(namespace, job["data_path"])
         except Exception as exc:  # a tensor subclass or a storage we cannot read
             record = {"status": "raised", "error": describe_error(exc, parts, texts)}
             record["error"]["message"] = f"its tensors could not be read: {record['error']['message']}"
+    if job["mode"] == "eager" and (frames := compiled_frames(parts, texts)):
+        # Not a verdict: compiled would be compared with compiled. Said where it compiled.
+        named = ", ".join(f"{f[2]} ({os.path.basename(f[3])}:{f[1]})" if f[0] < 0 else f[2]
+                          for f in frames)
+        record = {"status": "raised", "error": {
+            "type": "EagerRunCompiled", "names": ["EagerRunCompiled"], "kind": "eager-compiled",
+            "message": f"dynamo compiled {len(frames)} frame(s) in the eager run: {named}",
+            "frames": [f for f in frames if f[0] >= 0]}}
+    return _finished(record, start, failure)
+
+
+def _finished(record: dict[str, Any], start: float, failure: BaseException | None) -> dict[str, Any]:
     record["seconds"] = time.perf_counter() - start
     record["imports"] = writers_files(failure)
     return record

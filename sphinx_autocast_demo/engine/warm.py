@@ -108,10 +108,13 @@ def warm_compiles(torch: Any, gpu_build: bool) -> None:
     # first compile ~0.9 s instead of ~1.6 s) and no thread starts; ``main`` checks that.
     linear = torch.nn.Linear(2, 2)
     w = torch.ones(2, 2, requires_grad=True)
-    for dtype in (torch.bfloat16, torch.float16):
+    # Inductor (torch.compile's own default, and ours) imports and initialises its code
+    # generator and C++ toolchain on first use (~3 s): once here, not in every child.
+    for backend, dtype in (("inductor", torch.bfloat16), ("aot_eager", torch.bfloat16),
+                           ("aot_eager", torch.float16)):
         with torch.autocast("cpu", dtype=dtype), torch.set_grad_enabled(not gpu_build):
-            out = torch.compile(region, backend="aot_eager")(torch.ones(2, 2), w)
-            out = out + torch.compile(linear, backend="aot_eager")(torch.ones(2, 2)).sum()
+            out = torch.compile(region, backend=backend)(torch.ones(2, 2), w)
+            out = out + torch.compile(linear, backend=backend)(torch.ones(2, 2)).sum()
         if not gpu_build:
             out.backward()
         torch._dynamo.reset()
