@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from dataclasses import replace
 from array import array
 
 import pytest
@@ -99,12 +100,46 @@ def test_missing_tensor_dtype_and_errors():
     c = run(a=("value", [1.0]))
     e = run(b=("value", [1.0]))
     verdict = compare_runs(c[0], e[0], c[1], e[1], EXACT)
-    assert verdict.outcome == "differs" and "only the" in verdict.note
+    assert verdict.outcome == "differs"
+    assert "a (compiled: a float64 tensor of shape [1]; eager: nothing there)" in verdict.note
+    # A gradient one run lacks is None there, as torch says it.
+    c = run(**{"w.grad": ("grad", [0.0])})
+    e = run(w=("value", [1.0]))
+    assert "w.grad (compiled: a float64 tensor of shape [1]; eager: None)" in compare_runs(
+        c[0], e[0], c[1], e[1], EXACT).note
     error = SnippetError("NameError", ("NameError", "Exception"), "x", ())
     raised = RunRecord(status="raised", error=error)
     assert compare_runs(raised, e[0], (b"", {}), e[1], EXACT).text == "raises NameError"
     timeout = RunRecord(status="timeout", detail="stopped after its timeout of 3 s")
     assert compare_runs(timeout, e[0], (b"", {}), e[1], EXACT).outcome == "error"
+
+
+def test_nothing_compared_is_never_a_match():
+    c, e = run(), run()
+    verdict = compare_runs(c[0], e[0], c[1], e[1], EXACT)
+    assert verdict.outcome == "error" and verdict.compared == 0
+    # Printed output alone is something to compare.
+    c0 = replace(c[0], output="tensor(3.)\n")
+    assert compare_runs(c0, replace(e[0], output="tensor(3.)\n"), c[1], e[1], EXACT).outcome == "matches"
+
+
+def test_printed_output_of_the_two_runs_is_compared():
+    c, e = run(y=("value", [1.0])), run(y=("value", [1.0]))
+    printed = replace(c[0], output="sum tensor(-2532.96)\n")
+    verdict = compare_runs(printed, replace(e[0], output="sum tensor(-2524.56)\n"), c[1], e[1], EXACT)
+    assert verdict.outcome == "differs"
+    assert verdict.diffs[-1].name == "printed line 1"
+    assert "compiled printed 'sum tensor(-2532.96)', eager 'sum tensor(-2524.56)'" in verdict.note
+    # Numbers within the output tolerance (inductor's float32 rounding) are the same line;
+    # a line only one run printed is not.
+    close = compare_runs(replace(c[0], output="tensor(1.0001)"), replace(e[0], output="tensor(1.0000)"),
+                         c[1], e[1], EXACT)
+    assert close.outcome == "matches"
+    extra = compare_runs(replace(c[0], output="a\nb"), replace(e[0], output="a"), c[1], e[1], EXACT)
+    assert extra.outcome == "differs" and "printed line 2 (compiled printed 'b', eager nothing)" in extra.note
+    # Hex bit patterns are numbers, not addresses: 0x4000 is not 0x3f80.
+    hexes = compare_runs(replace(c[0], output="0x4000"), replace(e[0], output="0x3f80"), c[1], e[1], EXACT)
+    assert hexes.outcome == "differs"
 
 
 def test_output_normalisation_keeps_content_drops_noise():
