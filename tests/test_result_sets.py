@@ -107,7 +107,7 @@ def test_accept_writes_nothing_that_would_not_hold_next_time():
     later = other(the_demo, NEW, ran("matches"), ran("differs"))
     mine = replace(result(the_demo, ran("matches"), ran("matches")), environment=here,
                    others=(later,), findings=())
-    with pytest.raises(accept.Blocked, match="would not be read: .*overlap"):
+    with pytest.raises(accept.Blocked, match=r"would not be read: .*overlap"):
         accept.new_expect(check.check(mine))
 
 
