@@ -24,7 +24,7 @@ from sphinx.util import logging
 from . import syntax
 from .check import normalize_output
 from .model import WARNING_TYPE
-from .scopes import in_scope, split_scope
+from .scopes import conflict, governing, in_scope, split_scope
 from .state import all_docs
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ _MODES = {"": "", "0": "", "false": "", "no": "", "1": "write", "true": "write",
 
 RST_OPEN = re.compile(r"^(\s*)\.\.\s+autocast-demo::\s*$")
 MYST_OPEN = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{autocast-demo\}\s*$")
-PAIR = re.compile(r"(?:^|(?<=[\s,;\"']))([\w*-]+(?:\[[^\]]*\])?)\s*[:=]\s*"
+PAIR = re.compile(r"(?:^|(?<=[\s,;\"']))([\w*-]+(?:\s*\[[^\]]*\])?)\s*[:=]\s*"
                   r"(matches|differs|raises\s+[A-Za-z_][\w.]*)")
 
 
@@ -95,13 +95,20 @@ def _marker(block: Block, name: str) -> str:
 
 
 def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
-    """(name, outcome) changes: ``None`` when the record holds; raises :class:`Blocked`."""
-    demo = result.demo
-    recorded = dict(demo.expect)
+    """(name, outcome) changes: ``None`` when the record holds; raises :class:`Blocked`.
+
+    Each value's outcome goes into the record that applies to it here (scopes.governing): a
+    scoped record is rewritten in place, since a new unscoped one would lose to it and the next
+    build would fail again. The changed record is then checked as the next build will read it,
+    in every environment: accept mode converges in one build or writes nothing.
+    """
+    demo, environment = result.demo, result.environment
     actual = {vr.variant.name: vr for vr in result.variants}
     for name, vr in actual.items():
         if vr.verdict.outcome == "error":
             raise Blocked(f"value {name} has no outcome to record ({vr.verdict.note})")
+    for name in actual:
+        _refuse_conflict(demo.expect, name, result)
 
     def holds(expected: str, name: str) -> bool:
         vr = actual[name]
@@ -109,29 +116,37 @@ def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
         return syntax.outcome_holds(expected, vr.verdict.outcome, names)
 
     changes: list[tuple[str, str]] = []
-    starred = [n for n in actual if n not in recorded]
-    if "*" in recorded and starred:
-        if not all(holds(recorded["*"], n) for n in starred):
-            counts = Counter(actual[n].verdict.text for n in starred)
-            best = max(counts.values())
-            star = next(actual[n].verdict.text for n in starred
-                        if counts[actual[n].verdict.text] == best)
-            changes.append(("*", star))
-            recorded["*"] = star
-        starred = [n for n in starred if not holds(recorded["*"], n)]
+    rule = {name: governing(demo.expect, name, environment) for name in actual}
+    star = dict(demo.expect).get("*")
+    starred = [n for n, found in rule.items() if found is not None and found[0] == "*"]
+    if star is not None and starred and not all(holds(star, n) for n in starred):
+        counts = Counter(actual[n].verdict.text for n in starred)
+        best = max(counts.values())
+        star = next(actual[n].verdict.text for n in starred
+                    if counts[actual[n].verdict.text] == best)
+        changes.append(("*", star))
     for name, vr in actual.items():
-        if (name in recorded and not holds(recorded[name], name)) or name in starred:
-            changes.append((name, vr.verdict.text))
-    return (changes + scoped(result, dict(changes))) or None
+        found = rule[name]
+        if found is None or (found[0] == "*" and star is not None and not holds(star, name)):
+            changes.append((name, vr.verdict.text))  # nothing recorded, or * does not fit
+        elif found[0] != "*" and not holds(found[1], name):
+            base, scope = split_scope(found[0])
+            # A shared *[scope] may hold for the other values: this one gets its own, which
+            # outranks it in the same scope.
+            changes.append((syntax.record_name(name, scope) if base == "*" else found[0],
+                            vr.verdict.text))
+    changes += scoped(result, changes)
+    _converges(result, changes)
+    return changes or None
 
 
-def scoped(result: DemoResult, changes: dict[str, str]) -> list[tuple[str, str]]:
+def scoped(result: DemoResult, changes: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Records for the other environments of the result sets where what they did is not what
-    the page (with ``changes``) records for them: ``off[torch==2.15.0]: matches``, one per
-    environment and value; a scoped record already written is rewritten in place. Raises
-    :class:`Blocked` when such a scope would also cover an environment that did otherwise (two
-    environments of one release and device that disagree: only the writer can tell them apart).
-    """
+    the page (with ``changes``) records for them: a value's own scoped record that applies there
+    is rewritten in place, else one is added, ``off[torch==2.15.0]: matches``, per environment
+    and value. Raises :class:`Blocked` when such a scope would also cover an environment that did
+    otherwise (two environments of one release and device that disagree: only the writer can
+    tell them apart)."""
     out: list[tuple[str, str]] = []
     every = [r for r in (result, *result.others) if r.environment is not None]
     for other in result.others:
@@ -139,28 +154,70 @@ def scoped(result: DemoResult, changes: dict[str, str]) -> list[tuple[str, str]]
         if environment is None or not environment.torch:
             continue
         release = re.match(r"[\w.]+", environment.torch)
-        scope = f"torch=={release.group(0) if release else environment.torch}"
         for vr in other.variants:
             if vr.compiled.not_run or vr.verdict.outcome == "error":
                 continue
             name = vr.variant.name
-            expected = result.demo.expected(name, environment)
-            if not any(base in (name, "*") and written and in_scope(written, environment)
-                       for base, written in (split_scope(n) for n, _ in result.demo.expect)):
-                expected = changes.get(name, expected)  # the unscoped record, as it will read
+            found = governing(_applied(result.demo.expect, changes + out), name, environment)
             names = vr.compiled.error.names if vr.compiled.error else ()
-            if expected is not None and syntax.outcome_holds(expected, vr.verdict.outcome, names):
+            if found is not None and syntax.outcome_holds(found[1], vr.verdict.outcome, names):
                 continue
+            base, scope = split_scope(found[0]) if found is not None else ("", "")
+            if base != name or not scope:
+                scope = f"torch=={release.group(0) if release else environment.torch}"
             for same in every:
                 there = next(v for v in same.variants if v.variant.name == name)
                 if (same.environment is not None and in_scope(scope, same.environment)
                         and not there.compiled.not_run and there.verdict.text != vr.verdict.text):
                     raise Blocked(
                         f"value {name}: {environment.label} did {vr.verdict.text} and "
-                        f"{same.environment.label} did {there.verdict.text}, with the same torch "
-                        f"release and device; record it by hand, scoped so as to tell them apart")
-            out.append((f"{name}[{scope}]", vr.verdict.text))
+                        f"{same.environment.label} did {there.verdict.text}, with the same "
+                        f"torch release and device ({name}[{scope}] would cover both); record "
+                        "it by hand, scoped so as to tell them apart")
+            out.append((syntax.record_name(name, scope), vr.verdict.text))
     return out
+
+
+def _applied(expect: tuple[tuple[str, str], ...],
+             changes: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """The record as it reads once ``changes`` are written: in place, or appended."""
+    todo = dict(changes)
+    kept = tuple((name, todo.pop(name, outcome)) for name, outcome in expect)
+    return kept + tuple(todo.items())
+
+
+def _refuse_conflict(expect: tuple[tuple[str, str], ...], name: str, result: DemoResult) -> None:
+    for shown in (result, *result.others):
+        pair = conflict(expect, name, shown.environment)
+        if pair is not None:
+            label = shown.environment.label if shown.environment else "this build"
+            raise Blocked(f"value {name}: {pair[0][0]} and {pair[1][0]} both apply in {label} "
+                          "and record different outcomes: narrow a scope by hand first")
+
+
+def _converges(result: DemoResult, changes: list[tuple[str, str]]) -> None:
+    """Raise :class:`Blocked` unless the record with ``changes`` holds in every environment
+    that has an outcome, as the next build will read it (so that a rewrite never leaves a page
+    that fails again)."""
+    if not changes:
+        return
+    final = _applied(result.demo.expect, changes)
+    try:
+        syntax.refuse_overlaps(list(final))
+    except syntax.SyntaxProblem as exc:
+        raise Blocked(f"the new record would not be read: {exc}") from None
+    for shown in (result, *result.others):
+        for vr in shown.variants:
+            if vr.compiled.not_run or vr.verdict.outcome == "error":
+                continue
+            _refuse_conflict(final, vr.variant.name, shown)
+            found = governing(final, vr.variant.name, shown.environment)
+            names = vr.compiled.error.names if vr.compiled.error else ()
+            if found is None or not syntax.outcome_holds(found[1], vr.verdict.outcome, names):
+                label = shown.environment.label if shown.environment else "this build"
+                raise Blocked(f"value {vr.variant.name}: no record found that holds in {label} "
+                              f"as well as in the others ({syntax.expect_text(list(final))}); "
+                              "record it by hand")
 
 
 def edit_expect(lines: list[str], block: Block, changes: list[tuple[str, str]]) -> list[str]:
@@ -175,7 +232,7 @@ def edit_expect(lines: list[str], block: Block, changes: list[tuple[str, str]]) 
     todo = dict(changes)
 
     def replace(match: re.Match[str]) -> str:
-        name = match.group(1)
+        name = _key(match.group(1))
         if name not in todo:
             return match.group(0)
         outcome = todo.pop(name)
@@ -196,6 +253,16 @@ def edit_expect(lines: list[str], block: Block, changes: list[tuple[str, str]]) 
         glue = sep if core.strip() else (" " if not core.endswith(" ") else "")
         body = core + glue + addition + quote + body[len(stripped):]
     return (text[:head] + body).split("\n")
+
+
+def _key(written: str) -> str:
+    """A record's name as written in the file (``off[torch >= 2.9, cpu]``) as the build keeps
+    it (``off[torch>=2.9 cpu]``), so that a scoped record is found to be rewritten in place."""
+    base, scope = split_scope(written)
+    try:
+        return syntax.record_name(base, scope) if scope else base
+    except ValueError:
+        return written
 
 
 def expect_output_lines(result: DemoResult, lines: list[str], block: Block) -> list[str] | None:

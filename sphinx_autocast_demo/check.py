@@ -15,7 +15,10 @@ if TYPE_CHECKING:
     from .model import DemoResult, Location, RunRecord, SnippetError, VariantResult
 
 _NOISE = (
-    (re.compile(r"0x[0-9a-fA-F]{4,}"), "0x?"),  # object addresses
+    # Object addresses, as a repr gives them (``<object object at 0x7f...>``, ``<function f at
+    # 0x...>``): only after ``at``, so that a printed hex value (a bit pattern, ``0x3f80``) is
+    # still compared.
+    (re.compile(r"\bat 0x[0-9a-fA-F]+\b"), "at 0x?"),
     (re.compile(r"\b\d+(\.\d+)?(e-?\d+)?\s?(ns|us|µs|ms|s|sec|seconds)\b"), "<time>"),
     # A warning's file and line, and its text (which may hold a time or a value), vary: keep
     # its category. Warnings raised by the writer's own code name our ``<autocast-demo-N>``.

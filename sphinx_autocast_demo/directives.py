@@ -43,6 +43,7 @@ from .model import (
     SourceMap,
     Tolerance,
 )
+from .scopes import never, split_scope
 from .state import doc_state
 
 if TYPE_CHECKING:
@@ -329,6 +330,17 @@ class AutocastDemo(_Base):
                       self.option_line(name))
         return value
 
+    def warn_never(self, expect: tuple[tuple[str, str], ...]) -> None:
+        """A scoped record no torch release falls in checks nothing: the writer must know,
+        though the demo still runs (its other records hold or not as before)."""
+        for name, outcome in expect:
+            scope = split_scope(name)[1]
+            if scope and never(scope):
+                where = Location(self.get_source_info()[0], self.option_line("expect"))
+                logger.warning(f"{self.name}: :expect: {name}: {outcome} never applies: no torch "
+                               "release falls in its scope", type=WARNING_TYPE, subtype="scope",
+                               location=str(where))
+
     def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
         value = self.options.get(name) or default
         if value not in choices:
@@ -355,6 +367,7 @@ class AutocastDemo(_Base):
             expect = syntax.parse_expect(self.options.get("expect", ""), names)
         except syntax.SyntaxProblem as exc:
             raise _at(exc, self.option_line("expect"), "expect") from None
+        self.warn_never(expect)
         try:
             expect_output = syntax.parse_expect_output(self.options.get("expect-output", ""), names)
         except syntax.SyntaxProblem as exc:

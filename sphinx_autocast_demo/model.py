@@ -13,7 +13,7 @@ from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from types import UnionType
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from .scopes import in_scope, split_scope
+from .scopes import governing
 from .text import MAX_OUTPUT, bounded, printable
 
 #: The type of every warning we emit (``suppress_warnings = ["autocast_demo.<subtype>"]``).
@@ -183,15 +183,10 @@ class Demo:
 
     def expected(self, variant: str, environment: Environment | None = None) -> str | None:
         """What the page records for ``variant`` in ``environment``: a record scoped to it
-        (``off[torch>=2.15]``) over an unscoped one, then the value's own over ``*``."""
-        best, rank = None, -1
-        for name, outcome in self.expect:
-            base, scope = split_scope(name)
-            if base not in (variant, "*") or (scope and not in_scope(scope, environment)):
-                continue
-            if (found := 2 * bool(scope) + (base == variant)) > rank:
-                best, rank = outcome, found
-        return best
+        (``off[torch>=2.15]``) over an unscoped one, then the value's own over ``*``. Two
+        that both apply and disagree are a finding of their own (scopes.conflicts)."""
+        record = governing(self.expect, variant, environment)
+        return record[1] if record is not None else None
 
     def expected_output(self, variant: str) -> str | None:
         found = dict(self.expect_output)

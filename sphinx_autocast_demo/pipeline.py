@@ -11,7 +11,7 @@
       (reading)                       directives record demos and their options     (directives.py)
     doctree-read          after_read  the titles the summary shows                  (summary.py)
     env-updated           run         plan -> run -> compare -> check -> warn       (execute.py,
-                                      compare.py, check.py, report.py)
+                                      compare.py, check.py, scopes.py, report.py)
     doctree-resolved      render      result tables and the summary matrix          (render.py, summary.py)
     build-finished        finish      summary, accept mode, exit status             (report.py, accept.py)
 
@@ -22,6 +22,7 @@ The ``autocast-check`` builder (builder.py) writes its reports in its own ``fini
 from __future__ import annotations
 
 import platform
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ from . import (
     render,
     report,
     results,
+    scopes,
     summary,
 )
 from .model import WARNING_TYPE
@@ -188,7 +190,7 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     for (docname, _), files in b.executor.files.items():
         for path in sorted(files):  # an edit of one reads the page again (Stamps.stale)
             _note_dependency(env, docname, path)
-    b.results = [check.check(r) for r in b.executor.results(planned)]  # check: against the page
+    b.results = [_checked(r) for r in b.executor.results(planned)]  # check: against the page
     for result in b.results:
         st.docs[result.demo.docname].results[result.demo.ident] = result
         _warn(app, result)
@@ -197,6 +199,13 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     report.missing_environments(app, b.executor.envs.missing, {**b.executor.envs.sets, **own})
     # Summary pages show every demo's result: re-write them whenever any result is new.
     return summary.summary_docs(env) if b.results else []
+
+
+def _checked(result: DemoResult) -> DemoResult:
+    """The check against the page, and the overlapping scoped records it met (scopes.py)."""
+    checked = check.check(result)
+    overlaps = scopes.conflicts(checked)
+    return replace(checked, findings=checked.findings + overlaps) if overlaps else checked
 
 
 def _note_dependency(env: BuildEnvironment, docname: str, path: str) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .model import Variant
-from .scopes import scope_parts
+from .scopes import overlap, scope_parts, split_scope
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -218,19 +218,43 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ..
             )
         if scope is not None:
             try:
-                specs, device = scope_parts(scope)
+                name = record_name(name, scope)
             except ValueError as exc:
                 raise SyntaxProblem(
                     f"{name}[{scope}]: {str(exc) or 'nothing'!r} is not a scope; write torch "
-                    "releases and/or a device, e.g. off[torch>=2.15]: matches or "
+                    "releases and/or devices, e.g. off[torch>=2.15]: matches or "
                     "off[torch>=2.14,<2.16 cuda]: differs") from None
-            name = f"{name}[{' '.join(p for p in ('torch' + specs if specs else '', device) if p)}]"
         pairs.append((name, outcome))
     written = [n for n, _ in pairs]
     twice = sorted({n for n in written if written.count(n) > 1})
     if twice:
         raise SyntaxProblem(f"{twice[0]!r} is recorded twice")
+    refuse_overlaps(pairs)
     return tuple(pairs)
+
+
+def record_name(name: str, scope: str) -> str:
+    """A scoped record's name as the build keeps it: ``off``, ``torch >= 2.15, cuda`` ->
+    ``off[torch>=2.15 cuda]`` (accept mode finds a written record by it). Raises
+    :class:`ValueError` for what is not a scope."""
+    specs, devices = scope_parts(scope)
+    return f"{name}[{' '.join(p for p in ('torch' + specs if specs else '', *devices) if p)}]"
+
+
+def refuse_overlaps(pairs: list[tuple[str, str]]) -> None:
+    """Two scoped records of one value (or both of ``*``) that record different outcomes and
+    provably both apply somewhere: neither may silently win (the check of each environment
+    catches the overlaps no witness proves)."""
+    scoped = [(split_scope(n), n, o) for n, o in pairs if split_scope(n)[1]]
+    for i, ((base, scope), name, outcome) in enumerate(scoped):
+        for (other_base, other_scope), other, said in scoped[i + 1:]:
+            if other_base != base or said == outcome:
+                continue
+            where = overlap(scope, other_scope)
+            if where is not None:
+                raise SyntaxProblem(
+                    f"{name}: {outcome} and {other}: {said} overlap (both apply to {where}): "
+                    "narrow a scope so that only one applies, or record one outcome")
 
 
 def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

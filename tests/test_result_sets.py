@@ -14,7 +14,7 @@ from sphinx_autocast_demo import __main__ as cli
 from sphinx_autocast_demo import accept, check, render, results, syntax
 from sphinx_autocast_demo.engine.cache import Entry
 from sphinx_autocast_demo.model import Environment, RunRecord, VariantResult, Verdict
-from sphinx_autocast_demo.scopes import in_scope
+from sphinx_autocast_demo.scopes import conflicts, in_scope, never, overlap
 
 NEW = Environment("torch 2.16.0", "2.16.0", "3.11.7", "cpu")
 
@@ -36,10 +36,79 @@ def test_a_shard_must_be_i_of_n(text):
 
 def test_scopes_match_the_release_and_the_device():
     assert in_scope("torch>=2.16", NEW) and not in_scope("torch<2.16", NEW)
-    assert in_scope("torch==2.13.0", Environment("x", "2.13.0+cpu", "3.11"))  # local part ignored
+    assert in_scope("torch==2.13.0", Environment("x", "2.13.0+cpu", "3.11"))  # PEP 440: no local named
     assert not in_scope("torch>=2.16", Environment("x", "2.16.0a0+git123", "3.11"))  # a pre-release
     assert in_scope("torch>=2.14,<2.17 cpu", NEW) and not in_scope("cuda", NEW)
     assert not in_scope("torch>=2.0", Environment("x", "not installed", "3.11"))
+
+
+def test_a_local_version_and_several_devices_are_read_as_written():
+    cpu_build = Environment("x", "2.13.0+cpu", "3.11")
+    assert in_scope("torch==2.13.0+cpu", cpu_build)
+    assert not in_scope("torch==2.13.0+cu121", cpu_build)
+    assert not in_scope("torch==2.13.0+cpu", Environment("x", "2.13.0", "3.11"))
+    assert in_scope("cpu cuda", NEW) and in_scope("cpu cuda", replace(NEW, device="cuda"))
+    assert syntax.parse_expect("off[cpu, cuda]: matches", ("off",)) == (("off[cpu cuda]", "matches"),)
+
+
+@pytest.mark.parametrize("scope, empty", [
+    ("torch>=2.16,<2.15", True), ("torch>2.15,<=2.15", True), ("torch==2.13.0+cpu,<2.13", True),
+    ("torch>=2.15,<2.16", False), ("torch==2.15.0+cpu,<=2.15", False), ("torch<2.0", False),
+    ("torch!=2.15,==2.15.*", False), ("cuda", False),
+])
+def test_a_scope_no_release_falls_in_is_known(scope, empty):
+    assert never(scope) is empty
+
+
+def test_overlap_is_proved_by_a_release_in_both():
+    assert overlap("torch>=2.13", "torch<2.16") == "torch 2.13"
+    assert overlap("cpu", "torch>=2.13") == "torch 2.13 on cpu"
+    assert overlap("torch<2.14", "torch<2.15") == "torch 2.13"
+    assert overlap("cpu", "cuda") is None
+    assert overlap("torch<2.14", "torch>=2.14") is None
+    with pytest.raises(syntax.SyntaxProblem, match=r"off\[torch>=2.13\]: matches and off\[cuda\]"):
+        syntax.parse_expect("off[torch>=2.13]: matches, off[cuda]: differs", ("off",))
+    # Agreeing, or of different values: not a conflict.
+    syntax.parse_expect("off[torch>=2.13]: matches, off[cuda]: matches, *[cuda]: differs", ("off",))
+
+
+def test_overlapping_scopes_no_witness_proves_are_caught_in_the_environment():
+    # 2.13.0.0.0.1 is in both; no witness the parser tries is: the build that has it says so.
+    written = (("off[torch>2.13.0,<2.13.0.0.1]", "matches"), ("off[torch>=2.13]", "differs"))
+    odd = Environment("torch odd", "2.13.0.0.0.1", "3.11.7")
+    the_demo = demo(written)
+    assert syntax.parse_expect(", ".join(f"{n}: {o}" for n, o in written), ("same_as_forward", "off"))
+    mine = replace(result(the_demo, ran("matches"), ran("matches")), environment=odd, findings=())
+    found = conflicts(mine)
+    assert [(f.subtype, f.variants, f.severity) for f in found] == [("scope-overlap", ("off",), "error")]
+    assert "off[torch>2.13.0,<2.13.0.0.1] (matches) and off[torch>=2.13] (differs)" in found[0].message
+    assert render.broken(replace(mine, findings=found), "off", odd)
+    assert conflicts(replace(mine, environment=NEW)) == ()
+    with pytest.raises(accept.Blocked, match="both apply in torch odd"):
+        accept.new_expect(mine)
+
+
+def test_accept_rewrites_the_scoped_record_that_applies():
+    the_demo = demo((("same_as_forward", "differs"), ("off[torch>=2.9]", "differs")))
+    here = Environment(f"torch {TORCH}", TORCH, "3.11.7")
+    mine = replace(result(the_demo, ran("differs"), ran("matches")), environment=here, findings=())
+    assert accept.new_expect(check.check(mine)) == [("off[torch>=2.9]", "matches")]
+    # A shared *[scope] keeps holding for the others: the value gets its own in that scope.
+    the_demo = demo((("*[cpu]", "differs"),))
+    mine = replace(result(the_demo, ran("differs"), ran("matches")), environment=here, findings=())
+    assert accept.new_expect(check.check(mine)) == [("off[cpu]", "matches")]
+
+
+def test_accept_writes_nothing_that_would_not_hold_next_time():
+    # The new record for torch 2.16.0 on cpu would be off[torch==2.16.0]: differs, which
+    # overlaps a scope written for CUDA that says otherwise.
+    the_demo = demo((("*", "matches"), ("off[torch>=2.16 cuda]", "matches")))
+    here = Environment(f"torch {TORCH}", TORCH, "3.11.7")
+    later = other(the_demo, NEW, ran("matches"), ran("differs"))
+    mine = replace(result(the_demo, ran("matches"), ran("matches")), environment=here,
+                   others=(later,), findings=())
+    with pytest.raises(accept.Blocked, match=r"would not be read: .*overlap"):
+        accept.new_expect(check.check(mine))
 
 
 def test_a_scoped_record_wins_where_it_applies():
