@@ -4,7 +4,8 @@
 ``merge`` copies every environment of each SET (a directory that ``-b autocast-check`` wrote as
 ``<outdir>/results``, or an earlier merge) into OUT, validating every result as it is read.
 Exits 1, after copying everything else, when two results for one key differ, two sets give one
-label to different environments, or a shard of a split is in none of them.
+label to different environments, a shard of a split is in none of them, or a set's file is a
+symbolic link (never copied); exits 2, with one line, when OUT is a file or cannot be written.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from pathlib import Path
 
 from .results import SetProblem, load, merge
+from .text import one_line
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,18 +31,27 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "stop-workers":
         return stop_workers()
-    written, problems = merge(args.out, args.sets)
-    for problem in problems:
-        print(f"merge: {problem}", file=sys.stderr)
+    if args.out.exists() and not args.out.is_dir():
+        print(f"merge: {args.out} is a file, not a directory: name a directory for the merged set",
+              file=sys.stderr)
+        return 2
+    try:
+        written, problems = merge(args.out, args.sets)
+    except OSError as exc:  # an unwritable place, a full disk: one line, not a traceback
+        where = exc.filename or args.out
+        print(f"merge: {exc.strerror or exc}: {where} (merging into {args.out})", file=sys.stderr)
+        return 2
+    for problem in problems:  # (a set's text: one line each, never a workflow command)
+        print(f"merge: {one_line(problem)}", file=sys.stderr)
     try:
         found = load([args.out]) if args.out.is_dir() else {}
     except SetProblem as exc:
-        print(f"merge: {exc}", file=sys.stderr)
+        print(f"merge: {one_line(str(exc))}", file=sys.stderr)
         return 1
     for label, env in found.items():
         shards = sorted({run.shard or "all" for run in env.runs})
-        print(f"{label}: torch {env.environment.torch}, Python {env.environment.python}, "
-              f"{env.environment.device}; runs {', '.join(shards)}; {env.made}")
+        print(one_line(f"{label}: torch {env.environment.torch}, Python {env.environment.python}, "
+                       f"{env.environment.device}; runs {', '.join(shards)}; {env.made}"))
     print(f"merge: {written} results into {args.out}" + (f", {len(problems)} problem(s)" if problems else ""))
     return 1 if problems else 0
 

@@ -42,6 +42,11 @@ REPORT = "autocast-check.json"
 CHECKING_BUILDERS = ("autocast-check", "dummy")
 
 
+#: Builders that check the docs' own code, but not the demos: a CI that runs only
+#: ``make doctest`` must learn that the demos were not checked (:func:`.report.unchecked_by`).
+OTHER_CHECKERS = ("doctest",)
+
+
 def runs_demos(builder: Builder) -> bool:
     """Whether a build with ``builder`` runs the docs' code.
 
@@ -159,21 +164,28 @@ _PATH_OPTIONS = ("-d", "-c", "-w", "--doctree-dir", "--conf-dir", "--warning-fil
 
 def command() -> str:
     """How this build was started, for a result set's reader: ``AUTOCAST_DEMO_COMMAND`` (a
-    CI job or tox env names itself), else sphinx-build's options without any path or shard."""
+    CI job or tox env names itself), else sphinx-build's options without any path or shard.
+    Either way no absolute path of this machine: a path in the workspace (GitHub's, else the
+    working directory) is kept relative to it, any other as ``<path>``, since the command is
+    shown on every page built from the set (``-D autocast_demo_cache_dir="$PWD/..."``)."""
+    base = os.environ.get("GITHUB_WORKSPACE") or os.getcwd()
     named = os.environ.get("AUTOCAST_DEMO_COMMAND")
     if named:
-        return named
+        return results.without_paths(named, base)
     words, args = ["sphinx-build"], iter(sys.argv[1:])
     for arg in args:
-        if arg in _PATH_OPTIONS:
-            next(args, None)  # and its value
+        if arg in _PATH_OPTIONS or arg.startswith(tuple(o + "=" for o in _PATH_OPTIONS)):
+            if "=" not in arg:
+                next(args, None)  # and its value
         elif arg in ("-b", "-D", "-j", "-t"):
             value = next(args, "")
             if not value.startswith("autocast_demo_shard"):
                 words += [arg, value]
+        elif arg.startswith("-D") and arg[2:].startswith("autocast_demo_shard"):
+            continue
         elif arg.startswith("-"):
             words.append(arg)
-    return " ".join(words)
+    return results.without_paths(" ".join(words), base)
 
 
 def display_path(source: str) -> str:

@@ -155,10 +155,45 @@ OPTIONS: tuple[Option, ...] = tuple(replace(f.metadata["option"], name=f.name)
                                     for f in fields(Settings))
 
 
+class NumberDefault:
+    """A number setting's default, given to Sphinx as a callable (which Sphinx calls for the
+    value). Sphinx converts a ``-D`` value by the type of the default, and refuses a float's
+    ("unsupported type, ignoring", Sphinx 7.2 to 9); a callable default's ``-D`` text comes
+    through as it was typed, and :func:`validate` reads it as a number."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __call__(self, config: Config) -> float:
+        return self.value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
 def register(app: Sphinx) -> None:
     for option in OPTIONS:
+        default = NumberDefault(option.default) if float in option.types else option.default
         # No ``description=``: Sphinx 7.2 (PyTorch's pin) does not take one.
-        app.add_config_value(PREFIX + option.name, option.default, option.rebuild, types=option.types)
+        app.add_config_value(PREFIX + option.name, default, option.rebuild, types=option.types)
+
+
+def _from_command_line(config: Config, name: str) -> bool:
+    """Whether ``name`` was given with ``sphinx-build -D`` (Sphinx 7.2 to 9: ``overrides``)."""
+    return name in (getattr(config, "overrides", None) or {})
+
+
+def _number(app: Sphinx, option: Option, text: str) -> float:
+    """A number setting's ``-D`` text as the number (a float; ``inf`` and ``nan`` are left to
+    the setting's rule); ConfigError, naming the ``-D`` option, if it is no number."""
+    from sphinx.errors import ConfigError
+
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(
+            f"sphinx-build -D {PREFIX}{option.name}={text!r}: not a number; it must be "
+            f"{option.rule} (default {option.default!r})") from None
 
 
 def validate(app: Sphinx, config: Config) -> None:
@@ -167,6 +202,10 @@ def validate(app: Sphinx, config: Config) -> None:
 
     for option in OPTIONS:
         value = config[PREFIX + option.name]
+        if (isinstance(value, str) and float in option.types
+                and _from_command_line(config, PREFIX + option.name)):
+            # Stored as the number, before Sphinx checks the types (config-inited, priority 800).
+            value = config[PREFIX + option.name] = _number(app, option, value)
         if not isinstance(value, option.types) or (isinstance(value, bool) and bool not in option.types):
             raise ConfigError(
                 f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r} must be of type "
@@ -214,6 +253,8 @@ def number_problem(rule: str, value: object) -> bool:
 
 def _where(app: Sphinx, name: str) -> str:
     """``conf.py:LINE`` where ``name`` is assigned, or where to look (it may come from ``-D``)."""
+    if _from_command_line(app.config, PREFIX + name):  # -D wins over conf.py's line
+        return f"sphinx-build -D {PREFIX}{name}"
     found = conf_assignment(str(app.confdir), PREFIX + name)
     return str(found) if found else f"{os.path.join(app.confdir, 'conf.py')} (or sphinx-build -D)"
 

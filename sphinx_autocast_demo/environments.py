@@ -16,6 +16,7 @@ from sphinx.util import logging
 from .engine.cache import CorruptEntry
 from .model import WARNING_TYPE, DemoResult, Environment, VariantResult, skipped
 from .results import EnvironmentSet, parse_shard, partition
+from .text import for_log
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -95,7 +96,7 @@ class Environments:
                 try:
                     entry = found.get(item.key)
                 except CorruptEntry as exc:
-                    logger.warning(f"unreadable result in the set of {label!r}: {exc}",
+                    logger.warning(for_log(f"unreadable result in the set of {label!r}: {exc}"),
                                    type=WARNING_TYPE, subtype="results",
                                    location=str(item.demo.location))
                     entry = None

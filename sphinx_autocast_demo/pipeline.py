@@ -234,6 +234,8 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
     if exc is not None:
         accept.finish(app, exc)  # says that nothing was changed
         return
+    if app.builder.name in builder.OTHER_CHECKERS:
+        report.unchecked_by(app, sum(len(s.demos) for s in all_docs(app.env).values()))
     counts = report.summarize(app, b.results, b.problems, b.executor.stats, b.torch)
     report.write_counts(counts, Path(app.doctreedir) / STATS)
     if b.settings.timing_report:

@@ -18,7 +18,7 @@ from sphinx.util.console import bold, red  # type: ignore[attr-defined]
 from .check import NotChecked, no_cuda, unchecked
 from .config import conf_line
 from .model import WARNING_TYPE
-from .text import printable
+from .text import for_log, one_line, printable
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -104,8 +104,9 @@ def _python_places() -> list[tuple[str, str]]:
 
 
 def warn(finding: Finding, app: Sphinx) -> None:
-    # The location stays absolute, as Sphinx gives its own; the text is what we publish.
-    logger.warning(publish(finding.message, app), type=WARNING_TYPE, subtype=finding.subtype,
+    # The location stays absolute, as Sphinx gives its own; the text is what we publish, and
+    # it may carry a result set's text (another environment's exception, output): for_log.
+    logger.warning(for_log(publish(finding.message, app)), type=WARNING_TYPE, subtype=finding.subtype,
                    location=str(finding.location))
 
 
@@ -160,11 +161,26 @@ def missing_environments(app: Sphinx, missing: dict[str, list[str]],
                "these demos changed since the set was made, or it was made from other pages")
         first = publish(", ".join(where[:3]), app) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
         logger.warning(
-            f"autocast-demo: the result sets of {label!r} ({found.made}) have no result for "
+            f"autocast-demo: the result sets of {label!r} ({one_line(found.made)}) have no result for "
             f"{len(where)} value{'' if len(where) == 1 else 's'} of this build ({first}): {why}; "
             "their cells say so. Make the set again in that environment (sphinx-build -b "
             "autocast-check) and merge it", type=WARNING_TYPE, subtype="environment",
             location=str(conf_line(confdir, "autocast_demo_results")))
+
+
+def unchecked_by(app: Sphinx, demos: int) -> None:
+    """At the end of a build with a builder that checks code but runs no demo (``-b
+    doctest``): one warning saying how many demos it did not check and how to check them, so
+    that a CI running only that builder does not take the pages as checked. ``-W`` fails on it;
+    ``suppress_warnings = ["autocast_demo.not-checked"]`` silences it."""
+    if not demos:
+        return
+    name = app.builder.name
+    logger.warning(
+        f"autocast-demo: -b {name} checks none of the {demos} demo{'' if demos == 1 else 's'} of "
+        f"these docs; check them with sphinx-build -b autocast-check (or -b html)",
+        type=WARNING_TYPE, subtype="not-checked",
+        location=str(conf_line(str(app.confdir), "extensions")))
 
 
 def not_checked(result: DemoResult, torch: str) -> dict[str, NotChecked]:
@@ -241,7 +257,7 @@ def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], s
     if not failures:
         return found
     lines = [f"autocast-demo: {len(failures)} failure(s):"]
-    lines += [f"  {f.location}: {publish(f.message, app).splitlines()[0]}" for f in failures]
+    lines += [f"  {f.location}: {for_log(publish(f.message, app).splitlines()[0])}" for f in failures]
     logger.info(red("\n".join(lines)))
     return found
 

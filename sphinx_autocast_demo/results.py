@@ -20,9 +20,12 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
+import re
 import shutil
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from .engine.cache import CorruptEntry, Entry, ResultCache
 from .model import Environment, from_json
@@ -53,6 +56,9 @@ class RunInfo:
         return f"{shard}-{hashlib.sha256(body).hexdigest()[:12]}.json"
 
 
+_Record = TypeVar("_Record", Environment, RunInfo)
+
+
 @dataclass
 class EnvironmentSet:
     """One environment's results, from one or more directories (shards not yet merged)."""
@@ -73,7 +79,9 @@ class EnvironmentSet:
     def made(self) -> str:
         """How the results were made, for a reader: ``made on 2026-11-30 by tox -e x``."""
         dates = sorted({run.date for run in self.runs})
-        commands = sorted({run.command for run in self.runs if run.command})
+        # A set made before commands were stored without paths may still hold one (the
+        # README's ``-D autocast_demo_cache_dir="$PWD/..."``): never onto a page.
+        commands = sorted({without_paths(run.command) for run in self.runs if run.command})
         when = f"made on {dates[-1]}" if len(dates) == 1 else (
             f"made from {dates[0]} to {dates[-1]}" if dates else "made")
         return when + (f" by {commands[0]}" if len(commands) == 1 else "")
@@ -94,15 +102,38 @@ class EnvironmentSet:
 def read_environment(directory: Path) -> tuple[Environment, list[RunInfo]]:
     try:
         data = json.loads((directory / ENVIRONMENT).read_text(encoding="utf-8"))
-        environment = from_json(Environment, data)
-        runs = [from_json(RunInfo, json.loads(path.read_text(encoding="utf-8")))
-                for path in sorted((directory / RUNS).glob("*.json"))]
+        environment = one_line_fields(from_json(Environment, data))
+        runs = [one_line_fields(from_json(RunInfo, json.loads(path.read_text(encoding="utf-8"))))
+                for path in run_files(directory)]
+        for run in runs:
+            if run.shard:
+                parse_shard(run.shard)  # bounded, as this build's own
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise SetProblem(f"{directory}: not a readable result set ({exc})") from None
     if environment.ident != directory.name:
         raise SetProblem(f"{directory}: holds the environment {environment.label!r}, whose "
                          f"directory is named {environment.ident!r}")
     return environment, runs
+
+
+def one_line_fields(record: _Record) -> _Record:
+    """``record`` (an :class:`Environment` or a :class:`RunInfo`) if each of its texts is one
+    line; :class:`ValueError` naming the field if not. A set comes from other machines (a
+    downloaded artifact), and these texts are printed to the build's log: a line break there
+    could start a line of the log with a workflow command (``::error``) of the set's making."""
+    for name, value in asdict(record).items():
+        texts = value if isinstance(value, (list, tuple)) else [value]
+        if any(isinstance(text, str) and ("\n" in text or "\r" in text) for text in texts):
+            raise ValueError(f"{name} is {value!r}, not one line")
+    return record
+
+
+def run_files(directory: Path) -> list[Path]:
+    """The run files of an environment's set; never a symbolic link, which could name a file
+    outside the set (a merge would copy it, a build read it)."""
+    if (directory / RUNS).is_symlink():
+        return []
+    return [path for path in sorted((directory / RUNS).glob("*.json")) if not path.is_symlink()]
 
 
 def load(directories: list[Path]) -> dict[str, EnvironmentSet]:
@@ -145,15 +176,43 @@ def write(directory: Path, environment: Environment, run: RunInfo,
     return root
 
 
+# An absolute path in a command: first, or after a blank, ``=``, a quote or ``,``.
+_ABSOLUTE = re.compile(r"""(?:^|(?<=[\s=',"]))(?:/|[A-Za-z]:[\\/])[^\s'",]*""")
+
+
+def without_paths(text: str, base: str | None = None) -> str:
+    """``text`` (a command) with no absolute path of the machine it ran on: a path under
+    ``base`` (the workspace) relative to it, any other one as ``<path>``. A result set is
+    published with the pages that show it (``made ... by <command>``)."""
+    def replace(match: re.Match[str]) -> str:
+        path = match[0]
+        if base is not None and os.path.isabs(path):
+            rel = os.path.relpath(path, base)
+            if not rel.startswith(".."):
+                return rel
+        return "<path>"
+    return _ABSOLUTE.sub(replace, text)
+
+
 def today() -> str:
     return datetime.datetime.now(datetime.UTC).date().isoformat()
 
 
+#: The most shards a split may have: far more than any CI matrix runs, and few enough that
+#: what is computed per shard (the shards a merge misses) stays small.
+MAX_SHARDS = 10_000
+
+
 def parse_shard(text: str) -> tuple[int, int]:
-    """``2/3`` -> (2, 3); :class:`ValueError` unless ``1 <= i <= n``."""
+    """``2/3`` -> (2, 3); :class:`ValueError` unless ``1 <= i <= n <= MAX_SHARDS``."""
     index, slash, count = text.strip().partition("/")
-    if not (slash and index.strip().isdigit() and count.strip().isdigit()
-            and 1 <= int(index) <= int(count)):
+    index, count = index.strip(), count.strip()
+    if not (slash and index.isdigit() and count.isdigit()):
+        raise ValueError(f"{text!r} is not a shard: write i/n with 1 <= i <= n, e.g. 1/2")
+    if len(count) > 9 or int(count) > MAX_SHARDS:  # (no int() of a thousand digits)
+        raise ValueError(f"{text!r} splits the demos into more than {MAX_SHARDS} shards: "
+                         f"write i/n with 1 <= i <= n <= {MAX_SHARDS}")
+    if not 1 <= int(index) <= int(count):
         raise ValueError(f"{text!r} is not a shard: write i/n with 1 <= i <= n, e.g. 1/2")
     return int(index), int(count)
 
@@ -161,12 +220,17 @@ def parse_shard(text: str) -> tuple[int, int]:
 def partition(weights: dict[str, float], count: int) -> dict[str, int]:
     """Each item (a demo) -> its shard, 1-based: the heaviest first, each to the lightest
     shard so far (ties: the lowest). Deterministic for the same items and weights, so every
-    shard of a CI matrix computes the same split on its own."""
-    loads = [0.0] * count
+    shard of a CI matrix computes the same split on its own.
+
+    Only the first ``min(count, items)`` shards can get an item (one of them is always empty
+    while another item is placed), so the cost follows the items, not ``count``."""
+    import heapq
+
+    loads = [(0.0, shard) for shard in range(min(count, len(weights)))]  # sorted: a heap
     out = {}
     for name in sorted(weights, key=lambda n: (-weights[n], n)):
-        shard = min(range(count), key=lambda i: (loads[i], i))
-        loads[shard] += weights[name]
+        load, shard = heapq.heappop(loads)
+        heapq.heappush(loads, (load + weights[name], shard))
         out[name] = shard + 1
     return out
 
@@ -201,6 +265,10 @@ def merge(target: Path, sources: list[Path]) -> tuple[int, list[str]]:
         for source in found.roots:
             for path in sorted(source.glob("??/*.json")):
                 key = path.stem
+                if path.is_symlink() or path.parent.is_symlink():
+                    problems.append(f"{label}: {path} is a symbolic link, not copied: a set's "
+                                    "files are its own, never another file's")
+                    continue
                 try:
                     entry = ResultCache(source).get(key)
                     mine = out.get(key) if key not in entries else entries[key]
@@ -222,7 +290,10 @@ def merge(target: Path, sources: list[Path]) -> tuple[int, list[str]]:
         written += len(entries)
         for source in found.roots:
             for path in sorted((source / RUNS).glob("*.json")):
-                if not (root / RUNS / path.name).exists():
+                if path.is_symlink() or path.parent.is_symlink():  # (as run_files leaves it out)
+                    problems.append(f"{label}: {path} is a symbolic link, not copied: a set's "
+                                    "files are its own, never another file's")
+                elif not (root / RUNS / path.name).exists():
                     shutil.copyfile(path, root / RUNS / path.name)
         for shard in found.missing_shards():
             problems.append(f"{label}: no results of shard {shard} in any source")

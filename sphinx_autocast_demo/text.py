@@ -31,3 +31,21 @@ def bounded(text: str, limit: int = MAX_OUTPUT, cut: bool = False) -> str:
     if len(text) <= limit and not cut:
         return text
     return f"{text[:limit].rstrip()}\n[... output cut here ...]\n"
+
+
+# A line that starts with ``::`` (after blanks) is a workflow command to GitHub Actions'
+# runner (``::error``, ``::add-mask::``, ``::stop-commands::``), whatever printed it.
+_WORKFLOW_COMMAND = re.compile(r"^([ \t]*)::", re.MULTILINE)
+
+
+def for_log(text: str) -> str:
+    """``text`` as our messages may print it to a console or CI log: no line of it is read as
+    a workflow command (its ``::`` becomes ``\\::``). A result set is downloaded from other
+    jobs, so its text must not steer this job's runner; our own annotations
+    (``builder.annotate``) are printed apart from this."""
+    return _WORKFLOW_COMMAND.sub(r"\1\\::", text)
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line, its line breaks shown as ``\\n``: for a name or a label."""
+    return for_log(text.replace("\r", "\\r").replace("\n", "\\n"))

@@ -84,6 +84,17 @@ class CorruptEntry(Exception):
     """An entry exists but cannot be read; the caller re-runs and says so."""
 
 
+def consistent(entry: Entry) -> Entry:
+    """``entry``, if its fields agree with each other; :class:`ValueError` naming the field if
+    not. The types are checked field by field (:func:`.model.from_json`); what a live run never
+    writes, such as a ``raises`` verdict without the exception, is checked here, or the page
+    would say "compiled raises None"."""
+    verdict = entry.verdict
+    if verdict.outcome == "raises" and not verdict.exception:
+        raise ValueError(f"verdict.exception is {verdict.exception!r}, but the outcome is 'raises'")
+    return entry
+
+
 def make_key(parts: dict[str, Any]) -> str:
     """A stable hash of JSON-able ``parts`` (code, setup, value, options, versions)."""
     blob = json.dumps(parts, sort_keys=True, separators=(",", ":")).encode()
@@ -110,7 +121,7 @@ class ResultCache:
             data = json.loads(raw)
             if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
                 raise ValueError("written by another version or for another key")
-            return from_json(Entry, data)
+            return consistent(from_json(Entry, data))
         except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             raise CorruptEntry(f"{path}: {exc}") from None
 

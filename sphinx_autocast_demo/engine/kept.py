@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,19 +68,68 @@ def _runtime_path() -> Path:
     return Path(base, f"autocast-demo-{os.getuid()}")
 
 
-def runtime_dir() -> Path:
+@dataclass
+class Runtime:
+    """This user's runtime directory, opened once (:func:`runtime_dir`): every later use goes
+    through its descriptor (``dir_fd=``, or ``/proc/self/fd/N/...`` where only a path will
+    do: a socket's address, a process's directory), never through its path again, so a
+    directory put in its place after the checks is never the one used."""
+
+    path: Path  # for messages only
+    fd: int
+
+    def __post_init__(self) -> None:
+        weakref.finalize(self, os.close, self.fd)  # when the last Joined using it is gone
+
+    def at(self, name: str = "") -> Path:
+        """A path to ``name`` in the directory opened, that no rename of its path can redirect."""
+        return Path(f"/proc/self/fd/{self.fd}", name)
+
+    def open(self, name: str, flags: int) -> int:
+        return os.open(name, flags | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600, dir_fd=self.fd)
+
+    def unlink(self, name: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=self.fd)
+
+    def names(self) -> list[str]:
+        return sorted(os.listdir(self.fd))
+
+
+def _safe_parent(parent: Path) -> str | None:
+    """Why ``parent`` (``XDG_RUNTIME_DIR``, else the temporary directory) could let another
+    user replace our directory in it, or None: it must be ours or root's, and a directory
+    others may write in must be sticky (as /tmp is), so that only we can rename our entry."""
+    try:
+        found = os.stat(parent)
+    except OSError as exc:
+        return f"{parent} cannot be used: {exc.strerror}"
+    if found.st_uid not in (0, os.getuid()):
+        return f"{parent} belongs to another user (uid {found.st_uid})"
+    if found.st_mode & 0o022 and not found.st_mode & stat.S_ISVTX:
+        return f"{parent} can be written by other users and is not sticky"
+    return None
+
+
+def runtime_dir() -> Runtime:
     """This user's directory for kept workers' sockets and logs, which nobody else may open
-    (made if missing)."""
+    (made if missing), opened once; :class:`KeptUnavailable` if it or the directory it is in
+    is not safe (the build then runs its own worker, and says why)."""
     path = _runtime_path()
+    unsafe = _safe_parent(path.parent)
+    if unsafe is not None:
+        raise KeptUnavailable(f"{unsafe}: no worker is kept in {path}")
     try:
         with contextlib.suppress(FileExistsError):
             path.mkdir(mode=0o700)
-        found = path.lstat()
-    except OSError as exc:  # XDG_RUNTIME_DIR missing, or a file
-        raise KeptUnavailable(f"{path} cannot be made: {exc.strerror}") from None
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:  # XDG_RUNTIME_DIR missing, a file, a symbolic link
+        raise KeptUnavailable(f"{path} cannot be made or opened: {exc.strerror}") from None
+    found = os.fstat(fd)  # what was opened, not what the path names now
     if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        os.close(fd)
         raise KeptUnavailable(f"{path} is not a directory that only this user can open")
-    return path
+    return Runtime(path, fd)
 
 
 def fingerprint(env: dict[str, str]) -> str:
@@ -137,7 +187,8 @@ class Joined:
     sock: socket.socket
     pid: int
     warm: bool
-    path: Path  # its socket
+    path: Path  # its socket, through the runtime directory's descriptor (Runtime.at)
+    runtime: Runtime  # (holds that descriptor open)
 
 
 def warm_file(sock: Path) -> Path:
@@ -161,33 +212,35 @@ def connect(env: dict[str, str], idle: float) -> Joined:
 
     if not hasattr(socket, "SO_PEERCRED") or not hasattr(os, "sched_getaffinity"):  # not Linux
         raise KeptUnavailable("this system cannot tell whose process listens on a socket")
-    directory = runtime_dir()
+    runtime = runtime_dir()
     key = fingerprint(env)
-    path = directory / f"{key}.sock"
-    with open(directory / f"{key}.lock", "w") as lock:
+    name = f"{key}.sock"
+    path = runtime.at(name)
+    with os.fdopen(runtime.open(f"{key}.lock", os.O_WRONLY | os.O_CREAT), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two builds at once start one worker, not two
         found = _connect(path)
         if found is not None:
-            return Joined(*found, warm=_is_warm(path, found[1]), path=path)
-        path.unlink(missing_ok=True)  # a worker that ended without removing it
-        warm_file(path).unlink(missing_ok=True)
-        log = directory / f"{key}.log"
-        with open(log, "wb") as err:
+            return Joined(*found, warm=_is_warm(path, found[1]), path=path, runtime=runtime)
+        runtime.unlink(name)  # a worker that ended without removing it
+        runtime.unlink(warm_file(Path(name)).name)
+        log = f"{key}.log"
+        with os.fdopen(runtime.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as err:
             server = subprocess.Popen(
                 [sys.executable, "-m", f"{__package__}.worker"],
+                # The socket by its name in the worker's directory, which is the one opened.
                 env={**{k: v for k, v in env.items() if k not in PER_BUILD},
-                     KEPT: json.dumps([str(path), float(idle)])},
-                cwd=directory,
+                     KEPT: json.dumps([name, float(idle)])},
+                cwd=runtime.at(),  # (resolved in the child, which has the descriptor until exec)
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                 start_new_session=True,  # the terminal's Ctrl-C is for the build, not for it
             )
         deadline = time.monotonic() + LISTEN_TIMEOUT
         while (found := _connect(path)) is None:
             if server.poll() is not None or time.monotonic() > deadline:
-                tail = log.read_text(errors="replace")[-2000:].strip()
+                tail = runtime.at(log).read_text(errors="replace")[-2000:].strip()
                 raise KeptUnavailable("the kept worker did not start" + (f":\n{tail}" if tail else ""))
             time.sleep(0.005)
-        return Joined(*found, warm=False, path=path)
+        return Joined(*found, warm=False, path=path, runtime=runtime)
 
 
 def stop_all() -> list[str]:
@@ -195,11 +248,13 @@ def stop_all() -> list[str]:
     socket is gone; the builds it serves finish first). Returns their keys."""
     if not os.path.lexists(_runtime_path()):  # none was ever kept here: nothing to make
         return []
+    runtime = runtime_dir()
     stopped = []
-    for path in sorted(runtime_dir().glob("*.sock")):
-        path.unlink(missing_ok=True)
-        warm_file(path).unlink(missing_ok=True)
-        stopped.append(path.stem)
+    for name in runtime.names():
+        if name.endswith(".sock"):
+            runtime.unlink(name)
+            runtime.unlink(warm_file(Path(name)).name)
+            stopped.append(Path(name).stem)
     return stopped
 
 

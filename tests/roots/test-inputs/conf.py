@@ -1,0 +1,2 @@
+extensions = ["sphinx.ext.doctest", "sphinx_autocast_demo"]
+exclude_patterns = ["_build"]
