@@ -158,7 +158,9 @@ class Executor:
         """Start the worker early, so that torch imports while Sphinx reads the sources."""
         if self.pool is None and self.conf.execute != "never" and self.torch != "not installed":
             jobs = pool_size(self.conf.jobs, self.app.parallel, cores())
-            keep = self.conf.keep_worker
+            # "force" is a run of this build, from a fresh import of everything: a kept worker
+            # holds what its modules read when it started.
+            keep = 0.0 if self.conf.execute == "force" else self.conf.keep_worker
             logger.verbose(f"autocast-demo: {'asking a kept' if keep else 'starting the'} worker "
                            f"({jobs} runs at a time)")
             self.pool = WorkerPool(jobs, env={"AUTOCAST_DEMO_CONFIG": self.conf.config}, keep=keep)
@@ -210,6 +212,22 @@ class Executor:
             except CorruptEntry:
                 return True
             if entry is None or not self.current(entry) or self.stamps.stale(entry):
+                return True
+        return False
+
+    def files_changed(self, demo: Demo, state: DocState) -> bool:
+        """Whether a file that one of ``demo``'s cached results stands for now has another
+        content: Sphinx compares file times, and a copy that keeps an old time (``cp -p``) or
+        a link moved to an older file would leave the page showing the old result."""
+        if self.conf.execute == "never":
+            return False
+        codes = state.codes_for(demo)
+        for variant in demo.variants:
+            try:
+                entry = self.cache.get(self.key(demo, codes, variant))
+            except CorruptEntry:
+                return True
+            if entry is not None and entry.files and self.stamps.stale(entry):
                 return True
         return False
 
@@ -272,7 +290,11 @@ class Executor:
                                        f"{stale}")
                         entry = None
                 if entry is None or not self.current(entry):
-                    entry = self.envs.own(demo, key, lambda e: never or self.current(e)) or entry
+                    # This environment's own result set is held to what the cache is: outside
+                    # "never" mode, an entry must say which files it stands for, and they must
+                    # be what they were (a set made elsewhere does not: the demo runs here).
+                    entry = self.envs.own(demo, key, lambda e: never or (
+                        self.current(e) and not self.stamps.stale(e))) or entry
             except CorruptEntry as exc:
                 then = "not run (autocast_demo_execute is 'never')" if never else "running again"
                 logger.warning(f"unreadable cache entry, {then}: {exc}", type=WARNING_TYPE,

@@ -121,18 +121,23 @@ def fingerprint(b: Build) -> tuple[str, ...]:
     # pages show other environments' results as the sets held them when they were read.
     sets = sorted(run.file for found in b.executor.envs.sets.values() for run in found.runs)
     own = sorted(run.file for run in b.executor.envs.own_set.runs) if b.executor.envs.own_set else []
-    return (__version__, b.executor.torch_key, platform.python_version(), *sets, "|", *own)
+    # torch's environment variables (TORCH_COMPILE_DISABLE...) change what every demo does.
+    variables = [f"{name}={value}" for name, value in b.executor.variables.items()]
+    return (__version__, b.executor.torch_key, platform.python_version(), *variables, *sets, "|",
+            *own)
 
 
 def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
              removed: set[str]) -> list[str]:
-    """Re-read pages whose checks failed (so they fail again) and, after a torch upgrade, all."""
+    """Re-read pages whose checks failed (so they fail again), whose results stand for a file
+    whose content changed, and, after a torch upgrade, all."""
     b, docs = build(app), all_docs(env)
     b.edited = set(added) | set(changed)  # before_read() starts the worker early for them
     if state(env).fingerprint != fingerprint(b) or b.settings.execute == "force":
         return [d for d, s in docs.items() if s.demos and d not in removed]
     return [d for d, s in docs.items()
-            if d not in removed and (s.failed or any(f for r in s.results.values() for f in r.findings))]
+            if d not in removed and (s.failed or any(f for r in s.results.values() for f in r.findings)
+                                     or any(b.executor.files_changed(demo, s) for demo in s.demos.values()))]
 
 
 def before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:

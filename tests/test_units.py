@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import replace
 from array import array
+from dataclasses import replace
 
 import pytest
 

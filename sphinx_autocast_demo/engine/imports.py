@@ -46,19 +46,35 @@ def track_reads() -> None:
     the page is as much what a result stands for as a module (an audit hook: it sees
     ``open()``, ``os.open()`` and what libraries open through them; it lasts as long as the
     run's process)."""
+    # Known before the hook is: working them out opens files, which would call it.
+    skip = (*_NOT_READ_FROM, *_not_writers())
+
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        if event != "open" or not args:
+        if event != "open" or not args or not isinstance(args[0], str):
             return
-        path, mode = args[0], args[1] if len(args) > 1 else None
+        mode = args[1] if len(args) > 1 else None
         flags = args[2] if len(args) > 2 else 0
         if isinstance(mode, str):
             reading = not any(c in mode for c in "wax") or "+" in mode
         else:
             reading = isinstance(flags, int) and flags & os.O_ACCMODE != os.O_WRONLY
-        if reading and isinstance(path, str) and not path.startswith(_NOT_READ_FROM):
-            _READ.add(os.path.abspath(path))
+        path = os.path.abspath(args[0])
+        # (a module's compiled copy is Python's, rewritten when it likes: its source counts)
+        if reading and not path.startswith(skip) and not path.endswith(".pyc"):
+            _READ.add(path)
 
-    sys.addaudithook(hook)
+    global _TRACKING
+    if not _TRACKING:  # (a hook cannot be removed: one per process, inherited by its forks)
+        _TRACKING = True
+        sys.addaudithook(hook)
+
+
+_TRACKING = False
+
+
+def read_files() -> list[str]:
+    """The files this process read (:func:`track_reads`) that are still there."""
+    return [path for path in _READ if os.path.isfile(path)]
 
 
 def writers_files(failure: BaseException | None = None) -> list[str] | None:
@@ -70,7 +86,7 @@ def writers_files(failure: BaseException | None = None) -> list[str] | None:
         names, last, files = _INHERITED
         new = [module_file(sys.modules[name]) for name in _added(names, last)]
         return sorted(files | writers([*new, *_traceback_files(failure),
-                                         *(p for p in _READ if os.path.isfile(p))]))
+                                         *read_files()]))
     except Exception:  # a module object that refuses to be looked at: unknown, not a crash
         return None
 

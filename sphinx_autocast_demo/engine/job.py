@@ -89,24 +89,40 @@ def _patch_compile(mode: str, backend: str) -> None:
     torch.compile = compile_with_backend
 
 
-def compiled_frames(parts: list[str], texts: list[str]) -> list[list[Any]]:
-    """The frames dynamo compiled in this run, as (part, line, function, text) where they are
-    the writer's code (part -1: a frame elsewhere, its file name as the text)."""
+#: Where the writer's code was each time dynamo began to compile in the eager run: (part,
+#: line, function, text) of the innermost frame of theirs (see :func:`watch_compiles`).
+_SITES: list[list[Any]] = []
+
+
+def watch_compiles(parts: list[str], texts: list[str]) -> None:
+    """In the eager run: note the writer's line that set off each compile, so that an entry
+    point we do not replace is pointed at where the snippet calls it."""
+    try:
+        from torch._dynamo.callback import callback_handler
+    except ImportError:  # (another torch: the count alone still proves it)
+        return
+
+    def started(*args: Any) -> None:
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename in parts:
+                part, line = parts.index(frame.f_code.co_filename), frame.f_lineno or 1
+                lines = texts[part].splitlines()
+                _SITES.append([part, line, frame.f_code.co_name,
+                               lines[line - 1].strip() if 0 < line <= len(lines) else ""])
+                return
+            frame = frame.f_back  # type: ignore[assignment]
+
+    callback_handler.register_start_callback(started)
+
+
+def compiled_frames() -> tuple[int, list[str]]:
+    """How many frames dynamo compiled in this run, and their functions' names."""
     from torch._dynamo import utils
 
-    if not utils.counters["frames"].get("total"):
-        return []
-    frames: list[list[Any]] = []
-    for metric in utils.get_compilation_metrics():
-        name, filename, line = metric.co_name, metric.co_filename, metric.co_firstlineno or 0
-        if filename in parts:
-            part = parts.index(filename)
-            lines = texts[part].splitlines()
-            frames.append([part, line, name or "<module>",
-                           lines[line - 1].strip() if 0 < line <= len(lines) else ""])
-        else:
-            frames.append([-1, line, name or "?", filename or "?"])
-    return frames or [[-1, 0, "?", "?"]]
+    count = int(utils.counters["frames"].get("total", 0))
+    names = [m.co_name for m in utils.get_compilation_metrics() if m.co_name] if count else []
+    return count, list(dict.fromkeys(names))
 
 
 class VariedConfigSet(RuntimeError):
@@ -291,6 +307,8 @@ def run_job(job: Job) -> dict[str, Any]:
 
     texts = [*job["setup"], job["code"]]
     parts = [f"{CODE_FILE}{index}>" for index in range(len(texts))]
+    if job["mode"] == "eager":
+        watch_compiles(parts, texts)
 
     # ``__file__``: the page, so that a snippet finds files beside it (it runs elsewhere).
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__,
@@ -327,14 +345,14 @@ def run_job(job: Job) -> dict[str, Any]:
         except Exception as exc:  # a tensor subclass or a storage we cannot read
             record = {"status": "raised", "error": describe_error(exc, parts, texts)}
             record["error"]["message"] = f"its tensors could not be read: {record['error']['message']}"
-    if job["mode"] == "eager" and (frames := compiled_frames(parts, texts)):
+    if job["mode"] == "eager" and (compiled := compiled_frames())[0]:
         # Not a verdict: compiled would be compared with compiled. Said where it compiled.
-        named = ", ".join(f"{f[2]} ({os.path.basename(f[3])}:{f[1]})" if f[0] < 0 else f[2]
-                          for f in frames)
+        # (not how many frames: that varies with the value, and one problem is said once)
+        what = ", ".join(compiled[1]) or "a frame"
         record = {"status": "raised", "error": {
             "type": "EagerRunCompiled", "names": ["EagerRunCompiled"], "kind": "eager-compiled",
-            "message": f"dynamo compiled {len(frames)} frame(s) in the eager run: {named}",
-            "frames": [f for f in frames if f[0] >= 0]}}
+            "message": f"dynamo compiled {what} in the eager run",
+            "frames": _SITES[:1]}}
     return _finished(record, start, failure)
 
 

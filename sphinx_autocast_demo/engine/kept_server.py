@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .imports import module_file, written_since
+from .imports import module_file, read_files, written_since
 from .kept import LISTEN_TIMEOUT, REFUSED, peer, warm_file
 from .processes import reaped
 
@@ -153,22 +153,25 @@ def _still_ours(path: Path, identity: tuple[int, int, int]) -> bool:
         return False
 
 
-def _module_files(begun: int) -> dict[str, tuple[int, int]]:
+def _module_files(begun: int) -> dict[str, tuple[int, int, int]]:
     """The file of every module this process imported (torch's own, its extensions, the
-    config's module wherever it lives), with its time and size (~2,500 files: ~8 ms). A file
-    written after ``begun`` (the imports' start) may have changed after its import: stamped as
-    changed, it makes the next build refused."""
+    config's module wherever it lives) and every file it read since its imports began (data
+    the config module read), with its times and size (~2,500 files: ~8 ms). The change time
+    too: an edit with the old file time put back (``touch -r``, ``cp -p``) still sets it. A
+    file written after ``begun`` (the imports' start) may have changed after it was read:
+    stamped as changed, it makes the next build refused."""
     found = {}
-    for module in list(sys.modules.values()):
-        path = module_file(module)  # (a lazy module stays unloaded)
+    paths = [module_file(module) for module in list(sys.modules.values())]  # (lazy stay unloaded)
+    for path in [*paths, *read_files()]:
         if isinstance(path, str):
             with contextlib.suppress(OSError):
                 st = os.stat(path)
-                found[path] = (-1, -1) if written_since(st, begun) else (st.st_mtime_ns, st.st_size)
+                found[path] = ((-1, -1, -1) if written_since(st, begun)
+                               else (st.st_mtime_ns, st.st_ctime_ns, st.st_size))
     return found
 
 
-def _changed(stamps: dict[str, tuple[int, int]]) -> str | None:
+def _changed(stamps: dict[str, tuple[int, int, int]]) -> str | None:
     """A file of :func:`_module_files` that is not as it was (~5 ms): the worker's memory holds
     the old module, which no run may get. The key stamps only what a build can see cheaply
     (torch's entry files, the site-packages directories); this catches the rest (an editable
@@ -178,7 +181,7 @@ def _changed(stamps: dict[str, tuple[int, int]]) -> str | None:
             st = os.stat(path)
         except OSError:
             return path
-        if (st.st_mtime_ns, st.st_size) != stamp:
+        if (st.st_mtime_ns, st.st_ctime_ns, st.st_size) != stamp:
             return path
     return None
 

@@ -94,6 +94,11 @@ def observe(namespace: dict[str, Any]) -> View:
             if value.dtype.kind in "biuf":
                 found.append((path, "value", torch.from_numpy(value.copy())))
             continue
+        if isinstance(value, torch.nn.Module):
+            # torch.compile(model) wraps it, the eager run's torch.compile returns it as it
+            # is: what the module itself holds, once, whichever name reaches it first.
+            inner = getattr(value, "_orig_mod", None)
+            value = inner if isinstance(inner, torch.nn.Module) else value
         if id(value) in seen or not _walked(value, torch):
             continue
         if depth >= MAX_DEPTH:
@@ -117,10 +122,7 @@ def _walked(value: Any, torch: Any) -> bool:
 
 def _children(path: str, value: Any, torch: Any) -> list[tuple[str, Any]]:
     if isinstance(value, torch.nn.Module):
-        # torch.compile(model) wraps it, the eager run's torch.compile returns it as it is:
-        # name what the module itself holds, or every path would differ.
-        inner = getattr(value, "_orig_mod", None)
-        module = inner if isinstance(inner, torch.nn.Module) else value
+        module = value
         items = [(f"{path}.{name}", p) for name, p in module.named_parameters()]
         items += [(f"{path}.{name}", b) for name, b in module.named_buffers()]
         # Plain attributes the writer set (a tensor kept on the module, a list of them).

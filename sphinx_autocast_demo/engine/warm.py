@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import Any
 
-from .imports import remember_modules
+from .imports import remember_modules, track_reads
 from .processes import collapse_to_huge_pages, renew_thread_pool
 from .protocol import Ready
 
@@ -32,6 +32,9 @@ def import_stack() -> Ready:
     from ..model import DEFAULT_CONFIG
     from .job import resolve_config
 
+    # From here on, the files read are the writer's business (a config module beside the docs
+    # that reads its own data): what the runs' results, and a kept worker, stand for.
+    track_reads()
     try:
         # The build's word to us, not the runs' business: gone before anything forks.
         resolve_config(os.environ.pop("AUTOCAST_DEMO_CONFIG", DEFAULT_CONFIG))

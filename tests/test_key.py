@@ -1,0 +1,71 @@
+"""What decides a result (the cache key and the pages Sphinx reads again) holds everything that
+changes it: the page's directory, torch's environment variables, the content (not the time) of
+the files a run read. Real builds of tests/roots/test-key, in order, sharing one cache."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import copy_root, sphinx_build
+
+
+@pytest.fixture(scope="module")
+def steps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    src = copy_root("key", tmp_path_factory)
+    doctrees = str(src / "_build" / "doctrees")  # (and the cache in it), shared by every step
+
+    def build(step: str, *args: str, env: dict[str, str] | None = None):
+        return sphinx_build(src, src / "_build" / step, "-d", doctrees, *args, env=env)
+
+    (src / "b" / "scale.txt").symlink_to("v1.txt")
+    old = os.stat(src / "b" / "v2.txt").st_mtime - 100
+    os.utime(src / "b" / "v2.txt", (old, old))  # (older than any build: Sphinx sees no change)
+    done: dict[str, object] = {"src": src, "first": build("first")}
+    done["again"] = build("again", "-E")
+    # A copy that keeps the old file time (cp -p), and a link moved to an older file.
+    data = src / "a" / "scale.txt"
+    st = os.stat(data)
+    data.write_text("5\n")
+    os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+    (src / "b" / "scale.txt").unlink()
+    (src / "b" / "scale.txt").symlink_to("v2.txt")
+    done["copied"] = build("copied")
+    # torch's own switches: a build with compiling disabled is not the cache of one without.
+    done["disabled"] = build("disabled", env={"TORCH_COMPILE_DISABLE": "1"})
+    done["enabled"] = build("enabled")
+    done["disabled_again"] = build("disabled_again", env={"TORCH_COMPILE_DISABLE": "1"})
+    return done
+
+
+def test_the_same_code_on_two_pages_reads_the_files_beside_each(steps):
+    for name in ("first", "again"):
+        build = steps[name]
+        assert build.returncode == 0, build.stderr
+        assert "scale 3.0" in build.html("a/page").get_text()
+        assert "scale 9.0" in build.html("b/page").get_text()
+    assert steps["first"].runs() == (8, 0)
+    # -E reads every page again: each is served its own results from the cache.
+    assert steps["again"].runs() == (0, 4)
+
+
+def test_a_file_changed_with_its_old_time_kept_is_read_again(steps):
+    build = steps["copied"]
+    assert build.returncode == 0, build.stderr
+    assert "scale 5.0" in build.html("a/page").get_text()
+    assert "scale 4.0" in build.html("b/page").get_text()  # the link now names v2.txt
+    assert build.runs() == (8, 0)
+
+
+def test_torch_compile_disable_is_in_the_key(steps):
+    disabled = steps["disabled"]
+    # Compiling off: compiled is eager, and the page's "differs" no longer holds.
+    assert disabled.returncode == 1
+    assert "value same_as_forward: the page records 'differs'" in disabled.stderr
+    assert disabled.runs() == (8, 0)
+    # Without it again: not served the disabled build's results, but its own (cached) ones.
+    enabled = steps["enabled"]
+    assert enabled.returncode == 0, enabled.stderr
+    assert enabled.runs() == (0, 4)
+    assert steps["disabled_again"].returncode == 1
+    assert steps["disabled_again"].runs() == (0, 4)

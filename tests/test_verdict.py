@@ -1,0 +1,94 @@
+""""✓ matches eager" means everything a reader could observe matches, under the backend
+``torch.compile()`` uses: one real build of tests/roots/test-verdict (real torch, inductor by
+default), where each demo hides its differing gradient where a top-level-only view would not
+look, or cannot be compared at all."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import app_build, copy_root, verdicts
+
+MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    return app_build(copy_root("verdict", tmp_path_factory))
+
+
+def outcomes(build, ident):
+    return {vr.variant.name: vr.verdict.outcome for vr in build.result("index", ident).variants}
+
+
+def first_difference(build, ident, value="same_as_forward"):
+    vr = next(v for v in build.result("index", ident).variants if v.variant.name == value)
+    return next(d for d in vr.verdict.diffs if not d.equal)
+
+
+@pytest.mark.parametrize(("ident", "path"), [
+    ("autograd-grad", "g[0]"),  # a tuple from torch.autograd.grad, bound at top level
+    ("retained", "h.grad"),  # a non-leaf's retained gradient
+    ("containers", "box.kept['grads'][0]"),  # a list in a dict in an object's attribute
+    ("buffer", "model.seen"),  # only a module's buffer
+    ("printed", "printed line 1"),  # only what the two runs printed
+])
+def test_a_difference_is_found_wherever_the_snippet_put_it(build, ident, path):
+    assert outcomes(build, ident) == {"same_as_forward": "differs", "off": "matches",
+                                      "autocast": "differs"}
+    assert first_difference(build, ident).name == path
+    cells = verdicts(build.html("index"), ident)
+    assert cells[0].startswith(f"{DIFFER} ({path}") and cells[1].startswith(MATCH)
+
+
+def test_a_tensor_inside_a_tuple_is_compared(build):
+    vr = build.result("index", "containers").variants[0]
+    names = {t.name for t in vr.compiled.tensors}
+    assert {"inputs_[0]", "inputs_[1]", "box.kept['grads'][0]"} <= names
+    assert "inputs_[1].grad" not in names  # (set to None before the end, in both runs)
+
+
+def test_printed_lines_that_differ_are_named_with_both_sides(build):
+    diff = first_difference(build, "printed")
+    assert diff.note.startswith("compiled printed 'sum ") and ", eager 'sum " in diff.note
+
+
+def test_nothing_compared_is_a_located_error_never_a_match(build):
+    assert set(outcomes(build, "nothing").values()) == {"error"}
+    cells = verdicts(build.html("index"), "nothing")
+    assert not any(c.startswith("\u2713") for c in cells)
+    assert all("nothing to compare" in c for c in cells)
+    assert "index.rst:90: WARNING: every value: nothing to compare" in build.warnings
+    assert "bind what it computes" in build.warnings
+
+
+def test_the_eager_run_of_dynamo_optimize_is_eager(build):
+    # Compiled in the eager run too, every value "matched": compiled against compiled.
+    assert outcomes(build, "optimize") == {"same_as_forward": "differs", "off": "matches",
+                                           "autocast": "differs"}
+
+
+def test_an_entry_point_left_compiled_in_the_eager_run_is_an_error_at_its_line(build):
+    assert set(outcomes(build, "not-replaced").values()) == {"error"}
+    assert ("index.rst:118: WARNING: every value: the eager run is not eager: dynamo compiled "
+            "region in the eager run") in build.warnings
+    assert "[autocast_demo.eager-compiled]" in build.warnings
+
+
+def test_a_snippet_that_sets_the_varied_config_is_an_error_at_its_line(build):
+    assert set(outcomes(build, "sets-config").values()) == {"error"}
+    assert ("index.rst:127: WARNING: every value: the snippet sets "
+            "torch._functorch.config.backward_pass_autocast itself") in build.warnings
+    assert "[autocast_demo.varied-config]" in build.warnings
+
+
+def test_the_seeds_third_layout_shows_its_verdicts_with_no_option_set(build):
+    # aot_eager (the old default) runs the backward graph's ops eagerly, so the ambient
+    # autocast reached them and every value "matched"; torch.compile()'s inductor does not.
+    assert outcomes(build, "layout-three") == {"same_as_forward": "differs", "off": "differs",
+                                               "autocast": "matches"}
+
+
+def test_only_the_planted_problems_fail_the_build(build):
+    assert build.app.statuscode == 1
+    failing = [line for line in build.warnings.splitlines() if "WARNING" in line]
+    assert len(failing) == 3, build.warnings  # nothing, not-replaced, sets-config
