@@ -283,9 +283,6 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
                    "this release cannot run the demo; set :config: (or autocast_demo_config) to "
                    "one it has, or build with a torch that has it")
         location = demo.at(demo.source_map.line_of("config"))
-    elif error.kind == "varied-config":
-        message = error.message
-        location = result.where(error)
     else:  # eager-compiled
         message = (f"the eager run is not eager: {error.message}. There torch.compile, "
                    "torch.compiler.compile, nn.Module.compile, torch._dynamo.optimize and "

@@ -31,9 +31,9 @@ RunStatus = Literal["ok", "raised", "timeout", "crashed", "skipped", "refused"]
 NotRunReason = Literal["", "engine", "died", "no-cuda", "never", "stale", "missing"]
 Severity = Literal["ok", "mismatch", "error", "missing"]
 #: What a run's exception means when it is not the snippet's own: ``no-config``, the installed
-#: torch has no such config (a fact about the release); ``varied-config``, the snippet set the
-#: config its values vary; ``eager-compiled``, dynamo compiled frames in the eager run.
-ErrorKind = Literal["", "no-config", "varied-config", "eager-compiled"]
+#: torch has no such config (a fact about the release); ``eager-compiled``, dynamo compiled
+#: frames in the eager run.
+ErrorKind = Literal["", "no-config", "eager-compiled"]
 
 
 @dataclass(frozen=True)
@@ -235,6 +235,9 @@ class RunRecord:
     seconds: float = 0.0
     not_run: NotRunReason = ""  # for skipped / refused: why it never started
     cut: str = ""  # why ``tensors`` is not all a reader could reach (engine/observe.py)
+    # Values the snippet gave the varied config itself, other than the row's (their repr): the
+    # row ran under those too, and says so.
+    config_set: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

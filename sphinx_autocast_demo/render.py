@@ -184,6 +184,10 @@ def value_cell(result: DemoResult, vr: VariantResult) -> nodes.entry:
     entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
     code = set_line(result, vr)
     entry += nodes.literal_block(code, code, language="python", classes=["autocast-demo-set"])
+    if vr.compiled.config_set:  # the row did not run under its value alone
+        entry += nodes.paragraph(
+            text=f"then set by the snippet itself to {', '.join(vr.compiled.config_set)}",
+            classes=["autocast-demo-config-set"])
     return entry
 
 

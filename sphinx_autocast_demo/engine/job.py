@@ -125,22 +125,24 @@ def compiled_frames() -> tuple[int, list[str]]:
     return count, list(dict.fromkeys(names))
 
 
-class VariedConfigSet(RuntimeError):
-    """The snippet set the config its values vary: its row would show a value it did not run
-    under. Raised at the writer's line, so the build points there."""
+#: The values the snippet itself gave the varied config, where they are not the row's own
+#: (``repr``, each once, at most :data:`MAX_SET`): the row says it ran under them too.
+_SET: list[str] = []
+MAX_SET = 8
 
 
-def watch_config(module: Any, attr: str) -> None:
-    """From now on, a write of ``module.attr`` (assignment, ``setattr`` or ``config.patch``,
-    which all go through the config module's ``__setattr__``) raises :class:`VariedConfigSet`."""
+def watch_config(module: Any, attr: str, given: Any) -> None:
+    """From now on, note each write of ``module.attr`` (assignment, ``setattr`` or
+    ``config.patch``: all go through the config module's ``__setattr__``) of a value other than
+    ``given``, the row's: a row must not show a value the snippet replaced."""
     cls = type(module)
     super_setattr: Any = cls.__setattr__
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
-        if name == attr:
-            raise VariedConfigSet(
-                f"the snippet sets {module.__name__}.{name} itself, which the demo's values set "
-                "for each row: remove that line, and list the value under :values: instead")
+        if name == attr and value != given:
+            said = repr(value)
+            if said not in _SET and len(_SET) < MAX_SET:
+                _SET.append(said)
         super_setattr(self, name, value)
 
     if cls is not types.ModuleType:  # (a plain module: there is nothing to intercept)
@@ -323,8 +325,9 @@ def run_job(job: Job) -> dict[str, Any]:
                                                 "kind": "no-config"}}
         return _finished(record, start, None)
     try:
-        setattr(module, attr, decode_value(job["value"]))
-        watch_config(module, attr)
+        given = decode_value(job["value"])
+        setattr(module, attr, given)
+        watch_config(module, attr, given)
         for filename, text in zip(parts, texts, strict=True):
             exec(compile(text, filename, "exec"), namespace)
         left = _close_modes()
@@ -337,8 +340,6 @@ def run_job(job: Job) -> dict[str, Any]:
         _close_modes()
         failure = exc
         record = {"status": "raised", "error": describe_error(exc, parts, texts)}
-        if isinstance(exc, VariedConfigSet):
-            record["error"]["kind"] = "varied-config"
     else:
         try:
             record["tensors"], record["cut"] = collect_tensors(namespace, job["data_path"])
@@ -357,6 +358,7 @@ def run_job(job: Job) -> dict[str, Any]:
 
 
 def _finished(record: dict[str, Any], start: float, failure: BaseException | None) -> dict[str, Any]:
+    record["config_set"] = _SET
     record["seconds"] = time.perf_counter() - start
     record["imports"] = writers_files(failure)
     return record
