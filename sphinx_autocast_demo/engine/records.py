@@ -8,11 +8,13 @@ directory (:func:`run_paths`). :func:`collect` turns them and the worker's exit 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import shutil
 import signal
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,7 +102,20 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
 
 
 def _unscratch(text: str, scratch: str) -> str:
-    return text.replace(scratch + os.sep, "").replace(scratch, ".")
+    """Without the build machine's places: the run's scratch directory is ``.``, and a file of
+    Python's or of an installed package (a warning's location) is named from there on, as
+    ``torch/_inductor/codegen/cpp.py``: a page shows no path of the machine that built it."""
+    text = text.replace(scratch + os.sep, "").replace(scratch, ".")
+    for place in _installed():
+        text = text.replace(place, "")
+    return text
+
+
+@functools.cache
+def _installed() -> tuple[str, ...]:
+    paths = sysconfig.get_paths()
+    places = {os.path.join(paths[name], "") for name in ("purelib", "platlib", "stdlib", "platstdlib")}
+    return tuple(sorted(places, key=len, reverse=True))  # (the longest first: site-packages is in lib)
 
 
 def _read_output(path: Path, dropped: int) -> str:

@@ -5,3 +5,6 @@ autocast_demo_values = ["off"]
 # budget; the build's runs take at least that, over the build budget.
 autocast_demo_budget = 1.0
 autocast_demo_build_budget = 1.1
+# What this root tests is the engine and the page, not what a backend does: the faster
+# aot_eager. (test-basic, test-verdict and test-key run the default, inductor.)
+autocast_demo_backend = "aot_eager"

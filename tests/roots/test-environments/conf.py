@@ -3,3 +3,6 @@ exclude_patterns = ["_build", "sets"]
 autocast_demo_values = ["same_as_forward", "off"]
 # Filled by the tests: merged result sets of shards and of other environments.
 autocast_demo_results = ["sets"]
+# What this root tests is the engine and the page, not what a backend does: the faster
+# aot_eager. (test-basic, test-verdict and test-key run the default, inductor.)
+autocast_demo_backend = "aot_eager"

@@ -2,3 +2,6 @@ extensions = ["sphinx_autocast_demo"]
 exclude_patterns = ["_build"]
 # Under a regular file: no build can create this directory, not even one run as root.
 autocast_demo_cache_dir = "blocker/cache"
+# What this root tests is the engine and the page, not what a backend does: the faster
+# aot_eager. (test-basic, test-verdict and test-key run the default, inductor.)
+autocast_demo_backend = "aot_eager"

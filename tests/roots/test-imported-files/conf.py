@@ -4,3 +4,6 @@ exclude_patterns = ["_build"]
 # worker imports it at its start, so every run has it.
 autocast_demo_config = "docs_config.flag"
 autocast_demo_values = ["one=1", "two=2"]
+# What this root tests is the engine and the page, not what a backend does: the faster
+# aot_eager. (test-basic, test-verdict and test-key run the default, inductor.)
+autocast_demo_backend = "aot_eager"

@@ -4,3 +4,6 @@ exclude_patterns = ["_build"]
 # imports it at its start, so a kept worker holds it in its memory.
 autocast_demo_config = "kept_config.flag"
 autocast_demo_values = ["one=1", "two=2"]
+# What this root tests is the engine and the page, not what a backend does: the faster
+# aot_eager. (test-basic, test-verdict and test-key run the default, inductor.)
+autocast_demo_backend = "aot_eager"

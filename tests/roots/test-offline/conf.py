@@ -2,3 +2,6 @@ extensions = ["sphinx_autocast_demo", "myst_parser"]
 exclude_patterns = ["_build"]
 # Nothing runs: the results come from a cache the test writes (tests/test_offline.py).
 autocast_demo_execute = "never"
+# What this root tests is the engine and the page, not what a backend does: the faster
+# aot_eager. (test-basic, test-verdict and test-key run the default, inductor.)
+autocast_demo_backend = "aot_eager"

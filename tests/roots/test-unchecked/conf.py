@@ -1,3 +1,6 @@
 extensions = ["sphinx_autocast_demo"]
 exclude_patterns = ["_build"]
 autocast_demo_cuda_unavailable = "skip"
+# What this root tests is the engine and the page, not what a backend does: the faster
+# aot_eager. (test-basic, test-verdict and test-key run the default, inductor.)
+autocast_demo_backend = "aot_eager"
