@@ -146,7 +146,9 @@ def _check_one(result: DemoResult, named: bool) -> DemoResult:
         expected = demo.expected(name, environment)
         error = _run_error(result, vr)
         expected_raise = expected is not None and expected.startswith("raises")
-        if error is not None and (error.subtype != "snippet-error" or not expected_raise):
+        recorded_gap = error is not None and error.subtype == "no-config" and expected == "no-config"
+        if error is not None and not recorded_gap and (error.subtype != "snippet-error"
+                                                       or not expected_raise):
             errors.setdefault((error.location, error.message), (error, []))[1].append(name)
             continue
         if expected is None:
@@ -201,8 +203,11 @@ def _describe(vr: VariantResult) -> str:
         return "matches eager"
     if verdict.outcome == "differs":
         return f"differs from eager: {verdict.note}" if verdict.note else "differs from eager"
+    if verdict.outcome == "no-config":
+        return f"cannot run: {verdict.note}"
     if verdict.outcome == "raises":
-        return f"raises {verdict.exception}: {verdict.note}"
+        also = f" (eager raises {verdict.eager_exception} too)" if verdict.eager_exception else ""
+        return f"raises {verdict.exception}: {verdict.note}{also}"
     return f"could not run: {verdict.note}"
 
 
@@ -280,8 +285,9 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
     demo = result.demo
     if error.kind == "no-config":
         message = (f"torch {result.torch_version} has no config {demo.config} ({error.message}): "
-                   "this release cannot run the demo; set :config: (or autocast_demo_config) to "
-                   "one it has, or build with a torch that has it")
+                   "set :config: (or autocast_demo_config) to one it has, or, where only some "
+                   "releases have it, record that in :expect: (*[torch==" + result.torch_version
+                   + "]: no-config)")
         location = demo.at(demo.source_map.line_of("config"))
     else:  # eager-compiled
         message = (f"the eager run is not eager: {error.message}. There torch.compile, "

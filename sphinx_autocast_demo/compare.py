@@ -150,10 +150,16 @@ def compare_runs(
             return Verdict(outcome="error", note=f"{label} run: {run.detail}")
     for run in (compiled, eager):  # not the snippet's outcome: the check says what it is
         if run.error is not None and run.error.kind:
+            if run.error.kind == "no-config":
+                return Verdict(outcome="no-config", note=run.error.message)
             return Verdict(outcome="error", note=run.error.message)
     if compiled.status == "raised":
         assert compiled.error is not None
-        return Verdict(outcome="raises", exception=compiled.error.type, note=compiled.error.message)
+        # Eager raising as well is no difference torch.compile made (CUDA-only code on a CPU
+        # machine, say): the cell says so.
+        eager_raised = eager.error.type if eager.status == "raised" and eager.error else None
+        return Verdict(outcome="raises", exception=compiled.error.type, note=compiled.error.message,
+                       eager_exception=eager_raised)
     if eager.status == "raised":
         assert eager.error is not None
         return Verdict(

@@ -22,7 +22,9 @@ WARNING_TYPE = "autocast_demo"
 #: The default compile-time config that a demo's variants set.
 DEFAULT_CONFIG = "torch._functorch.config.backward_pass_autocast"
 
-Outcome = Literal["matches", "differs", "raises", "error"]
+#: ``no-config``: the installed torch has no such config, a fact about a release that a page
+#: may record (scoped to the releases that lack it).
+Outcome = Literal["matches", "differs", "raises", "no-config", "error"]
 RunStatus = Literal["ok", "raised", "timeout", "crashed", "skipped", "refused"]
 #: Why a run never started (status ``skipped`` or ``refused``): ``engine``, no demo can run in
 #: this build (one error says so for the whole build); ``no-cuda``, a CUDA demo on a machine
@@ -255,6 +257,7 @@ class TensorDiff:
 class Verdict:
     outcome: Outcome
     exception: str | None = None  # the compiled run's exception type, for ``raises``
+    eager_exception: str | None = None  # ... and the eager run's, where it raised too
     max_abs: float | None = None
     diffs: tuple[TensorDiff, ...] = ()
     note: str = ""

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from .model import DemoResult, Environment, RunRecord, VariantResult
     from .state import DocState
 
-MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "error": "\u2014"}
+MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "no-config": "\u2014",
+        "error": "\u2014"}
 
 
 def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown: bool,
@@ -146,7 +147,12 @@ def outcome_text(vr: VariantResult) -> str:
             what = f"{first.name}: {first.note}" if first.note else first.name
         others = sum(not d.equal for d in v.diffs) - 1
         return f"differs ({what})" + (f" and {others} more" if others > 0 else "")
+    if v.outcome == "no-config":
+        return "no such config in this torch"
     if v.outcome == "raises":
+        if v.eager_exception:
+            same = v.eager_exception == v.exception
+            return f"raises {v.exception} (eager {'too' if same else 'raises ' + v.eager_exception})"
         return f"raises {v.exception}"
     return "not checked"
 

@@ -95,7 +95,7 @@ def _verdict(vr: VariantResult | None, why: NotChecked | None) -> tuple[str, lis
         return "", ["autocast-demo-absent"]
     outcome = vr.verdict.outcome
     text = {"matches": "matches", "differs": "differs", "raises": f"raises {vr.verdict.exception}",
-            "error": "not checked"}[outcome]
+            "no-config": "no such config", "error": "not checked"}[outcome]
     if why is not None:  # never the mark of a checked result
         said = f"{why.short}: {text}" if why.other_torch else why.short
         return f"{MARK['error']} {said}", ["autocast-demo-error", "autocast-demo-unchecked"]

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 #: Values every demo knows by name. ``autocast`` is filled in from the forward's autocast.
 BUILTIN_VALUES = ("same_as_forward", "off", "autocast")
 
-OUTCOME_RE = re.compile(r"^(matches|differs|raises\s+([A-Za-z_][\w.]*))$")
+OUTCOME_RE = re.compile(r"^(matches|differs|no-config|raises\s+([A-Za-z_][\w.]*))$")
 NAME_RE = re.compile(r"^[A-Za-z_][\w-]*$")
 FIELD_RE = re.compile(r"^:([^:\s][^:]*):(?:\s|$)")  # ``:name:`` at the start of an option line
 
@@ -214,7 +214,7 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ..
         if not OUTCOME_RE.match(outcome):
             raise SyntaxProblem(
                 f"{outcome!r} is not an outcome{_did_you_mean(outcome, ('matches', 'differs'))}: "
-                "write matches, differs or raises <ExceptionName>"
+                "write matches, differs, raises <ExceptionName> or no-config"
             )
         if scope is not None:
             try:

@@ -27,8 +27,8 @@ def test_build_passes_with_only_the_missing_expectation_warning(build):
 def test_only_the_value_that_matches_where_backward_runs_reproduces_eager(build):
     inside = verdicts(build.html("index"), "inside")
     outside = verdicts(build.html("index"), "outside")
-    assert inside[0] == MATCH and inside[1].startswith(DIFFER) and inside[2] == MATCH
-    assert outside[0].startswith(DIFFER) and outside[1] == MATCH and outside[2].startswith(DIFFER)
+    assert inside[0].startswith(MATCH) and inside[1].startswith(DIFFER) and inside[2].startswith(MATCH)
+    assert outside[0].startswith(DIFFER) and outside[1].startswith(MATCH) and outside[2].startswith(DIFFER)
 
 
 def test_two_values_really_give_different_gradients(build):
@@ -81,7 +81,7 @@ def test_setup_is_hidden_unless_shown_and_groups_apply(build):
 
 def test_myst_demo_runs_like_rest(build):
     cells = verdicts(build.html("markdown"), "myst-outside")
-    assert cells[0].startswith(DIFFER) and cells[1] == MATCH and cells[2].startswith(DIFFER)
+    assert cells[0].startswith(DIFFER) and cells[1].startswith(MATCH) and cells[2].startswith(DIFFER)
 
 
 def test_nothing_leaks_between_demos_or_values(build):
@@ -101,7 +101,7 @@ def test_results_table_output_and_provenance(build):
     assert [p.get_text().strip() for p in printed] == ["torch.float32"]
     provenance = box.select_one(".autocast-demo-provenance").get_text(" ", strip=True)
     assert f"torch {importlib.metadata.version('torch')}" in provenance
-    assert "backend aot_eager" in provenance and "device cpu" in provenance
+    assert "backend inductor" in provenance and "device cpu" in provenance
     assert "checked at build time" in provenance.lower()
     assert not soup.select(".autocast-demo-stale")  # nothing out of date on this page
 

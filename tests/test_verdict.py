@@ -5,6 +5,8 @@ look, or cannot be compared at all."""
 
 from __future__ import annotations
 
+from importlib.metadata import version
+
 import pytest
 from conftest import app_build, copy_root, verdicts
 
@@ -94,4 +96,23 @@ def test_the_seeds_third_layout_shows_its_verdicts_with_no_option_set(build):
 def test_only_the_planted_problems_fail_the_build(build):
     assert build.app.statuscode == 1
     failing = [line for line in build.warnings.splitlines() if "WARNING" in line]
-    assert len(failing) == 2, build.warnings  # nothing, not-replaced
+    assert len(failing) == 3, build.warnings  # nothing, not-replaced, no-config-unrecorded
+
+
+def test_a_raise_that_eager_shares_says_so(build):
+    cells = verdicts(build.html("index"), "both-raise")
+    # (dynamo wraps it: compiled raises its TorchRuntimeError, eager the plain one)
+    assert cells == ["\u26a0 raises TorchRuntimeError (eager raises RuntimeError)"] * 3
+
+
+def test_a_config_this_torch_lacks_is_its_own_outcome(build):
+    assert outcomes(build, "no-config-recorded") == {"yes": "no-config"}
+    assert verdicts(build.html("index"), "no-config-recorded") == [
+        "\u2014 no such config in this torch"]
+    assert not build.result("index", "no-config-recorded").findings
+    # Recorded as the snippet's error, it is not one: the build says what torch lacks, at the
+    # :config: line, and how to record it.
+    assert outcomes(build, "no-config-unrecorded") == {"yes": "no-config"}
+    assert (f"index.rst:167: WARNING: value yes: torch {version('torch')} has no config "
+            "torch._functorch.config.not_in_any_release") in build.warnings
+    assert "[autocast_demo.no-config]" in build.warnings
