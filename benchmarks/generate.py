@@ -4,16 +4,18 @@
 Each demo's code is the same text everywhere:
 
 - ``ours``: an ``autocast-demo`` directive per demo (the extension runs it under each value,
-  compiled with aot_eager and eagerly, and compares);
+  compiled with the backend, ``autocast_demo_backend`` in conf.py, and eagerly, and compares);
 - ``jupyter-sphinx`` / ``myst-nb``: a setup cell defining :func:`check` (what the directive
   does, in plain Python), then per demo a cell ``def demo(): <code>; return locals()`` and one
   cell per value calling ``check(demo, value, expect)``; myst-nb's pages are text notebooks;
 - ``plain``: the same pages with the code in plain code blocks, for Sphinx without execution;
 - ``floor``: one Python script, the anchors' cells one after another.
 
+Every tool's workload compiles with the same backend (``--backend``, default inductor, what
+``torch.compile()`` and the extension use by default), so that rows compare like with like.
 Every page is MyST Markdown with the pydata theme. ``python -m benchmarks.generate OUT --tool
-ours`` writes one tree (``--tool floor`` writes ``OUT/floor.py``). Standard library only: the
-benchmark's driver runs outside the venvs it measures.
+ours [--backend aot_eager]`` writes one tree (``--tool floor`` writes ``OUT/floor.py``).
+Standard library only: the benchmark's driver runs outside the venvs it measures.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ from pathlib import Path
 PAGES, DEMOS = 6, 3
 VALUES = ("same_as_forward", "off", "autocast")
 TOOLS = ("ours", "plain", "jupyter-sphinx", "myst-nb")
+# The extension's default since it stopped defaulting to aot_eager, whose backward runs eagerly
+# under the ambient autocast and hides what inductor, torch.compile()'s default, does.
+BACKEND = "inductor"
+BACKENDS = ("inductor", "aot_eager")
 
 SETUP = """\
 import torch
@@ -37,9 +43,11 @@ def region(x, w):
 """
 
 # What the directive does for one (demo, value), in plain Python for the anchors and the floor:
-# per run a fresh compiler, the value set, seed 0, torch.compile defaulting to aot_eager
+# per run a fresh compiler, the value set, seed 0, torch.compile defaulting to _BACKEND
 # (compiled) or the identity (eager); then every top-level tensor and leaf gradient compared,
-# gradients bitwise, other tensors within 1e-3.
+# gradients bitwise, other tensors within 1e-3 (the extension's default tolerances). The
+# extension compares everything reachable; these demos reach nothing but their top-level
+# names, so the two comparisons see the same tensors. _BACKEND is set ahead of it (check_program).
 CHECK = """\
 import torch._dynamo
 import torch._functorch.config
@@ -53,7 +61,7 @@ def _run(demo, value, compiled):
     torch._dynamo.reset()
     torch._functorch.config.backward_pass_autocast = _VALUES[value]
     if compiled:
-        torch.compile = lambda model=None, **kw: _compile(model, **{"backend": "aot_eager", **kw})
+        torch.compile = lambda model=None, **kw: _compile(model, **{"backend": _BACKEND, **kw})
     else:
         torch.compile = lambda model=None, **kw: model
     torch.manual_seed(0)
@@ -85,6 +93,12 @@ def check(demo, value, expect):
     print(f"{value}: compiled {outcome} eager" + (f" ({', '.join(differ)})" if differ else ""))
     assert outcome == expect, f"{value}: the page records {expect}, torch gives {outcome}"
 """
+
+
+def check_program(backend: str) -> str:
+    """:data:`CHECK` compiling with ``backend``."""
+    return f"_BACKEND = {backend!r}\n" + CHECK
+
 
 # (name, expect per value, code): the bf16 region with the backward outside / inside autocast,
 # and a plain matmul. {seed} and {n} vary per demo, so that each demo is its own cache entry.
@@ -138,7 +152,7 @@ def anchor_cells(expect: tuple[str, str, str], code: str) -> list[str]:
     return [definition, *(f'check(demo, "{v}", "{e}")\n' for v, e in zip(VALUES, expect, strict=True))]
 
 
-def page(tool: str, number: int) -> str:
+def page(tool: str, number: int, backend: str = BACKEND) -> str:
     title = f"# Page {number}\n"
     header = {"myst-nb": "---\nfile_format: mystnb\nkernelspec:\n  name: python3\n"
                          "  display_name: Python 3\n---\n"}.get(tool, "")
@@ -149,7 +163,7 @@ def page(tool: str, number: int) -> str:
     if tool == "ours":
         parts.append(fence("{autocast-demo-setup}", SETUP))
     elif cell:
-        parts.append(fence(cell, SETUP + "\n" + CHECK, hidden))
+        parts.append(fence(cell, SETUP + "\n" + check_program(backend), hidden))
     for name, expect, code in demos(number):
         parts.append(f"## Demo {name}\n")
         if tool == "ours":
@@ -172,23 +186,26 @@ CONF = {
 }
 
 
-def generate(out: Path, tool: str, pages: int = PAGES) -> None:
-    """Write the docs tree for ``tool`` (``floor``: the floor's script) into ``out``."""
+def generate(out: Path, tool: str, pages: int = PAGES, backend: str = BACKEND) -> None:
+    """Write the docs tree for ``tool`` (``floor``: the floor's script) into ``out``, every
+    compile with ``backend``."""
     out.mkdir(parents=True, exist_ok=True)
     if tool == "floor":
-        (out / "floor.py").write_text(floor_script(pages))
+        (out / "floor.py").write_text(floor_script(pages, backend))
         return
+    # Ours names the backend even where it is the default: the tree says what it measures.
+    backend_conf = f"autocast_demo_backend = {backend!r}\n" if tool == "ours" else ""
     (out / "conf.py").write_text(
-        f'project = "bench"\n{CONF[tool]}html_theme = "pydata_sphinx_theme"\n'
+        f'project = "bench"\n{CONF[tool]}{backend_conf}html_theme = "pydata_sphinx_theme"\n'
         'exclude_patterns = ["_build"]\n')
     (out / "index.md").write_text("# Benchmark\n\n" + fence("{toctree}", "page-*", ":glob:"))
     for number in range(pages):
-        (out / f"page-{number:02d}.md").write_text(page(tool, number))
+        (out / f"page-{number:02d}.md").write_text(page(tool, number, backend))
 
 
-def floor_script(pages: int = PAGES) -> str:
+def floor_script(pages: int = PAGES, backend: str = BACKEND) -> str:
     """The 54 checks in one plain Python process: the anchors' cells, one after another."""
-    cells = [SETUP, CHECK]
+    cells = [SETUP, check_program(backend)]
     for number in range(pages):
         for _, expect, code in demos(number):
             cells += anchor_cells(expect, code)
@@ -211,9 +228,11 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--tool", choices=[*TOOLS, "floor"], default="ours")
     parser.add_argument("--pages", type=int, default=PAGES)
+    parser.add_argument("--backend", choices=BACKENDS, default=BACKEND)
     args = parser.parse_args()
-    generate(args.out, args.tool, args.pages)
-    print(f"{args.out}: {args.tool}, {args.pages} pages x {DEMOS} demos x {len(VALUES)} values")
+    generate(args.out, args.tool, args.pages, args.backend)
+    print(f"{args.out}: {args.tool}, {args.pages} pages x {DEMOS} demos x {len(VALUES)} values, "
+          f"{args.backend}")
 
 
 if __name__ == "__main__":

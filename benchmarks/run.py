@@ -6,8 +6,9 @@ Makes (or reuses) two venvs under ``--work`` as a user makes theirs (:mod:`bench
 torch 2.13.0 CPU, numpy, myst-parser, the pydata theme; Sphinx 9.0.4 with jupyter-sphinx,
 myst-nb and ipykernel, and Sphinx 7.2.6), installs this repository into both, writes the
 issue's workload for every tool (:mod:`benchmarks.generate`: 6 pages x 3 demos x 3 values,
-54 compiled-against-eager checks, the same program text everywhere) and times, with each
-venv's own python:
+54 compiled-against-eager checks, the same program text everywhere, every compile with
+inductor, the extension's default) and times, with each venv's own python, every build and
+floor with its own inductor disk cache (empty when it is cold: a fresh tree's):
 
 - the floor: one plain Python process running the 54 checks, import included;
 - per row (ours on Sphinx 9 and 7.2.6, ours on Sphinx 9 with the worker kept between builds,
@@ -49,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import envs
-from benchmarks.generate import DEMOS, PAGES, TOOLS, VALUES, edit, generate
+from benchmarks.generate import BACKEND, DEMOS, PAGES, TOOLS, VALUES, edit, generate
 
 FLOOR_SCRIPT = "floor.py"
 
@@ -61,6 +62,12 @@ class Row:
     tool: str  # a tree of benchmarks.generate
     venv: str  # a key of envs.ENVS
     keep: bool = False  # ours with autocast_demo_keep_worker: the worker stays between builds
+    backend: str = BACKEND  # what every torch.compile of its workload uses
+
+    @property
+    def tree(self) -> str:
+        """Its pristine tree's name under ``WORK/trees`` (:func:`write_trees`)."""
+        return f"{self.tool}-{self.backend}"
 
 
 ROWS = [
@@ -78,6 +85,7 @@ PLAIN = {"ours9": "plain9", "ours72": "plain72", "ours9kept": "plain9"}  # the s
 # Each of ours right before (or, every other round, after) its plain Sphinx.
 NO_CHANGE_ORDER = ("ours9", "plain9", "ours72", "plain72", "ours9kept", "jupyter-sphinx", "myst-nb")
 KEEP = 600  # seconds a kept worker waits for the next build: longer than any pause between them
+INDUCTOR = "TORCHINDUCTOR_CACHE_DIR"
 
 
 @dataclass
@@ -230,6 +238,14 @@ def ours_counts(outdir: Path, build: Build) -> tuple[int | None, int | None, int
 # ---------------------------------------------------------------- the measurements
 
 
+def write_trees(work: Path, pages: int, backends: tuple[str, ...] = (BACKEND,)) -> None:
+    """Every tool's pristine tree and the floor's script, once per backend (:attr:`Row.tree`)."""
+    shutil.rmtree(work / "trees", ignore_errors=True)
+    for backend in backends:
+        for tool in (*TOOLS, "floor"):
+            generate(work / "trees" / f"{tool}-{backend}", tool, pages, backend)
+
+
 class Bench:
     def __init__(self, work: Path, venvs: dict[str, Path]) -> None:
         self.work = work
@@ -237,6 +253,10 @@ class Bench:
         self.logs = work / "logs"
         shutil.rmtree(self.logs, ignore_errors=True)
         self.logs.mkdir(parents=True)
+        # Inductor's disk caches of the floors and of the kept row (a build's own is in its tree).
+        self.caches = work / "inductor"
+        shutil.rmtree(self.caches, ignore_errors=True)
+        self.caches.mkdir(parents=True)
         self.count = 0
 
     def _log(self, name: str) -> Path:
@@ -247,16 +267,25 @@ class Bench:
         """A copy of the row's pristine tree with no build output, no caches."""
         dest = self.work / "builds" / f"{row.key}-{name}"
         shutil.rmtree(dest, ignore_errors=True)
-        shutil.copytree(self.work / "trees" / row.tool, dest)
+        shutil.copytree(self.work / "trees" / row.tree, dest)
         return dest
+
+    def inductor_cache(self, row: Row, src: Path) -> Path:
+        """Where the build's inductor keeps its kernels: in its tree's ``_build`` (which Sphinx
+        does not read), so that a cold build (a fresh tree) compiles everything, where torch's
+        default (one per user in /tmp) would hand it every kernel an earlier build of any row
+        compiled, and its rebuilds find the kernels it made, as a user's would. Not the kept
+        row: the whole environment is its worker's key, so one directory serves all its builds
+        (which find the worker warm in any case)."""
+        return self.caches / row.key if row.keep else src / "_build" / "inductor-cache"
 
     def sphinx(self, row: Row, src: Path, jobs: int, phase: str, sample: bool = False) -> Build:
         venv = self.venvs[row.venv]
         keep = ["-D", f"autocast_demo_keep_worker={KEEP}"] if row.keep else []
         cmd = [str(envs.python(venv)), "-m", "sphinx", "-b", "html", "-j", str(jobs), *keep,
                str(src), str(src / "_build" / "html")]
-        seconds, cpu, code, text, rss, pss = timed(cmd, envs.activated(venv),
-                                                   self._log(f"{row.key}-{phase}"), sample, src)
+        env = {**envs.activated(venv), INDUCTOR: str(self.inductor_cache(row, src))}
+        seconds, cpu, code, text, rss, pss = timed(cmd, env, self._log(f"{row.key}-{phase}"), sample, src)
         build = Build(seconds, cpu, code, len(WARNING.findall(text)), peak_rss=rss, peak_pss=pss,
                       **parse(text))
         if row.tool == "ours":
@@ -281,15 +310,18 @@ class Bench:
                                         failed_tries=1)
         return src, build
 
-    def floor(self, sample: bool = False) -> Build:
+    def floor(self, sample: bool = False, backend: str = BACKEND) -> Build:
+        """The floor compiling with ``backend``, with an empty inductor disk cache: as cold as
+        the builds' first."""
         venv = self.venvs["sphinx9"]
-        script = self.work / "trees" / "floor" / FLOOR_SCRIPT
-        seconds, cpu, code, text, rss, pss = timed([str(envs.python(venv)), str(script)],
-                                                   envs.activated(venv), self._log("floor"), sample,
-                                                   script.parent)
+        script = self.work / "trees" / f"floor-{backend}" / FLOOR_SCRIPT
+        env = {**envs.activated(venv), INDUCTOR: tempfile.mkdtemp(prefix="floor-", dir=self.caches)}
+        seconds, cpu, code, text, rss, pss = timed([str(envs.python(venv)), str(script)], env,
+                                                   self._log(f"floor-{backend}"), sample, script.parent)
         checks = text.count(" eager")
         trouble = f", EXIT {code}: see {self.logs}" if code else ""
-        print(f"  floor      {'one Python process, import included':42} {seconds:6.1f} s (CPU {cpu:5.1f} s), "
+        label = f"one Python process, import included, {backend}"
+        print(f"  floor      {label:42} {seconds:6.1f} s (CPU {cpu:5.1f} s), "
               f"{checks} checks{trouble}; load {os.getloadavg()[0]:.1f}", flush=True)
         return Build(seconds, cpu, code, 0, 0, 0, None, None, None, None, rss, pss)
 
@@ -514,24 +546,27 @@ def targets(floor: Build, results: dict[str, dict[str, Build]], paired: float) -
               + ", ".join(broken))
 
 
-def describe(venvs: dict[str, Path], pages: int) -> None:
+def describe(venvs: dict[str, Path], pages: int, backends: tuple[str, ...] = (BACKEND,)) -> None:
     def version(venv: Path, package: str) -> str:
         out = subprocess.run([str(envs.python(venv)), "-c",
                               f"import importlib.metadata as m; print(m.version({package!r}))"],
                              capture_output=True, text=True, check=False).stdout
         return out.strip() or "?"
 
+    def each(package: str) -> str:  # its version in every venv, in order
+        return " / ".join(version(v, package) for v in venvs.values())
+
     venv = venvs["sphinx9"]
     print(f"machine: {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
           f"load {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f}; "
           f"Python {platform.python_version()}; torch {version(venv, 'torch')}, "
-          f"numpy {version(venv, 'numpy')}, "
-          f"myst-parser {version(venv, 'myst-parser')} / {version(venvs['sphinx72'], 'myst-parser')}, "
-          f"pydata-sphinx-theme {version(venv, 'pydata-sphinx-theme')} / "
-          f"{version(venvs['sphinx72'], 'pydata-sphinx-theme')}", flush=True)
+          f"numpy {version(venv, 'numpy')}, myst-parser {each('myst-parser')}, "
+          f"pydata-sphinx-theme {each('pydata-sphinx-theme')}", flush=True)
     checks = pages * DEMOS * len(VALUES)
     print(f"workload: {pages} pages x {DEMOS} demos x {len(VALUES)} values = {checks} checks "
-          "(compiled with aot_eager against eager), MyST pages, pydata theme", flush=True)
+          f"(compiled with {' / '.join(backends)} against eager), MyST pages, pydata theme; every "
+          f"build and floor with its own inductor disk cache ({INDUCTOR}), empty when it is cold",
+          flush=True)
 
 
 def main() -> None:
@@ -546,9 +581,7 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     print(f"$ {' '.join([Path(sys.executable).name, '-m', 'benchmarks.run', *sys.argv[1:]])}", flush=True)
     venvs = {name: envs.ensure(work, name) for name in envs.ENVS}
-    shutil.rmtree(work / "trees", ignore_errors=True)
-    for tool in (*TOOLS, "floor"):
-        generate(work / "trees" / tool, tool, args.pages)
+    write_trees(work, args.pages)
     describe(venvs, args.pages)
     warm_up(venvs)
     floor, floors, results, paired = measure(Bench(work, venvs), args.rounds, args.pairs)

@@ -417,7 +417,9 @@ def test_a_module_the_kept_worker_imported_is_never_used_stale(tmp_path_factory)
         assert re.findall(r"kept_config VERSION \d", (src / "_build" / "index.html").read_text())
         module = src / "kept_config.py"
         module.write_text(module.read_text().replace("VERSION = 1", "VERSION = 2"))
-        builds.append(start_build(src, tag, runtime, "-D", "autocast_demo_execute=force", env=env))
+        # (not execute=force, which never uses a kept worker: the edited module's entries are
+        # stale, and their runs go to the kept worker, which must refuse them)
+        builds.append(start_build(src, tag, runtime, env=env))
         stdout, stderr = builds[-1].communicate(timeout=300)
         assert builds[-1].returncode == 0, stderr
         assert (f"no kept worker serves this build (the kept worker refused this build: "
@@ -446,13 +448,52 @@ def test_a_module_edited_while_the_kept_worker_imports_it_is_never_used_stale(tm
         stdout, stderr = builds[0].communicate(timeout=300)
         assert builds[0].returncode == 0, stderr
         assert "4 runs forked from the worker (kept for later builds)" in stdout
-        builds.append(start_build(src, tag, runtime, "-D", "autocast_demo_execute=force", env=env))
+        builds.append(start_build(src, tag, runtime, env=env))
         _, stderr = builds[-1].communicate(timeout=300)
         assert builds[-1].returncode == 0, stderr
         assert f"(the kept worker refused this build: {module} changed after the worker " \
                "imported it" in stderr, stderr
         printed = re.findall(r"kept_config VERSION \d", (src / "_build" / "index.html").read_text())
         assert printed and set(printed) == {"kept_config VERSION 2"}
+    finally:
+        clean_up(tag, runtime, builds)
+
+
+def test_data_its_config_read_edited_with_the_old_time_is_never_served_stale(tmp_path_factory):
+    """The config module reads a file when it is imported; the file is edited to the same size
+    with its old file time put back: the kept worker's memory holds the old data. The build
+    runs the demo again (the entry stands for the file's content) and the kept worker, which
+    compares change times, refuses it. Then execute=force: a run of this build, never the kept
+    worker's."""
+    src = copy_root("kept-config", tmp_path_factory)
+    data = src / "kept_data.txt"
+    data.write_text("a\n")
+    tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
+    env = {"PYTHONPATH": str(src)}
+
+    def printed() -> set[str]:
+        return set(re.findall(r"DATA \w", (src / "_build" / "index.html").read_text()))
+
+    builds = [start_build(src, tag, runtime, env=env)]
+    try:
+        stdout, stderr = builds[0].communicate(timeout=300)
+        assert builds[0].returncode == 0, stderr
+        assert "(kept for later builds)" in stdout and printed() == {"DATA a"}
+        st = os.stat(data)
+        data.write_text("b\n")
+        os.utime(data, ns=(st.st_atime_ns, st.st_mtime_ns))
+        builds.append(start_build(src, tag, runtime, env=env))
+        stdout, stderr = builds[-1].communicate(timeout=300)
+        assert builds[-1].returncode == 0, stderr
+        assert f"{data} changed after the worker imported it" in stderr, stderr
+        assert printed() == {"DATA b"}
+        # A new kept worker for the next builds; force passes it by.
+        builds.append(start_build(src, tag, runtime, env=env))
+        builds[-1].communicate(timeout=300)
+        builds.append(start_build(src, tag, runtime, "-D", "autocast_demo_execute=force", env=env))
+        stdout, stderr = builds[-1].communicate(timeout=300)
+        assert builds[-1].returncode == 0, stderr
+        assert "4 runs forked from the worker, 0 in a new interpreter" in stdout, stdout
     finally:
         clean_up(tag, runtime, builds)
 
