@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
-import re
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -14,15 +13,16 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 from sphinx.util.display import status_iterator
 
-from . import __version__, report
+from . import report
 from .check import engine_problem
 from .config import conf_line
-from .engine.cache import CorruptEntry, Entry, ResultCache, make_key
+from .engine.cache import CorruptEntry, Entry, ResultCache
 from .engine.cpus import cores
 from .engine.pool import EngineError, WorkerDied, WorkerPool
 from .engine.protocol import Job, Mode
 from .engine.records import Finished, Run
 from .environments import Environments
+from .keys import result_key, torch_key, torch_variables
 from .model import WARNING_TYPE, DemoResult, Variant, VariantResult, skipped
 from .stamps import Stamps
 
@@ -31,7 +31,7 @@ from .stamps import Stamps
 ENGINE_NOT_RUN = "not run, no demo can run here: "
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping, Sequence
+    from collections.abc import Iterator, Sequence
 
     from sphinx.application import Sphinx
 
@@ -59,35 +59,6 @@ def installed_torch() -> str:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return "not installed"
-
-
-#: What a result is made of beyond its code: bumped when the comparison starts to see more
-#: (2: everything reachable, the printed output, the eager run proved eager), so that older
-#: results, compared on less, are made again.
-VIEW = 2
-
-#: Variables that name only where torch keeps files: they change no result.
-_PLACES = ("TORCHINDUCTOR_CACHE_DIR", "TORCH_HOME", "TORCH_EXTENSIONS_DIR",
-           "TORCH_COMPILE_DEBUG_DIR")
-
-
-def torch_variables(environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment variables that change what torch does (``TORCH_COMPILE_DISABLE``,
-    ``TORCHDYNAMO_*``, ``TORCHINDUCTOR_*``, ``TORCH_LOGS``, ``PYTORCH_*``...): in every key, so
-    that a build with one set never serves, nor is served, the results of a build without."""
-    return {name: value for name, value in sorted(environ.items())
-            if name.startswith(("TORCH", "PYTORCH")) and name not in _PLACES}
-
-
-def torch_key(installed: str, policy: str) -> str:
-    """What the cache compares for ``installed`` under ``autocast_demo_cache_torch`` (empty
-    is "exact": a label must say something, or it would match entries stored without one)."""
-    if policy in ("exact", ""):
-        return installed
-    if policy == "release":  # 2.16.0a0+git1234 -> 2.16.0; 2.13.0+cpu -> 2.13.0
-        match = re.match(r"\d+(?:\.\d+)*", installed)
-        return match.group(0) if match else installed
-    return policy
 
 
 @dataclass
@@ -177,27 +148,8 @@ class Executor:
             self.pool.close()
             self.pool = None
 
-    def key(self, demo: Demo, codes: list[Code], variant: Variant) -> str:
-        # Everything that decides a result, and nothing that only decides its check (the
-        # expectations), its place (lines, names) or a failure (the timeout: failures are not
-        # stored). torch and Python versions live in the entry, so a version change is a miss
-        # in "auto" mode but still renders in "never" mode.
-        return make_key({
-            "extension": __version__,
-            "view": VIEW,
-            # A snippet finds files beside its page (its __file__): the same code on two pages
-            # is two results.
-            "page_dir": os.path.relpath(os.path.dirname(os.path.abspath(demo.code.source)),
-                                        self.app.confdir),
-            "environment": self.variables,
-            "code": [c.text for c in codes],
-            "config": demo.config,
-            "value": variant.value,
-            "backend": demo.backend,
-            "device": demo.device,
-            "dtype": demo.dtype,
-            "tolerance": [demo.tolerance.grad, demo.tolerance.output],
-        })
+    def key(self, demo: Demo, codes: list[Code] | tuple[Code, ...], variant: Variant) -> str:
+        return result_key(demo, codes, variant, str(self.app.confdir), self.variables)
 
     def needs_run(self, demo: Demo, state: DocState) -> bool:
         """Whether ``demo`` would reach the worker (no usable cache entry for some variant)."""
