@@ -134,7 +134,9 @@ class Executor:
             keep = 0.0 if self.conf.execute == "force" else self.conf.keep_worker
             logger.verbose(f"autocast-demo: {'asking a kept' if keep else 'starting the'} worker "
                            f"({jobs} runs at a time)")
-            self.pool = WorkerPool(jobs, env={"AUTOCAST_DEMO_CONFIG": self.conf.config}, keep=keep)
+            # The config the demos set, and the backend whose compile the worker warms up.
+            words = {"AUTOCAST_DEMO_CONFIG": self.conf.config, "AUTOCAST_DEMO_BACKEND": self.conf.backend}
+            self.pool = WorkerPool(jobs, env=words, keep=keep)
             self._say_not_kept()
 
     def _say_not_kept(self) -> None:

@@ -210,7 +210,8 @@ def _session(session: Session, info: Ready, kept: Kept | None) -> int:
     # changes between builds is not in the key, and a run may read it.
     os.environ.clear()
     os.environ.update(session.env)
-    os.environ.pop("AUTOCAST_DEMO_CONFIG", None)  # the build's word to the worker (import_stack)
+    for word in ("AUTOCAST_DEMO_CONFIG", "AUTOCAST_DEMO_BACKEND"):  # the build's to the worker
+        os.environ.pop(word, None)  # (import_stack)
     ahead = copy_ahead()  # (the pool's word, as to its own worker)
     restore_user_environment()
     os.chdir(session.cwd)

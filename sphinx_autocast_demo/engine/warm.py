@@ -18,6 +18,9 @@ from .imports import remember_modules, track_reads
 from .processes import collapse_to_huge_pages, renew_thread_pool
 from .protocol import Ready
 
+#: The build's backend (``autocast_demo_backend``), whose compile the warm-up makes warm.
+_BACKEND = "inductor"
+
 
 def import_stack() -> Ready:
     """Import torch and the compiler stack, and check that the demos' config exists."""
@@ -41,6 +44,8 @@ def import_stack() -> Ready:
     except (LookupError, ImportError) as exc:
         return {"error": f"torch {torch.__version__} cannot run these demos: {exc}",
                 "torch": torch.__version__}
+    global _BACKEND
+    _BACKEND = os.environ.pop("AUTOCAST_DEMO_BACKEND", "inductor")
     remember_modules()  # (for the eager zygote, forked next)
     # NVML-based (PYTORCH_NVML_BASED_CUDA_CHECK): answers without initialising CUDA.
     return {"torch": torch.__version__, "python": sys.version.split()[0],
@@ -111,10 +116,12 @@ def warm_compiles(torch: Any, gpu_build: bool) -> None:
     # first compile ~0.9 s instead of ~1.6 s) and no thread starts; ``main`` checks that.
     linear = torch.nn.Linear(2, 2)
     w = torch.ones(2, 2, requires_grad=True)
-    # Inductor (torch.compile's own default, and ours) imports and initialises its code
-    # generator and C++ toolchain on first use (~3 s): once here, not in every child.
-    for backend, dtype in (("inductor", torch.bfloat16), ("aot_eager", torch.bfloat16),
-                           ("aot_eager", torch.float16)):
+    # The build's backend: inductor (torch.compile's own default, and ours) imports and
+    # initialises its code generator and C++ toolchain on first use (~3 s), once here instead
+    # of in every child; a site on aot_eager does not wait for it (a demo that names inductor
+    # then pays it in its run).
+    warm = [(_BACKEND, torch.bfloat16)] if _BACKEND not in ("aot_eager", "eager") else []
+    for backend, dtype in (*warm, ("aot_eager", torch.bfloat16), ("aot_eager", torch.float16)):
         with torch.autocast("cpu", dtype=dtype), torch.set_grad_enabled(not gpu_build):
             out = torch.compile(region, backend=backend)(torch.ones(2, 2), w)
             out = out + torch.compile(linear, backend=backend)(torch.ones(2, 2)).sum()

@@ -1,5 +1,3 @@
+autocast_demo_backend = "aot_eager"  # the engine, not a backend, is under test: the faster one
 extensions = ["sphinx_autocast_demo"]
 exclude_patterns = ["_build"]
-# What this root tests is the engine and the page, not what a backend does: the faster
-# aot_eager. (test-basic, test-verdict and test-key run the default, inductor.)
-autocast_demo_backend = "aot_eager"

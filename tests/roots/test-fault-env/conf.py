@@ -1,5 +1,2 @@
 extensions = ["sphinx_autocast_demo", "myst_parser"]
 exclude_patterns = ["_build"]
-# What this root tests is the engine and the page, not what a backend does: the faster
-# aot_eager. (test-basic, test-verdict and test-key run the default, inductor.)
-autocast_demo_backend = "aot_eager"
