@@ -127,14 +127,18 @@ def test_a_hung_snippet_and_the_processes_snippets_spawned_are_gone(build):
     # hang-pipe started `python -c "time.sleep(1000)"` in its process group, escaper one in a
     # session of its own (out of reach of a group kill): both carry the tag and must be dead.
     assert processes_tagged(build.tag) == []
+    # escaper's runs finished, and what they printed (the daemon was running) matched.
     assert verdicts(build.html("index"), "escaper") == [MATCH]
+    printed = build.html("index").find(id="escaper").select(".autocast-demo-output pre")
+    assert [pre.get_text().strip() for pre in printed] == ["the daemon is running: True"]
 
 
 def test_input_fails_at_once_instead_of_hanging(build, rst):
     warning(build, rst, line_of(rst, "MARK-input"),
             "value off: the snippet raised EOFError: EOF when reading a line")
     # stdin is /dev/null: input() fails at once (its default 120 s timeout never came into play).
-    assert verdicts(build.html("index"), "input") == ["\u26a0 raises EOFError"]
+    # The eager run of the same value reads the same /dev/null: it raises the same, and says so.
+    assert verdicts(build.html("index"), "input") == ["\u26a0 raises EOFError (eager too)"]
 
 
 def test_os_exit_is_reported_with_its_status_and_last_output(build, rst):
@@ -167,7 +171,9 @@ def test_memory_error_and_system_exit_are_snippet_errors(build, rst, mark, start
 def test_failed_demos_render_as_not_checked(build):
     soup = build.html("index")
     expected = {
-        "syntax-error": "\u26a0 raises SyntaxError", "memory-error": "\u26a0 raises MemoryError",
+        # Eager raises the same: no difference torch.compile made, and the cell says so.
+        "syntax-error": "\u26a0 raises SyntaxError (eager too)",
+        "memory-error": "\u26a0 raises MemoryError (eager too)",
         "hang-loop": f"{NOT_CHECKED}: the compiled run timed out",
         "hang-pipe": f"{NOT_CHECKED}: the compiled run timed out",
         "segfault": f"{NOT_CHECKED}: the compiled run crashed",

@@ -4,7 +4,9 @@ tests/roots/test-isolation: a demo that changes every kind of process state it c
 flags, monkeypatched torch functions, module attributes, hooks, signal handlers, a custom op,
 threads, ...) after looking at it, and a demo that only looks. Each run prints what it saw and
 keeps its CRC as a tensor: a leak into the eager run of the same value, another value or the
-other demo shows as a different output and as "compiled differs from eager". The build runs
+other demo shows as a different output and as "compiled differs from eager". Each run of the
+observer leaves a file named by its pid in $ISOLATION_PID_DIR (its pid is not printed: that
+would differ between the compiled and the eager run of a value). The build runs
 with the thread-count variables of a many-core machine (numpy's OpenBLAS starts a pool at
 import), which must neither stop the worker from forking nor be hidden from the runs.
 """
@@ -24,9 +26,10 @@ MANY_CORES = {"OPENBLAS_NUM_THREADS": "8", "OMP_NUM_THREADS": "8", "MKL_NUM_THRE
 def build(tmp_path_factory):
     src = copy_root("isolation", tmp_path_factory)
     cache = tmp_path_factory.mktemp("cache")
+    pids = tmp_path_factory.mktemp("pids")
     result = sphinx_build(src, src / "_build" / "html", "-D", f"autocast_demo_cache_dir={cache}",
-                          env=MANY_CORES)
-    return result, outputs(cache)
+                          env={**MANY_CORES, "ISOLATION_PID_DIR": str(pids)})
+    return result, outputs(cache), sorted(p.name for p in pids.iterdir())
 
 
 def outputs(cache) -> dict[str, list[str]]:
@@ -37,12 +40,12 @@ def outputs(cache) -> dict[str, list[str]]:
         for mode in ("compiled", "eager"):
             text = entry[mode]["output"]
             if text.startswith("["):  # (the third demo prints nothing)
-                found.setdefault("observer" if "pid" in text else "leaker", []).append(text)
+                found.setdefault("observer" if "own process:" in text else "leaker", []).append(text)
     return found
 
 
 def test_nothing_a_run_changes_reaches_another_run(build):
-    result, found = build
+    result, found, _ = build
     page = result.html("index")
     assert verdicts(page, "leaker") == [MATCH, MATCH], result.stderr
     assert verdicts(page, "observer") == [MATCH, MATCH], result.stderr
@@ -52,9 +55,11 @@ def test_nothing_a_run_changes_reaches_another_run(build):
 
 
 def test_every_run_has_its_own_process_and_the_users_thread_settings(build):
-    _, found = build
+    _, found, pids = build
     lines = [text.splitlines()[1].split() for text in found["observer"]]
-    assert len({line[1] for line in lines}) == 4  # pid: one process per run
+    # One process per run: four pid files, and no run found its pid's file already there.
+    assert len(pids) == 4 and all(pid.isdigit() for pid in pids), pids
+    assert {line[2] for line in lines} == {"True"}
     assert {line[-1] for line in lines} == {"8"}  # what the user set, not the worker's 1
     # The build's and the pool's words to the worker (config, pipes, switches) are not the
     # snippet's: none is left in its environment (the build sets no switch here).
@@ -62,13 +67,13 @@ def test_every_run_has_its_own_process_and_the_users_thread_settings(build):
 
 
 def test_a_relative_write_lands_in_a_scratch_directory_not_the_sources(build):
-    result, _ = build
+    result, _, _ = build
     assert not list(result.src.rglob("written-by-a-snippet.pt"))
     assert not list(result.out.rglob("written-by-a-snippet.pt"))
 
 
 def test_a_torch_mode_left_open_is_the_snippets_located_error(build):
-    result, _ = build
+    result, _, _ = build
     assert result.returncode == 1
     index = result.src / "index.rst"
     line = index.read_text(encoding="utf-8").splitlines().index("   :name: mode-left-open")
@@ -80,7 +85,7 @@ def test_a_torch_mode_left_open_is_the_snippets_located_error(build):
 def test_the_summary_says_every_run_was_forked(build):
     # With the thread-count variables of a many-core machine set, and numpy installed (the
     # test extra has it; torch imports it and OpenBLAS starts its pool at import).
-    result, _ = build
+    result, _, _ = build
     assert (result.stats["forked"], result.stats["fresh"]) == (10, 0)
     assert "[autocast_demo.slow]" not in result.stderr
 

@@ -135,6 +135,10 @@ def test_printed_output_of_the_two_runs_is_compared():
     close = compare_runs(replace(c[0], output="tensor(1.0001)"), replace(e[0], output="tensor(1.0000)"),
                          c[1], e[1], EXACT)
     assert close.outcome == "matches"
+    # Integers are counts, indices, ids: exact, however large.
+    counts = compare_runs(replace(c[0], output="step 10001"), replace(e[0], output="step 10002"),
+                          c[1], e[1], EXACT)
+    assert counts.outcome == "differs"
     extra = compare_runs(replace(c[0], output="a\nb"), replace(e[0], output="a"), c[1], e[1], EXACT)
     assert extra.outcome == "differs" and "printed line 2 (compiled printed 'b', eager nothing)" in extra.note
     # Hex bit patterns are numbers, not addresses: 0x4000 is not 0x3f80.

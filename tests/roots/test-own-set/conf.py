@@ -1,0 +1,6 @@
+extensions = ["sphinx_autocast_demo"]
+exclude_patterns = ["_build", "sets"]
+autocast_demo_values = ["off"]
+# This environment's own result sets (filled by the test), as a CI's final job reads them.
+autocast_demo_results = ["sets"]
+autocast_demo_backend = "aot_eager"  # the key and the sets are under test, not a backend
