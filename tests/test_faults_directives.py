@@ -63,7 +63,7 @@ CASES = [
      "values: off)"),
     *[(page, ":expect: off: match",
        "autocast-demo: :expect: 'match' is not an outcome (did you mean 'matches'?): write "
-       "matches, differs or raises <ExceptionName>") for page in (RST, MD)],
+       "matches, differs, raises <ExceptionName> or no-config") for page in (RST, MD)],
     (RST, ":timeout: soon", "autocast-demo: :timeout: 'soon' must be a number of seconds > 0 and at "
      "most 86400 (24 h)"),
     (RST, ":grup: a",
