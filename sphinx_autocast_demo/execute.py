@@ -155,35 +155,30 @@ class Executor:
 
     def needs_run(self, demo: Demo, state: DocState) -> bool:
         """Whether ``demo`` would reach the worker (no usable cache entry for some variant)."""
-        if self.conf.execute == "never":
-            return False
         if self.conf.execute == "force":
             return True
-        codes = state.codes_for(demo)
-        for variant in demo.variants:
-            try:
-                entry = self.cache.get(self.key(demo, codes, variant))
-            except CorruptEntry:
-                return True
-            if entry is None or not self.current(entry) or self.stamps.stale(entry):
-                return True
-        return False
+        return any(not isinstance(entry, Entry) or not self.current(entry)
+                   or self.stamps.stale(entry) for entry in self._entries(demo, state))
 
     def files_changed(self, demo: Demo, state: DocState) -> bool:
         """Whether a file that one of ``demo``'s cached results stands for now has another
         content: Sphinx compares file times, and a copy that keeps an old time (``cp -p``) or
         a link moved to an older file would leave the page showing the old result."""
+        return any(isinstance(entry, CorruptEntry)
+                   or (isinstance(entry, Entry) and bool(entry.files) and bool(self.stamps.stale(entry)))
+                   for entry in self._entries(demo, state))
+
+    def _entries(self, demo: Demo, state: DocState) -> Iterator[Entry | CorruptEntry | None]:
+        """Each variant's cache entry (None: none; the error, for one that cannot be read: it
+        runs again); nothing in "never" mode, which runs nothing whatever the cache holds."""
         if self.conf.execute == "never":
-            return False
+            return
         codes = state.codes_for(demo)
         for variant in demo.variants:
             try:
-                entry = self.cache.get(self.key(demo, codes, variant))
-            except CorruptEntry:
-                return True
-            if entry is not None and entry.files and self.stamps.stale(entry):
-                return True
-        return False
+                yield self.cache.get(self.key(demo, codes, variant))
+            except CorruptEntry as exc:
+                yield exc
 
     def current(self, entry: Entry) -> bool:
         """Made by this Python and, as autocast_demo_cache_torch compares, this torch: the
