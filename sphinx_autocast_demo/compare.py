@@ -112,7 +112,7 @@ def _said(line: str | None) -> str:
 _NOT_THE_SNIPPETS = re.compile(r"^(<\w*Warning>|<log> .*)$")
 
 
-def _said_by_snippet(text: str) -> list[str]:
+def said_by_snippet(text: str) -> list[str]:
     """The lines a snippet printed, without the warnings and log lines that only the compiler
     stack says (inductor warns of mixed dtypes, eager has no such step): :expect-output:
     still holds them, but they are no difference in what the code computes."""
@@ -125,7 +125,7 @@ def compare_output(compiled: str, eager: str, tol: float) -> tuple[int, TensorDi
     differs."""
     from .check import normalize_output
 
-    a, b = _said_by_snippet(normalize_output(compiled)), _said_by_snippet(normalize_output(eager))
+    a, b = said_by_snippet(normalize_output(compiled)), said_by_snippet(normalize_output(eager))
     for number, (x, y) in enumerate(itertools.zip_longest(a, b), start=1):
         if x is None or y is None or not _same_line(x, y, tol):
             return max(len(a), len(b)), TensorDiff(
