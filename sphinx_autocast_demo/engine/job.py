@@ -106,10 +106,8 @@ def watch_compiles(parts: list[str], texts: list[str]) -> None:
         frame = sys._getframe(1)
         while frame is not None:
             if frame.f_code.co_filename in parts:
-                part, line = parts.index(frame.f_code.co_filename), frame.f_lineno or 1
-                lines = texts[part].splitlines()
-                _SITES.append([part, line, frame.f_code.co_name,
-                               lines[line - 1].strip() if 0 < line <= len(lines) else ""])
+                _SITES.append(writers_frame(parts, texts, frame.f_code.co_filename,
+                                            frame.f_lineno, frame.f_code.co_name))
                 return
             frame = frame.f_back  # type: ignore[assignment]
 
@@ -231,21 +229,23 @@ def _reason(exc: BaseException) -> str:
     return reason
 
 
+def writers_frame(parts: list[str], texts: list[str], filename: str, line: int | None,
+                  function: str) -> list[Any]:
+    """A frame of the writer's code (``filename`` one of ``parts``) as a record keeps it:
+    (part, line, function, the line's text)."""
+    part, line = parts.index(filename), line or 1
+    lines = texts[part].splitlines()
+    return [part, line, function, lines[line - 1].strip() if 0 < line <= len(lines) else ""]
+
+
 def describe_error(exc: BaseException, parts: list[str], texts: list[str]) -> dict[str, Any]:
     """The exception in the writer's terms: frames as (part, line) of the code we were given.
 
     ``parts`` are the file names given to ``compile()``: setups first, the demo last. Lines
     are mapped to doc lines by the build, so a result stays valid when a demo moves.
     """
-    def text(part: int, line: int) -> str:
-        lines = texts[part].splitlines()
-        return lines[line - 1].strip() if 0 < line <= len(lines) else ""
-
-    frames: list[list[Any]] = []
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if frame.filename in parts:
-            part = parts.index(frame.filename)
-            frames.append([part, frame.lineno or 1, frame.name, text(part, frame.lineno or 1)])
+    frames = [writers_frame(parts, texts, frame.filename, frame.lineno, frame.name)
+              for frame in traceback.extract_tb(exc.__traceback__) if frame.filename in parts]
     if isinstance(exc, SyntaxError) and exc.filename in parts:
         frames.append([parts.index(exc.filename), exc.lineno or 1, "<module>",
                        (exc.text or "").strip()])
@@ -304,7 +304,7 @@ def run_job(job: Job) -> dict[str, Any]:
     getattr(utils, "clear_compilation_metrics", lambda: None)()
     _patch_compile(job["mode"], job["backend"])
     track_autograd_grad()
-    track_reads()
+    track_reads()  # (a forked run has it from the worker already; a fresh interpreter not)
     reseed()
 
     texts = [*job["setup"], job["code"]]
