@@ -1,0 +1,145 @@
+"""Every page, as any reader gets it: no table wider than its box, tables a screen reader can
+walk, text with enough contrast, and a visible focus on every control.
+
+Uses the site, browser and page helpers of ``test_browser`` (same skips: Chromium, Playwright
+and a built site). Each check runs on every HTML page of the site, not a chosen few: a page
+that is added later is covered without a word here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_browser import HTML, MODES, NARROW, WIDE, browser, contrast, site, visit  # noqa: F401
+
+FULL_HD = {"width": 1920, "height": 1080}
+
+
+def every_page() -> list[str]:
+    return sorted(p.stem for p in HTML.glob("*.html") if p.stem not in ("genindex", "search"))
+
+
+# A table fits when nothing of it is hidden: it is no wider than its box, or its box scrolls
+# and shows a hint that it does (the extension's and the theme's scroll containers say so).
+FIT = """
+() => Array.from(document.querySelectorAll('article table')).map(table => {
+  // The box that clips the table: the table itself where it scrolls (the extension's tables
+  // are display: block), else its nearest ancestor that does not let it overflow.
+  let box = table;
+  while (box !== document.body && getComputedStyle(box).overflowX === 'visible') {
+    box = box.parentElement;
+  }
+  const scrolls = ['auto', 'scroll'].includes(getComputedStyle(box).overflowX);
+  const cut = box === table ? table.scrollWidth > table.clientWidth + 1
+                            : table.getBoundingClientRect().width > box.clientWidth + 1;
+  const hinted = scrolls && (box.matches('[data-scroll-hint]') || box.closest('[data-scroll-hint]') !== null);
+  return {id: (table.closest('[id]') || {}).id, cls: table.className, cut, scrolls, hinted,
+          need: table.scrollWidth, has: box.clientWidth};
+})
+"""
+
+
+@pytest.mark.parametrize("viewport", [NARROW, WIDE, FULL_HD], ids=["390", "1280", "1920"])
+def test_no_table_is_wider_than_its_box_unless_it_scrolls_with_a_hint(browser, site, viewport):
+    bad = []
+    for name, page in visit(browser, site, "light", viewport, every_page()):
+        for t in page.evaluate(FIT):
+            if t["cut"] and not (t["scrolls"] and t["hinted"]):
+                bad.append((name, t))
+    assert bad == [], bad
+
+
+# Results tables for a screen reader: column headers with scope, the value's cell of each row a
+# row header, and a caption tied to the table.
+ACCESS = """
+() => Array.from(document.querySelectorAll('table.autocast-demo-results, table.autocast-demo-matrix'))
+  .map(table => ({
+    id: (table.closest('[id]') || {}).id,
+    unscoped: Array.from(table.querySelectorAll('th')).filter(th => !th.getAttribute('scope')).length,
+    rowHeaders: Array.from(table.querySelectorAll('tbody tr'))
+      .filter(tr => tr.firstElementChild && tr.firstElementChild.matches('th[scope="row"]')).length,
+    rows: table.querySelectorAll('tbody tr').length,
+    caption: (table.querySelector('caption') || {innerText: ''}).innerText.trim(),
+  }))
+"""
+
+
+def test_results_tables_have_scoped_headers_row_headers_and_a_caption(browser, site):
+    bad = []
+    for name, page in visit(browser, site, "light", WIDE, every_page()):
+        for t in page.evaluate(ACCESS):
+            if t["unscoped"] or t["rowHeaders"] != t["rows"] or not t["caption"]:
+                bad.append((name, t))
+    assert bad == [], bad
+
+
+# Every visible text node's colour against the background it is painted on (the nearest
+# ancestor with an opaque background), for the article and the header's links.
+TEXTS = """
+() => {
+  const seen = [];
+  const opaque = e => {
+    for (; e; e = e.parentElement) {
+      const bg = getComputedStyle(e).backgroundColor;
+      if (bg && !bg.startsWith('rgba(0, 0, 0, 0)') && bg !== 'transparent') return bg;
+    }
+    return getComputedStyle(document.body).backgroundColor;
+  };
+  const walker = document.createTreeWalker(document.querySelector('main, article, body'), NodeFilter.SHOW_TEXT);
+  const done = new Set();
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const e = n.parentElement;
+    if (!n.textContent.trim() || done.has(e)) continue;
+    done.add(e);
+    const r = e.getBoundingClientRect();
+    const style = getComputedStyle(e);
+    if (!r.width || !r.height || style.visibility === 'hidden' || Number(style.opacity) === 0) continue;
+    // Syntax-highlighted code keeps the highlighter's palette (its own contrast is the
+    // theme's business); the extension's and the page's own text is what is checked here.
+    if (e.closest('.highlight')) continue;
+    seen.push({text: n.textContent.trim().slice(0, 40), fg: style.color, bg: opaque(e)});
+  }
+  return seen;
+}
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_text_has_4_5_to_1_contrast(browser, site, mode):
+    from test_browser import luminance  # noqa: F401  (contrast uses it)
+
+    bad = []
+    for name, page in visit(browser, site, mode, WIDE, every_page()):
+        for t in page.evaluate(TEXTS):
+            if contrast(t["fg"], t["bg"]) < 4.5:
+                bad.append((name, mode, t, round(contrast(t["fg"], t["bg"]), 2)))
+    assert bad == [], bad[:20]
+
+
+# Tab through the page: each control that takes the focus must show it (an outline or a box
+# shadow that is not none).
+FOCUS = """
+async () => {
+  const missing = [];
+  const controls = Array.from(document.querySelectorAll(
+    'a[href], button, input, select, summary, [tabindex]:not([tabindex="-1"])'))
+    .filter(e => e.getBoundingClientRect().width > 0);
+  for (const e of controls.slice(0, 400)) {
+    e.focus({focusVisible: true});
+    if (document.activeElement !== e) continue;
+    const s = getComputedStyle(e);
+    const ring = (s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== 'none';
+    if (!ring) missing.push((e.innerText || e.getAttribute('aria-label') || e.tagName).trim().slice(0, 40));
+  }
+  return missing;
+}
+"""
+
+
+def test_every_control_shows_a_focus_ring(browser, site):
+    bad = []
+    for name, page in visit(browser, site, "light", WIDE, every_page()):
+        page.keyboard.press("Tab")  # keyboard mode: :focus-visible applies from here on
+        missing = page.evaluate(FOCUS)
+        if missing:
+            bad.append((name, missing[:10]))
+    assert bad == [], bad
