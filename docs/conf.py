@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -37,6 +38,9 @@ autocast_demo_jobs = 2
 # Other torch releases' results, made with `tox -e results-torch214,results-torch215` (each
 # set's runs/ names the command and date): shown beside this build's own, and checked too.
 autocast_demo_results = ["_results"]
+# ReadTheDocs installs no torch (.readthedocs.yaml): render the result sets, run nothing.
+if os.environ.get("READTHEDOCS") == "True":
+    autocast_demo_execute = "never"
 
 # Copy buttons leave out the prompts and the output of console examples.
 copybutton_prompt_text = r"\$ |>>> |\.\.\. "

@@ -1,5 +1,6 @@
 """``python -m sphinx_autocast_demo merge OUT SET [SET ...]``: combine result sets.
-``python -m sphinx_autocast_demo stop-workers``: end the workers kept between builds.
+``python -m sphinx_autocast_demo list-workers``: show the workers kept between builds.
+``python -m sphinx_autocast_demo stop-workers [--all] [DIR]``: end this project's kept workers.
 
 ``merge`` copies every environment of each SET (a directory that ``-b autocast-check`` wrote as
 ``<outdir>/results``, or an earlier merge) into OUT, validating every result as it is read.
@@ -14,6 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import __version__
 from .results import SetProblem, load, merge
 from .text import one_line
 
@@ -26,11 +28,22 @@ def main(argv: list[str] | None = None) -> int:
                                description=__doc__.split("\n\n")[1])
     join.add_argument("out", type=Path, help="the merged set (created if needed)")
     join.add_argument("sets", type=Path, nargs="+", help="result sets to copy into it")
-    commands.add_parser("stop-workers", help="end the workers kept between builds "
-                        "(autocast_demo_keep_worker) for this user now, not after their idle time")
+    parser.add_argument("--version", action="version", version=f"sphinx-autocast-demo {__version__}")
+    commands.add_parser("list-workers", help="show the workers kept between builds "
+                        "(autocast_demo_keep_worker) for this user, and the projects they served")
+    stopping = commands.add_parser(
+        "stop-workers", help="end this project's kept workers now, not after their idle time",
+        description="End the workers kept between builds (autocast_demo_keep_worker) that served "
+        "a build of this project: one whose conf.py directory is DIR, inside it or around it. "
+        "The next build starts a new one. A worker that also served another project ends too.")
+    stopping.add_argument("dir", type=Path, nargs="?", default=Path.cwd(),
+                          help="the project (default: the current directory)")
+    stopping.add_argument("--all", action="store_true", help="every worker kept for this user")
     args = parser.parse_args(argv)
+    if args.command == "list-workers":
+        return list_workers()
     if args.command == "stop-workers":
-        return stop_workers()
+        return stop_workers(None if args.all else args.dir)
     if args.out.exists() and not args.out.is_dir():
         print(f"merge: {args.out} is a file, not a directory: name a directory for the merged set",
               file=sys.stderr)
@@ -56,15 +69,38 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if problems else 0
 
 
-def stop_workers() -> int:
-    from .engine.kept import KeptUnavailable, stop_all
+def list_workers() -> int:
+    from .engine.kept import KeptUnavailable, workers
 
     try:
-        stopped = stop_all()
+        found = workers()
+    except KeptUnavailable as exc:
+        print(f"list-workers: {exc}", file=sys.stderr)
+        return 1
+    for worker in found:
+        state = f"pid {worker.pid}" if worker.pid is not None else "starting (or stopped)"
+        print(f"{worker.key}  {state}  served: {', '.join(worker.projects) or 'no sphinx-build'}")
+    print(f"list-workers: {len(found)} kept worker(s)")
+    return 0
+
+
+def stop_workers(project: Path | None) -> int:
+    """``project``: end the workers that served it; None: every one of this user's."""
+    from .engine.kept import KeptUnavailable, stop, workers
+
+    try:
+        found = workers()
+        chosen = found if project is None else [w for w in found if w.serves(project)]
+        stopped = stop(chosen)
     except KeptUnavailable as exc:
         print(f"stop-workers: {exc}", file=sys.stderr)
         return 1
-    print(f"stop-workers: {len(stopped)} kept worker(s) told to end")
+    also = sorted({p for w in stopped for p in w.elsewhere(project)}) if project is not None else []
+    if also:  # one worker serves every project of the same environment
+        print(f"stop-workers: they also served {', '.join(also)}")
+    left = len(found) - len(stopped)
+    print(f"stop-workers: {len(stopped)} kept worker(s) told to end"
+          + (f"; {left} of other projects left (--all ends them too)" if left else ""))
     return 0
 
 

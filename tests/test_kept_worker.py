@@ -7,6 +7,7 @@ why and starts its own."""
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import json
 import os
 import re
@@ -61,11 +62,15 @@ def children(pid: int) -> list[int]:
         return []
 
 
-def stop_workers(runtime: Path) -> subprocess.CompletedProcess[str]:
+def stop_workers(runtime: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """The user's way to end kept workers now; ``runtime``: the test's own XDG_RUNTIME_DIR,
-    so that only its workers hear it."""
-    return subprocess.run([sys.executable, "-m", "sphinx_autocast_demo", "stop-workers"],
-                          capture_output=True, text=True, timeout=60,
+    so that only its workers hear it. Neither ``args`` nor ``cwd``: all of them (``--all``)."""
+    return workers_command(runtime, "stop-workers", *(args if args or cwd else ("--all",)), cwd=cwd)
+
+
+def workers_command(runtime: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "sphinx_autocast_demo", *args],
+                          capture_output=True, text=True, timeout=60, cwd=cwd,
                           env={**os.environ, "XDG_RUNTIME_DIR": str(runtime)})
 
 
@@ -183,7 +188,12 @@ def test_where_no_worker_can_be_kept_the_build_says_why_and_runs_its_own(builds)
 def test_stop_workers_ends_them_now(builds):
     tag, runtime = builds[4]
     assert len(kept_workers(tag)) == 1
-    stopped = stop_workers(runtime)
+    listed = workers_command(runtime, "list-workers")
+    (line, last) = listed.stdout.splitlines()
+    assert f"pid {kept_workers(tag)[0]}  served: {builds[0].src}" in line, listed.stdout
+    assert (listed.returncode, last) == (0, "list-workers: 1 kept worker(s)")
+    # From within the project (its docs' directory, below it too), not naming it.
+    stopped = stop_workers(runtime, cwd=builds[0].src / "_build")
     assert (stopped.returncode, stopped.stdout) == (0, "stop-workers: 1 kept worker(s) told to end\n")
     assert wait_for(lambda: not kept_workers(tag), 10)  # it looks every second
 
@@ -532,9 +542,78 @@ def test_the_key_ignores_the_signals_every_run_gets_the_default_of(ignored, same
     from sphinx_autocast_demo.engine.kept import fingerprint
 
     env = {"PATH": "/usr/bin"}
-    before = fingerprint(env)
-    old = signal.signal(ignored, signal.SIG_IGN)
+    # From the default, whatever this test was started with: under nohup (or a CI that starts
+    # jobs that way) SIGHUP comes in ignored already, and ignoring it again would change nothing.
+    old = signal.signal(ignored, signal.SIG_DFL)
     try:
+        before = fingerprint(env)
+        signal.signal(ignored, signal.SIG_IGN)
         assert (fingerprint(env) == before) is same
     finally:
         signal.signal(ignored, old)
+
+
+def test_stop_workers_ends_this_projects_workers_only(tmp_path_factory):
+    """Two projects, each in its own environment (so each has its own kept worker): a stop in
+    one project's directory ends its worker; the other's stays and serves its next build."""
+    tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
+    one, other = (copy_root("kept-worker", tmp_path_factory) for _ in range(2))
+    env = {"AUTOCAST_DEMO_TEST_TAG": tag, "XDG_RUNTIME_DIR": str(runtime)}
+    builds: list[subprocess.Popen[str] | None] = []
+    try:
+        for src, flavour in ((one, "one"), (other, "other")):
+            done = sphinx_build(src, src / "_build", "-v", *KEEP, env={**env, "FLAVOUR": flavour})
+            assert done.returncode == 0, done.stderr
+        workers = {kept_pid(sphinx_build(src, src / "_build" / "again", "-v", *KEEP,
+                                         env={**env, "FLAVOUR": flavour})): src
+                   for src, flavour in ((one, "one"), (other, "other"))}
+        assert len(workers) == 2 and sorted(kept_workers(tag)) == sorted(workers)
+        listed = workers_command(runtime, "list-workers").stdout
+        assert all(f"pid {pid}  served: {src}\n" in listed for pid, src in workers.items()), listed
+        stopped = stop_workers(runtime, str(one))
+        assert stopped.stdout == "stop-workers: 1 kept worker(s) told to end; 1 of other projects " \
+            "left (--all ends them too)\n", stopped.stdout
+        mine = next(pid for pid, src in workers.items() if src == one)
+        assert wait_for(lambda: mine not in kept_workers(tag), 10)
+        time.sleep(1.5)  # a worker looks for its socket every second
+        assert kept_workers(tag) == [next(pid for pid, src in workers.items() if src == other)]
+        later = sphinx_build(other, other / "_build" / "later", "-v", *KEEP, env={**env, "FLAVOUR": "other"})
+        assert kept_pid(later) == kept_workers(tag)[0] and "kept from an earlier build" in later.stdout
+        assert stop_workers(runtime).stdout == "stop-workers: 1 kept worker(s) told to end\n"
+        assert wait_for(lambda: not kept_workers(tag), 10)
+    finally:
+        clean_up(tag, runtime, builds)
+
+
+def test_a_scoped_stop_names_the_other_projects_a_shared_worker_served(tmp_path):
+    """One worker serves every project of one environment: a stop in one of them ends it, and
+    says which others it served. Files only: the socket and list a worker leaves."""
+    base = tmp_path / "runtime"
+    kept = base / f"autocast-demo-{os.getuid()}"
+    kept.mkdir(parents=True, mode=0o700)
+    (kept / "shared.sock").write_text("")
+    (kept / "shared.projects").write_text(f"{tmp_path}/a/docs\n{tmp_path}/b/docs\n")
+    (kept / "apart.sock").write_text("")
+    (kept / "apart.projects").write_text(f"{tmp_path}/c/docs\n")
+    (tmp_path / "a" / "docs").mkdir(parents=True)
+    listed = workers_command(base, "list-workers")
+    assert listed.stdout.splitlines() == [
+        f"apart  starting (or stopped)  served: {tmp_path}/c/docs",
+        f"shared  starting (or stopped)  served: {tmp_path}/a/docs, {tmp_path}/b/docs",
+        "list-workers: 2 kept worker(s)"]
+    done = stop_workers(base, cwd=tmp_path / "a")  # the repository's root: the docs are below
+    assert done.stdout.splitlines() == [
+        f"stop-workers: they also served {tmp_path}/b/docs",
+        "stop-workers: 1 kept worker(s) told to end; 1 of other projects left (--all ends them too)"]
+    assert sorted(p.name for p in kept.iterdir()) == ["apart.projects", "apart.sock"]
+    assert workers_command(base, "stop-workers", str(tmp_path / "b")).stdout == \
+        "stop-workers: 0 kept worker(s) told to end; 1 of other projects left (--all ends them too)\n"
+
+
+def test_version():
+    done = subprocess.run([sys.executable, "-m", "sphinx_autocast_demo", "--version"],
+                          capture_output=True, text=True, timeout=60)
+    from sphinx_autocast_demo import __version__
+
+    assert (done.returncode, done.stdout) == (0, f"sphinx-autocast-demo {__version__}\n")
+    assert __version__ == importlib.metadata.version("sphinx-autocast-demo")

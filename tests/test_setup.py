@@ -38,7 +38,7 @@ def pyproject() -> dict:
 
 def test_quickstart_commands_work_alone_on_a_fresh_debian():
     docs, tests = quickstart.commands(README)
-    for command, extra in ((docs, "docs"), (tests, "test")):
+    for command, extra in ((docs, "docs,torch"), (tests, "test")):
         steps = [step.strip() for step in command.split("&&")]
         # Each makes (or reuses) its own venv, so it needs nothing the other one did.
         assert steps[0] == "python3 -m venv .venv", command

@@ -220,9 +220,12 @@ def connect(env: dict[str, str], idle: float) -> Joined:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two builds at once start one worker, not two
         found = _connect(path)
         if found is not None:
+            _note_project(runtime, key, env)
             return Joined(*found, warm=_is_warm(path, found[1]), path=path, runtime=runtime)
         runtime.unlink(name)  # a worker that ended without removing it
         runtime.unlink(warm_file(Path(name)).name)
+        runtime.unlink(f"{key}{PROJECTS}")  # the projects of the one before: a new worker's list
+        _note_project(runtime, key, env)
         log = f"{key}.log"
         with os.fdopen(runtime.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as err:
             server = subprocess.Popen(
@@ -246,16 +249,80 @@ def connect(env: dict[str, str], idle: float) -> Joined:
 def stop_all() -> list[str]:
     """Tell every worker kept for this user to end (each notices within a second that its
     socket is gone; the builds it serves finish first). Returns their keys."""
+    return [worker.key for worker in stop(workers())]
+
+
+#: The file beside a worker's socket that names the projects it served: one build's
+#: ``conf.py`` directory a line (from ``DOCUTILSCONFIG``, which Sphinx sets for its build).
+PROJECTS = ".projects"
+
+
+@dataclass(frozen=True)
+class KeptWorker:
+    """A kept worker, as ``list-workers`` shows it: its key, its pid once it is warm (None
+    while it starts), and the ``conf.py`` directories of the builds it served."""
+
+    key: str
+    pid: int | None
+    projects: tuple[str, ...]
+
+    def serves(self, where: Path) -> bool:
+        """Whether it served a build of a project at, inside or around ``where`` (a project
+        is its ``conf.py`` directory: from the repository's root, or from within the docs)."""
+        return len(self.elsewhere(where)) < len(self.projects)
+
+    def elsewhere(self, where: Path) -> tuple[str, ...]:
+        """The projects it served that are not at, inside or around ``where``."""
+        here = where.resolve()
+        return tuple(p for p in self.projects
+                     if not (here == Path(p) or here in Path(p).parents or Path(p) in here.parents))
+
+
+def _note_project(runtime: Runtime, key: str, env: dict[str, str]) -> None:
+    """Add the build's project to the list of the worker for ``key`` (under its lock)."""
+    conf = env.get("DOCUTILSCONFIG")
+    if not conf:  # a build not started by sphinx-build: only ``stop-workers --all`` ends it
+        return
+    project = os.path.dirname(os.path.abspath(conf))
+    with contextlib.suppress(OSError):
+        fd = runtime.open(f"{key}{PROJECTS}", os.O_RDWR | os.O_CREAT | os.O_APPEND)
+        with os.fdopen(fd, "r+") as listed:
+            if project not in listed.read().splitlines():
+                listed.write(project + "\n")
+
+
+def workers() -> list[KeptWorker]:
+    """Every worker kept for this user (its socket still there), oldest key first."""
     if not os.path.lexists(_runtime_path()):  # none was ever kept here: nothing to make
         return []
     runtime = runtime_dir()
-    stopped = []
+    found = []
     for name in runtime.names():
-        if name.endswith(".sock"):
-            runtime.unlink(name)
-            runtime.unlink(warm_file(Path(name)).name)
-            stopped.append(Path(name).stem)
-    return stopped
+        if not name.endswith(".sock"):
+            continue
+        key = Path(name).stem
+        pid: int | None = None
+        with contextlib.suppress(OSError, ValueError):
+            said = int(warm_file(runtime.at(name)).read_text())
+            os.kill(said, 0)  # (one that ended without removing its files: not shown as alive)
+            pid = said
+        projects: tuple[str, ...] = ()
+        with contextlib.suppress(OSError):
+            projects = tuple(runtime.at(f"{key}{PROJECTS}").read_text().splitlines())
+        found.append(KeptWorker(key, pid, projects))
+    return found
+
+
+def stop(chosen: list[KeptWorker]) -> list[KeptWorker]:
+    """Tell the workers ``chosen`` (of :func:`workers`) to end, as :func:`stop_all` does."""
+    if not chosen:
+        return []
+    runtime = runtime_dir()
+    for worker in chosen:
+        runtime.unlink(f"{worker.key}.sock")
+        runtime.unlink(f"{worker.key}.warm")
+        runtime.unlink(f"{worker.key}{PROJECTS}")
+    return chosen
 
 
 def _connect(path: Path) -> tuple[socket.socket, int] | None:
