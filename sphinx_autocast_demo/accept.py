@@ -38,7 +38,9 @@ _MODES = {"": "", "0": "", "false": "", "no": "", "1": "write", "true": "write",
           "write": "write", "diff": "diff", "dry-run": "diff"}
 
 RST_OPEN = re.compile(r"^(\s*)\.\.\s+autocast-demo::\s*$")
-MYST_OPEN = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{autocast-demo\}\s*$")
+# (after what nests it: indentation, a list item's marker, a block quote's ``>``)
+MYST_OPEN = re.compile(r"^((?:[\s>]|[-*+](?=\s)|\d{1,9}[.)](?=\s))*)(`{3,}|~{3,}|:{3,})"
+                       r"\{autocast-demo\}\s*$")
 PAIR = re.compile(r"(?:^|(?<=[\s,;\"']))([\w*-]+(?:\s*\[[^\]]*\])?)\s*[:=]\s*"
                   r"(matches|differs|raises\s+[A-Za-z_][\w.]*)")
 
@@ -84,9 +86,12 @@ def find_block(lines: list[str], where: SourceMap) -> Block:
     if spans:  # a new option goes in with the indentation of the others
         line = lines[min(spans.values())[0]]
         indent = line[: len(line) - len(line.lstrip())]
-    else:  # no options yet: indent like the body (reST) or not at all (MyST)
+    elif where.style == "rst":  # no options yet: indent like the body
         body = next((ln for ln in lines[end:] if ln.strip()), "")
-        indent = body[: len(body) - len(body.lstrip())] if where.style == "rst" else ""
+        indent = body[: len(body) - len(body.lstrip())]
+    else:  # MyST: in the fence's column (a list item's ``- `` becomes spaces)
+        fence = MYST_OPEN.match(lines[opener])
+        indent = re.sub(r"[^\s>]", " ", fence.group(1)) if fence else ""
     return Block(where.style, start, end, indent, spans)
 
 

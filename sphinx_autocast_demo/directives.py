@@ -53,6 +53,8 @@ logger = logging.getLogger(__name__)
 
 #: The opening line of a MyST directive: its fence, then any text after the directive's name.
 MYST_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,}|:{3,})\{[^}]*\}(.*)$")
+#: A MyST fence in the file, after what nests it (indentation, a list marker, ``>``).
+MYST_FENCE_AT = re.compile(r"^((?:[\s>]|[-*+](?=\s)|\d{1,9}[.)](?=\s))*)(?:`{3,}|~{3,}|:{3,})\{")
 AUTOMATIC_ID = re.compile(r"^autocast-demo-\d+$")
 YAML_KEY = re.compile(r"^[\"']?([\w-]+)[\"']?\s*:(?:\s|$)")
 
@@ -220,7 +222,13 @@ class _Base(SphinxDirective):
             return None
         start = self.doc_line
         end = start + self.content_offset + len(self.content)
-        return source[start:end] if 0 < start <= len(source) else None
+        if not 0 < start <= len(source):
+            return None
+        # In a list item or a block quote the file's lines carry the item's indentation
+        # (``- ``, ``1. ``, ``> ``) that myst-parser removed from the body: remove it here too,
+        # or an indented first code line looks like a continued option.
+        opener = MYST_FENCE_AT.match(source[start - 1])
+        return syntax.unnest(source[start:end], len(opener.group(1)) if opener else 0)
 
     def myst_colon(self, head: list[str], fields: list[syntax.OptionField], end: int,
                    fence: int) -> None:
@@ -426,7 +434,12 @@ class AutocastDemo(_Base):
         box = nodes.container(classes=["autocast-demo"], ids=[demo.ident])
         self.set_source_info(box)
         if self.options.get("caption"):
-            box += nodes.caption(text=self.options["caption"])
+            # Inline markup as in the page's own language (``patch`` in reST, `patch` in MyST),
+            # like the captions of Sphinx's code-block.
+            caption = self.options["caption"]
+            parsed, messages = self.state.inline_text(caption, self.option_line("caption"))
+            box += nodes.caption(caption, "", *parsed)
+            box += messages
         block = nodes.literal_block(demo.code.text, demo.code.text, language="python")
         self.set_source_info(block)
         box += block

@@ -74,6 +74,19 @@ def option_fields(lines: list[str]) -> tuple[list[OptionField], int]:
     return fields, len(lines)
 
 
+def unnest(lines: list[str], width: int) -> list[str]:
+    """Lines of a block nested ``width`` columns deep (in a list item, after ``- `` or ``1. ``;
+    in a block quote, after ``> ``) as they read outside it: those columns removed where they
+    hold only that nesting (spaces, ``>``), and a lazy line that does not carry it kept."""
+    if not width:
+        return lines
+    out = []
+    for line in lines:
+        head = line[:width]
+        out.append(line[width:] if not head.strip(" \t>") else line)
+    return out
+
+
 def continuation(more: list[str]) -> str:
     """Continuation lines without their common indentation, as docutils gives a field body."""
     width = min(len(line) - len(line.lstrip()) for line in more if line.strip())
