@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 
-from . import syntax
+from . import docstrings, syntax
 from .check import normalize_output
 from .model import WARNING_TYPE
 from .scopes import conflict, governing, in_scope, split_scope
@@ -339,6 +339,19 @@ def plan(result: DemoResult, lines: list[str]) -> list[Change]:
     return changes
 
 
+def _unsafe_in_python(path: str, changes: list[Change]) -> str:
+    """Why ``changes`` cannot go into a docstring of ``path`` as written (empty: they can): a
+    backslash would be read as an escape, three quotes would end the docstring."""
+    if not path.endswith((".py", ".pyw")):
+        return ""
+    text = "\n".join(line for change in changes for line in change.new)
+    if "\\" in text:
+        return "the new record has a backslash, which a docstring reads as an escape"
+    if '"""' in text or "'''" in text:
+        return "the new record has three quotes, which would end the docstring"
+    return ""
+
+
 def split_lines(text: str) -> list[str]:
     """Lines with their endings, split at ``\n`` only (``str.splitlines`` also splits at form
     feeds and other separators, which would shift every index after them)."""
@@ -373,21 +386,37 @@ def finish(app: Sphinx, exc: Exception | None) -> bool:
     changes: dict[str, list[Change]] = {}
     blocked: list[str] = [f"{p.location}: {p.message.splitlines()[0]}"
                           for state in docs.values() for p in state.problems]
+    # Demos whose source cannot be edited (a docstring not found in its file): each said in a
+    # line, while every other source is still rewritten.
+    unwritable: list[str] = []
     for state in docs.values():
         for result in state.results.values():
             path = result.demo.source_map.path
             try:
+                if docstrings.split_source(path):
+                    if new_expect(result) is not None:
+                        unwritable.append(f"{result.demo.location}: not rewritten: this "
+                                          "docstring was not found in its .py file (made at run "
+                                          "time?); record it by hand")
+                    continue
                 if path not in texts:
                     with open(path, encoding="utf-8", newline="") as f:
                         texts[path] = f.read()
                 lines = [ln.rstrip("\r\n") for ln in split_lines(texts[path])]
-                changes.setdefault(path, []).extend(plan(result, lines))
+                planned = plan(result, lines)
+                bad = _unsafe_in_python(path, planned)
+                if bad:
+                    unwritable.append(f"{result.demo.location}: not rewritten: {bad}")
+                    continue
+                changes.setdefault(path, []).extend(planned)
             except (Blocked, OSError, UnicodeDecodeError) as err:
                 blocked.append(f"{result.demo.location}: {err}")
     if blocked:
         logger.warning(f"{ENV}: nothing was changed, because:\n  " + "\n  ".join(blocked),
                        type=WARNING_TYPE, subtype="accept")
         return False
+    for line in unwritable:
+        logger.warning(f"{ENV}: {line}", type=WARNING_TYPE, subtype="accept")
     new = {p: apply(texts[p], c) for p, c in changes.items() if c}
     if how == "diff":
         for path, text in new.items():
@@ -403,8 +432,9 @@ def finish(app: Sphinx, exc: Exception | None) -> bool:
             logger.info(f"{ENV}: {os.path.relpath(path)}:{change.start + 1}: recorded {change.what}")
     if new:
         logger.info(f"{ENV}: {len(new)} file(s) rewritten; build again to render them")
-        return True
-    logger.info(f"{ENV}: every record holds; nothing to change")
+        return not unwritable  # (a record left as it was still fails)
+    if not unwritable:
+        logger.info(f"{ENV}: every record holds; nothing to change")
     return False
 
 

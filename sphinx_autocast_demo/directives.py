@@ -18,7 +18,7 @@ from docutils.statemachine import StringList
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from . import syntax
+from . import docstrings, syntax
 from .config import (
     BACKENDS,
     DEVICES,
@@ -26,6 +26,7 @@ from .config import (
     TIMEOUT_RULE,
     TOLERANCE_RULE,
     default_dtype,
+    global_setup_code,
     number_problem,
     settings,
 )
@@ -101,8 +102,7 @@ class _Base(SphinxDirective):
 
     def problem(self, message: str, line: int | None = None) -> list[nodes.Node]:
         """Report a writer's mistake at its line and keep the build going."""
-        source, lineno = self.get_source_info()
-        location = Location(source, line or lineno)
+        location = Location(self.source_path, line or self.doc_line)
         logger.warning(f"{self.name}: {message}", type=WARNING_TYPE, subtype="directive",
                        location=str(location))
         doc_state(self.env, self.env.docname).problems.append(
@@ -139,6 +139,9 @@ class _Base(SphinxDirective):
             lines = tuple(offset + 1 for _source, offset in items)
         else:  # MyST: offsets count from the body, content_offset + 1 lines below the fence
             lines = tuple(self.lineno + self.content_offset + 1 + offset for _source, offset in items)
+        if self.in_docstring:
+            return Code(text="\n".join(self.content), source=self.source_path,
+                        lines=tuple(line + self.in_docstring[1] for line in lines))
         source = self.content.items[0][0] if self.content.items else self.get_source_info()[0]
         # docutils names an included file relative to the current directory: make it absolute
         # like every other source, so locations do not depend on where sphinx-build ran.
@@ -146,9 +149,21 @@ class _Base(SphinxDirective):
         return Code(text="\n".join(self.content), source=source, lines=lines)
 
     @property
+    def in_docstring(self) -> tuple[str, int] | None:
+        """For a directive in a docstring found in its ``.py`` file: (the file, the number to
+        add to a docstring line to get the file's); see :mod:`.docstrings`."""
+        if not hasattr(self, "_in_docstring"):
+            source, line = self.get_source_info()
+            self._in_docstring = (None if self.myst else docstrings.offset(
+                source, self.block_text.splitlines(), line or self.lineno))
+        return self._in_docstring
+
+    @property
     def doc_line(self) -> int:
-        """The directive's line in its own file (``self.lineno`` counts across included files)."""
-        return self.get_source_info()[1] or self.lineno
+        """The directive's line in its own file (``self.lineno`` counts across included files;
+        a docstring's lines are numbered from the docstring)."""
+        line = self.get_source_info()[1] or self.lineno
+        return line + self.in_docstring[1] if self.in_docstring else line
 
     def option_line(self, name: str) -> int:
         """The line where ``:name:`` is written (for messages), else the directive's."""
@@ -182,6 +197,8 @@ class _Base(SphinxDirective):
     def source_path(self) -> str:
         # docutils names an included file relative to the current directory: make it absolute
         # like every other source, so locations do not depend on where sphinx-build ran.
+        if self.in_docstring:
+            return os.path.abspath(self.in_docstring[0])
         return os.path.abspath(self.get_source_info()[0])
 
     # MyST: myst-parser reads an option block as YAML. In the colon form it takes only the lines
@@ -344,7 +361,7 @@ class AutocastDemo(_Base):
         for name, outcome in expect:
             scope = split_scope(name)[1]
             if scope and never(scope):
-                where = Location(self.get_source_info()[0], self.option_line("expect"))
+                where = Location(self.source_path, self.option_line("expect"))
                 logger.warning(f"{self.name}: :expect: {name}: {outcome} never applies: no torch "
                                "release falls in its scope", type=WARNING_TYPE, subtype="scope",
                                location=str(where))
@@ -400,6 +417,7 @@ class AutocastDemo(_Base):
             ),
             source_map=self.source_map,
             show=cast("Show", self.choice("show", "table", SHOWS)),
+            global_setup=global_setup_code(str(self.env.app.confdir), conf.global_setup),
         )
 
     def ident(self) -> str:

@@ -164,6 +164,8 @@ class Demo:
     # What the page shows: the full table, only the recorded outcomes (a demo that is not about
     # compiled against eager), or only what the snippet printed. Checks are the same for all.
     show: Show = "table"
+    # autocast_demo_global_setup, run before the page's setups (its lines are conf.py's).
+    global_setup: Code | None = None
 
     @property
     def expect_line(self) -> int:
