@@ -192,9 +192,11 @@ class Demo:
         record = governing(self.expect, variant, environment)
         return record[1] if record is not None else None
 
-    def expected_output(self, variant: str) -> str | None:
-        found = dict(self.expect_output)
-        return found.get(variant, found.get("*"))
+    def expected_output(self, variant: str, environment: Environment | None = None) -> str | None:
+        """The printed output recorded for ``variant`` in ``environment``, chosen as
+        :meth:`expected` chooses (``[off[torch>=2.16]]`` over ``[off]`` over ``[*]``)."""
+        record = governing(self.expect_output, variant, environment)
+        return record[1] if record is not None else None
 
 
 @dataclass(frozen=True)
