@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 
-from . import syntax
+from . import docstrings, syntax
 from .check import normalize_output
 from .model import WARNING_TYPE
 from .scopes import conflict, governing, in_scope, split_scope
@@ -38,7 +38,9 @@ _MODES = {"": "", "0": "", "false": "", "no": "", "1": "write", "true": "write",
           "write": "write", "diff": "diff", "dry-run": "diff"}
 
 RST_OPEN = re.compile(r"^(\s*)\.\.\s+autocast-demo::\s*$")
-MYST_OPEN = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})\{autocast-demo\}\s*$")
+# (after what nests it: indentation, a list item's marker, a block quote's ``>``)
+MYST_OPEN = re.compile(r"^((?:[\s>]|[-*+](?=\s)|\d{1,9}[.)](?=\s))*)(`{3,}|~{3,}|:{3,})"
+                       r"\{autocast-demo\}\s*$")
 PAIR = re.compile(r"(?:^|(?<=[\s,;\"']))([\w*-]+(?:\s*\[[^\]]*\])?)\s*[:=]\s*"
                   r"(matches|differs|raises\s+[A-Za-z_][\w.]*)")
 
@@ -84,9 +86,12 @@ def find_block(lines: list[str], where: SourceMap) -> Block:
     if spans:  # a new option goes in with the indentation of the others
         line = lines[min(spans.values())[0]]
         indent = line[: len(line) - len(line.lstrip())]
-    else:  # no options yet: indent like the body (reST) or not at all (MyST)
+    elif where.style == "rst":  # no options yet: indent like the body
         body = next((ln for ln in lines[end:] if ln.strip()), "")
-        indent = body[: len(body) - len(body.lstrip())] if where.style == "rst" else ""
+        indent = body[: len(body) - len(body.lstrip())]
+    else:  # MyST: in the fence's column (a list item's ``- `` becomes spaces)
+        fence = MYST_OPEN.match(lines[opener])
+        indent = re.sub(r"[^\s>]", " ", fence.group(1)) if fence else ""
     return Block(where.style, start, end, indent, spans)
 
 
@@ -271,9 +276,13 @@ def expect_output_lines(result: DemoResult, lines: list[str], block: Block) -> l
     if "expect-output" not in block.spans or not demo.expect_output:
         return None
     printed = {vr.variant.name: normalize_output(vr.compiled.output) for vr in result.variants}
-    covered = [n for n in printed if demo.expected_output(n) is not None]
-    if all(normalize_output(demo.expected_output(n) or "") == printed[n] for n in covered):
+    here = result.environment
+    covered = [n for n in printed if demo.expected_output(n, here) is not None]
+    if all(normalize_output(demo.expected_output(n, here) or "") == printed[n] for n in covered):
         return None
+    if any(split_scope(name)[1] for name, _ in demo.expect_output):
+        raise Blocked("its :expect-output: has scoped blocks ([value[torch...]]): rewrite the "
+                      "one that applies here by hand")
     texts = {printed[n] for n in covered}
     blocks = ([("*", printed[covered[0]])] if len(texts) == 1 and "*" in dict(demo.expect_output)
               else [(n, printed[n]) for n in covered])
@@ -334,6 +343,19 @@ def plan(result: DemoResult, lines: list[str]) -> list[Change]:
     return changes
 
 
+def _unsafe_in_python(path: str, changes: list[Change]) -> str:
+    """Why ``changes`` cannot go into a docstring of ``path`` as written (empty: they can): a
+    backslash would be read as an escape, three quotes would end the docstring."""
+    if not path.endswith((".py", ".pyw")):
+        return ""
+    text = "\n".join(line for change in changes for line in change.new)
+    if "\\" in text:
+        return "the new record has a backslash, which a docstring reads as an escape"
+    if '"""' in text or "'''" in text:
+        return "the new record has three quotes, which would end the docstring"
+    return ""
+
+
 def split_lines(text: str) -> list[str]:
     """Lines with their endings, split at ``\n`` only (``str.splitlines`` also splits at form
     feeds and other separators, which would shift every index after them)."""
@@ -368,21 +390,37 @@ def finish(app: Sphinx, exc: Exception | None) -> bool:
     changes: dict[str, list[Change]] = {}
     blocked: list[str] = [f"{p.location}: {p.message.splitlines()[0]}"
                           for state in docs.values() for p in state.problems]
+    # Demos whose source cannot be edited (a docstring not found in its file): each said in a
+    # line, while every other source is still rewritten.
+    unwritable: list[str] = []
     for state in docs.values():
         for result in state.results.values():
             path = result.demo.source_map.path
             try:
+                if docstrings.split_source(path):
+                    if new_expect(result) is not None:
+                        unwritable.append(f"{result.demo.location}: not rewritten: this "
+                                          "docstring was not found in its .py file (made at run "
+                                          "time?); record it by hand")
+                    continue
                 if path not in texts:
                     with open(path, encoding="utf-8", newline="") as f:
                         texts[path] = f.read()
                 lines = [ln.rstrip("\r\n") for ln in split_lines(texts[path])]
-                changes.setdefault(path, []).extend(plan(result, lines))
+                planned = plan(result, lines)
+                bad = _unsafe_in_python(path, planned)
+                if bad:
+                    unwritable.append(f"{result.demo.location}: not rewritten: {bad}")
+                    continue
+                changes.setdefault(path, []).extend(planned)
             except (Blocked, OSError, UnicodeDecodeError) as err:
                 blocked.append(f"{result.demo.location}: {err}")
     if blocked:
         logger.warning(f"{ENV}: nothing was changed, because:\n  " + "\n  ".join(blocked),
                        type=WARNING_TYPE, subtype="accept")
         return False
+    for line in unwritable:
+        logger.warning(f"{ENV}: {line}", type=WARNING_TYPE, subtype="accept")
     new = {p: apply(texts[p], c) for p, c in changes.items() if c}
     if how == "diff":
         for path, text in new.items():
@@ -398,8 +436,9 @@ def finish(app: Sphinx, exc: Exception | None) -> bool:
             logger.info(f"{ENV}: {os.path.relpath(path)}:{change.start + 1}: recorded {change.what}")
     if new:
         logger.info(f"{ENV}: {len(new)} file(s) rewritten; build again to render them")
-        return True
-    logger.info(f"{ENV}: every record holds; nothing to change")
+        return not unwritable  # (a record left as it was still fails)
+    if not unwritable:
+        logger.info(f"{ENV}: every record holds; nothing to change")
     return False
 
 

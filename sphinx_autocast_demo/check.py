@@ -263,7 +263,7 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
 
 
 def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
-    expected = result.demo.expected_output(vr.variant.name)
+    expected = result.demo.expected_output(vr.variant.name, result.environment)
     if expected is None:
         return []
     actual = normalize_output(vr.compiled.output)

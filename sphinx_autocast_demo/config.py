@@ -5,13 +5,14 @@ The reference page of the docs is generated from :data:`OPTIONS` and a test keep
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from .model import DEFAULT_CONFIG, Location, Tolerance
+from .model import DEFAULT_CONFIG, Code, Location, Tolerance
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -141,6 +142,11 @@ class Settings:
         0.0, (int, float), "",
         "Seconds a build may spend running demos; over it, one warning naming the slowest "
         "demos. 0: no budget.", rule=BUDGET_RULE)
+    global_setup: str = _option(
+        "", (str,), "env",
+        "Python code run before every demo (before the page's setup blocks), like doctest's "
+        "``doctest_global_setup``: the imports every docstring demo needs, say. Part of every "
+        "result's key; an error in it is reported at this conf.py line.")
     timing_report: bool = _option(
         False, (bool,), "",
         "Write ``autocast_demo_timings.rst``-style table (JSON + text) of run times to the outdir.")
@@ -274,6 +280,28 @@ def conf_line(confdir: str, setting: str) -> Location:
     return (conf_assignment(confdir, setting)
             or _first_line(confdir, re.compile(r"^(?!\s*#).*sphinx_autocast_demo"))
             or Location(path, 1))
+
+
+@functools.lru_cache(maxsize=8)
+def global_setup_code(confdir: str, text: str) -> Code | None:
+    """``autocast_demo_global_setup`` as code whose lines are conf.py's: each line of a string
+    written in conf.py where it stands there, else (a ``-D`` value, a string built in conf.py)
+    every line at the assignment."""
+    if not text.strip():
+        return None
+    where = conf_line(confdir, PREFIX + "global_setup")
+    lines = text.split("\n")
+    try:
+        with open(where.path, encoding="utf-8") as f:
+            conf = f.read().split("\n")
+    except (OSError, UnicodeDecodeError):
+        conf = []
+    start = where.line or 1
+    written = conf[start - 1:start - 1 + len(lines)]
+    same = len(written) == len(lines) and all(
+        not line.strip() or line.strip() in there for line, there in zip(lines, written, strict=True))
+    numbers = tuple(start + i if same else start for i in range(len(lines)))
+    return Code(text=text, source=where.path, lines=numbers)
 
 
 def _first_line(confdir: str, pattern: re.Pattern[str]) -> Location | None:

@@ -18,7 +18,7 @@ from docutils.statemachine import StringList
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from . import syntax
+from . import docstrings, syntax
 from .config import (
     BACKENDS,
     DEVICES,
@@ -26,6 +26,7 @@ from .config import (
     TIMEOUT_RULE,
     TOLERANCE_RULE,
     default_dtype,
+    global_setup_code,
     number_problem,
     settings,
 )
@@ -53,6 +54,8 @@ logger = logging.getLogger(__name__)
 
 #: The opening line of a MyST directive: its fence, then any text after the directive's name.
 MYST_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,}|:{3,})\{[^}]*\}(.*)$")
+#: A MyST fence in the file, after what nests it (indentation, a list marker, ``>``).
+MYST_FENCE_AT = re.compile(r"^((?:[\s>]|[-*+](?=\s)|\d{1,9}[.)](?=\s))*)(?:`{3,}|~{3,}|:{3,})\{")
 AUTOMATIC_ID = re.compile(r"^autocast-demo-\d+$")
 YAML_KEY = re.compile(r"^[\"']?([\w-]+)[\"']?\s*:(?:\s|$)")
 
@@ -99,8 +102,7 @@ class _Base(SphinxDirective):
 
     def problem(self, message: str, line: int | None = None) -> list[nodes.Node]:
         """Report a writer's mistake at its line and keep the build going."""
-        source, lineno = self.get_source_info()
-        location = Location(source, line or lineno)
+        location = Location(self.source_path, line or self.doc_line)
         logger.warning(f"{self.name}: {message}", type=WARNING_TYPE, subtype="directive",
                        location=str(location))
         doc_state(self.env, self.env.docname).problems.append(
@@ -137,6 +139,9 @@ class _Base(SphinxDirective):
             lines = tuple(offset + 1 for _source, offset in items)
         else:  # MyST: offsets count from the body, content_offset + 1 lines below the fence
             lines = tuple(self.lineno + self.content_offset + 1 + offset for _source, offset in items)
+        if self.in_docstring:
+            return Code(text="\n".join(self.content), source=self.source_path,
+                        lines=tuple(line + self.in_docstring[1] for line in lines))
         source = self.content.items[0][0] if self.content.items else self.get_source_info()[0]
         # docutils names an included file relative to the current directory: make it absolute
         # like every other source, so locations do not depend on where sphinx-build ran.
@@ -144,9 +149,21 @@ class _Base(SphinxDirective):
         return Code(text="\n".join(self.content), source=source, lines=lines)
 
     @property
+    def in_docstring(self) -> tuple[str, int] | None:
+        """For a directive in a docstring found in its ``.py`` file: (the file, the number to
+        add to a docstring line to get the file's); see :mod:`.docstrings`."""
+        if not hasattr(self, "_in_docstring"):
+            source, line = self.get_source_info()
+            self._in_docstring = (None if self.myst else docstrings.offset(
+                source, self.block_text.splitlines(), line or self.lineno))
+        return self._in_docstring
+
+    @property
     def doc_line(self) -> int:
-        """The directive's line in its own file (``self.lineno`` counts across included files)."""
-        return self.get_source_info()[1] or self.lineno
+        """The directive's line in its own file (``self.lineno`` counts across included files;
+        a docstring's lines are numbered from the docstring)."""
+        line = self.get_source_info()[1] or self.lineno
+        return line + self.in_docstring[1] if self.in_docstring else line
 
     def option_line(self, name: str) -> int:
         """The line where ``:name:`` is written (for messages), else the directive's."""
@@ -180,6 +197,8 @@ class _Base(SphinxDirective):
     def source_path(self) -> str:
         # docutils names an included file relative to the current directory: make it absolute
         # like every other source, so locations do not depend on where sphinx-build ran.
+        if self.in_docstring:
+            return os.path.abspath(self.in_docstring[0])
         return os.path.abspath(self.get_source_info()[0])
 
     # MyST: myst-parser reads an option block as YAML. In the colon form it takes only the lines
@@ -220,7 +239,13 @@ class _Base(SphinxDirective):
             return None
         start = self.doc_line
         end = start + self.content_offset + len(self.content)
-        return source[start:end] if 0 < start <= len(source) else None
+        if not 0 < start <= len(source):
+            return None
+        # In a list item or a block quote the file's lines carry the item's indentation
+        # (``- ``, ``1. ``, ``> ``) that myst-parser removed from the body: remove it here too,
+        # or an indented first code line looks like a continued option.
+        opener = MYST_FENCE_AT.match(source[start - 1])
+        return syntax.unnest(source[start:end], len(opener.group(1)) if opener else 0)
 
     def myst_colon(self, head: list[str], fields: list[syntax.OptionField], end: int,
                    fence: int) -> None:
@@ -336,7 +361,7 @@ class AutocastDemo(_Base):
         for name, outcome in expect:
             scope = split_scope(name)[1]
             if scope and never(scope):
-                where = Location(self.get_source_info()[0], self.option_line("expect"))
+                where = Location(self.source_path, self.option_line("expect"))
                 logger.warning(f"{self.name}: :expect: {name}: {outcome} never applies: no torch "
                                "release falls in its scope", type=WARNING_TYPE, subtype="scope",
                                location=str(where))
@@ -392,6 +417,7 @@ class AutocastDemo(_Base):
             ),
             source_map=self.source_map,
             show=cast("Show", self.choice("show", "table", SHOWS)),
+            global_setup=global_setup_code(str(self.env.app.confdir), conf.global_setup),
         )
 
     def ident(self) -> str:
@@ -426,7 +452,12 @@ class AutocastDemo(_Base):
         box = nodes.container(classes=["autocast-demo"], ids=[demo.ident])
         self.set_source_info(box)
         if self.options.get("caption"):
-            box += nodes.caption(text=self.options["caption"])
+            # Inline markup as in the page's own language (``patch`` in reST, `patch` in MyST),
+            # like the captions of Sphinx's code-block.
+            caption = self.options["caption"]
+            parsed, messages = self.state.inline_text(caption, self.option_line("caption"))
+            box += nodes.caption(caption, "", *parsed)
+            box += messages
         block = nodes.literal_block(demo.code.text, demo.code.text, language="python")
         self.set_source_info(block)
         box += block

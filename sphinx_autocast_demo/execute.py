@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -41,6 +42,12 @@ if TYPE_CHECKING:
     from .state import DocState
 
 logger = logging.getLogger(__name__)
+
+
+def build_path() -> list[str]:
+    """This process's sys.path as absolute directories and archives (a run starts elsewhere)."""
+    return [os.path.abspath(p) for p in sys.path
+            if isinstance(p, str) and os.path.exists(os.path.abspath(p))]
 
 
 def pool_size(conf_jobs: int, parallel: int, available: int) -> int:
@@ -417,4 +424,7 @@ class Executor:
             # its page from here. Absolute: an included file's source is relative to where
             # sphinx-build was started.
             "page": os.path.abspath(demo.code.source),
+            # The build's sys.path, with what conf.py put in it (the documented package): the
+            # run puts the entries it lacks in front, so that a demo imports what autodoc did.
+            "path": build_path(),
         }

@@ -164,6 +164,8 @@ class Demo:
     # What the page shows: the full table, only the recorded outcomes (a demo that is not about
     # compiled against eager), or only what the snippet printed. Checks are the same for all.
     show: Show = "table"
+    # autocast_demo_global_setup, run before the page's setups (its lines are conf.py's).
+    global_setup: Code | None = None
 
     @property
     def expect_line(self) -> int:
@@ -190,9 +192,11 @@ class Demo:
         record = governing(self.expect, variant, environment)
         return record[1] if record is not None else None
 
-    def expected_output(self, variant: str) -> str | None:
-        found = dict(self.expect_output)
-        return found.get(variant, found.get("*"))
+    def expected_output(self, variant: str, environment: Environment | None = None) -> str | None:
+        """The printed output recorded for ``variant`` in ``environment``, chosen as
+        :meth:`expected` chooses (``[off[torch>=2.16]]`` over ``[off]`` over ``[*]``)."""
+        record = governing(self.expect_output, variant, environment)
+        return record[1] if record is not None else None
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,8 @@ class DocState:
 
     def codes_for(self, demo: Demo) -> list[Code]:
         """What a run of ``demo`` executes: its setups, then its own code (a cache key's code)."""
-        return [s.code for s in self.setups_for(demo)] + [demo.code]
+        first = [demo.global_setup] if demo.global_setup is not None else []
+        return first + [s.code for s in self.setups_for(demo)] + [demo.code]
 
 
 @dataclass

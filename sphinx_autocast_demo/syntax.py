@@ -74,6 +74,19 @@ def option_fields(lines: list[str]) -> tuple[list[OptionField], int]:
     return fields, len(lines)
 
 
+def unnest(lines: list[str], width: int) -> list[str]:
+    """Lines of a block nested ``width`` columns deep (in a list item, after ``- `` or ``1. ``;
+    in a block quote, after ``> ``) as they read outside it: those columns removed where they
+    hold only that nesting (spaces, ``>``), and a lazy line that does not carry it kept."""
+    if not width:
+        return lines
+    out = []
+    for line in lines:
+        head = line[:width]
+        out.append(line[width:] if not head.strip(" \t>") else line)
+    return out
+
+
 def continuation(more: list[str]) -> str:
     """Continuation lines without their common indentation, as docutils gives a field body."""
     width = min(len(line) - len(line.lstrip()) for line in more if line.strip())
@@ -258,14 +271,22 @@ def refuse_overlaps(pairs: list[tuple[str, str]]) -> None:
 
 
 def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """Blocks of expected printed output, each headed by ``[name]`` or ``[*]``."""
+    """Blocks of expected printed output, each headed by ``[name]`` or ``[*]``, optionally
+    scoped as in ``:expect:``: ``[off[torch>=2.16]]`` (kept as ``off[torch>=2.16]``)."""
     blocks: list[tuple[str, list[str]]] = []
     for line in text.splitlines():
-        header = re.match(r"^\s*\[([\w*-]+)\]\s*$", line)
+        header = re.match(r"^\s*\[([\w*-]+)\s*(?:\[([^\]]*)\])?\]\s*$", line)
         if header:
-            name = header.group(1)
+            name, scope = header.group(1), header.group(2)
             if name != "*" and name not in names:
                 raise SyntaxProblem(f"[{name}] is not a value of this demo (its values: {', '.join(names)})")
+            if scope is not None:
+                try:
+                    name = record_name(name, scope)
+                except ValueError as exc:
+                    raise SyntaxProblem(
+                        f"[{name}[{scope}]]: {str(exc) or 'nothing'!r} is not a scope; write torch "
+                        "releases and/or devices, e.g. [off[torch>=2.16]]") from None
             blocks.append((name, []))
         elif blocks:
             blocks[-1][1].append(line.strip())

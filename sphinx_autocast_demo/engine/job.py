@@ -307,6 +307,8 @@ def run_job(job: Job) -> dict[str, Any]:
     track_reads()  # (a forked run has it from the worker already; a fresh interpreter not)
     reseed()
 
+    missing = [p for p in job.get("path", ()) if p not in sys.path]
+    sys.path[:0] = missing
     texts = [*job["setup"], job["code"]]
     parts = [f"{CODE_FILE}{index}>" for index in range(len(texts))]
     if job["mode"] == "eager":

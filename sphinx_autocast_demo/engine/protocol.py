@@ -24,6 +24,7 @@ class Job(TypedDict, total=False):
     config: str  # dotted path of the config the value sets
     value: Any  # JSON; torch dtypes as {"__torch__": "bfloat16"}
     page: str  # the snippet's __file__
+    path: list[str]  # the build's sys.path (conf.py's entries): those missing go in front
     # Added by the pool:
     result_path: str  # the run's result record (JSON), written last
     data_path: str  # float64 copies of its tensors
