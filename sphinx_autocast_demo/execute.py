@@ -293,7 +293,8 @@ class Executor:
         try:
             self.start()
             if self.pool is None:
-                raise EngineError(f"torch is {self.torch}")
+                raise EngineError(f"torch is {self.torch}",
+                                  "no-torch" if self.torch == "not installed" else "")
             info = self.pool.ready()
             self.envs.here = replace(self.envs.here, device="cuda" if info.get("cuda") else "cpu")
         except EngineError as exc:
@@ -367,15 +368,16 @@ class Executor:
         if running:
             what = ", ".join(f"{item.demo.docname}:{item.demo.lineno} [{item.variant.name}, {mode}]"
                              for item, mode in running)
-            first, _, log = error.partition("\n")
-            error = f"{first.removesuffix(':')} while running {what}"
+            log = exc.log if isinstance(exc, WorkerDied) else ""
+            error = f"{exc.what if isinstance(exc, WorkerDied) else error} while running {what}"
             message = (f"autocast-demo: {error}; {len(items)} value(s) of this build's demos were "
                        "not run. A snippet must not kill or signal the process that started it "
                        "(os.getppid()); if this one does not, the worker's log says why"
                        + (f":\n{log}" if log else ""))
             location = running[0][0].demo.location
         else:
-            message, location = engine_problem(error, str(self.app.confdir), self.conf.config)
+            message, location = engine_problem(error, exc.fault, str(self.app.confdir),
+                                               self.conf.config)
         logger.error(message, type=WARNING_TYPE, subtype="engine", location=str(location))
         reason = (("not run: " if running else ENGINE_NOT_RUN) + error).splitlines()[0]
         for item in items:

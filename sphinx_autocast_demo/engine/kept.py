@@ -54,9 +54,6 @@ ANSWER_TIMEOUT = 10.0
 #: The environment variable that makes a worker a kept one: its socket and idle time (JSON).
 KEPT = "AUTOCAST_DEMO_KEPT"
 
-#: How a kept worker that refuses a build starts the line that says why, in the build's log.
-REFUSED = "autocast-demo kept worker refused this build: "
-
 
 class KeptUnavailable(Exception):
     """No kept worker here (the runtime directory is not private, the worker failed to start):
@@ -295,16 +292,6 @@ def hand_over(sock: socket.socket, fds: dict[str, int], env: dict[str, str], cwd
     with sock:
         sent = socket.send_fds(sock, [hello], list(fds.values()))
         sock.sendall(hello[sent:])  # a large environment may not go in one message
-
-
-def refusal(log: Path) -> str | None:
-    """Why a kept worker refused this build (see :func:`.kept_server._refuse`), from the build's log."""
-    try:
-        lines = log.read_text(errors="replace").splitlines()
-    except OSError:
-        return None
-    said = [line.removeprefix(REFUSED) for line in lines if line.startswith(REFUSED)]
-    return f"the kept worker refused this build: {said[-1]}" if said else None
 
 
 def serves_later(sock: Path, pid: int) -> bool:

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .imports import module_file, read_files, written_since
-from .kept import LISTEN_TIMEOUT, REFUSED, peer, warm_file
+from .kept import LISTEN_TIMEOUT, peer, warm_file
 from .processes import reaped
 
 if TYPE_CHECKING:
-    from .protocol import Kept, Ready
+    from .protocol import Kept, Ready, Refused
 
 
 @dataclass
@@ -187,10 +187,11 @@ def _changed(stamps: dict[str, tuple[int, int, int]]) -> str | None:
 
 
 def _refuse(session: Session, why: str) -> None:
-    """Serve no run of this build: say why in its log, and close its pipes (the build, its
-    events ended before any ready, starts its own worker and warns with ``why``)."""
+    """Serve no run of this build: say why in its first event, and close its pipes (the build
+    starts its own worker and warns with ``why``)."""
+    refused: Refused = {"event": "refused", "why": why}
     with contextlib.suppress(OSError):
-        os.write(session.fds["log"], f"{REFUSED}{why}\n".encode())
+        os.write(session.fds["events"], (json.dumps(refused) + "\n").encode())
     session.close()
 
 

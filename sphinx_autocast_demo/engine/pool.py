@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from . import kept
 from .channels import Channel, Waiting, above_stdio
 from .cpus import cores
-from .protocol import Job, Ready, RunRequest
+from .protocol import EngineFault, Job, Ready, RunRequest
 from .records import Finished, Run, collect, run_paths
 
 if TYPE_CHECKING:
@@ -45,15 +45,23 @@ SINGLE_THREADED = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS"
 
 
 class EngineError(Exception):
-    """The worker could not be started or died: one error for the whole build."""
+    """The worker could not be started or died: one error for the whole build. The message is
+    in words; ``fault`` says what kind of failure it is."""
+
+    def __init__(self, message: str, fault: EngineFault = "") -> None:
+        super().__init__(message)
+        self.fault: EngineFault = fault
 
 
 class WorkerDied(EngineError):
     """A zygote died (``channel``), or the worker stopped answering (None). ``running``: the
-    keys of the runs in flight in it then: one of them may have killed it."""
+    keys of the runs in flight in it then: one of them may have killed it. ``what`` is what
+    happened, ``log`` the end of the worker's log (the message is both)."""
 
-    def __init__(self, message: str, channel: Channel | None = None, blame: bool = True) -> None:
-        super().__init__(message)
+    def __init__(self, what: str, channel: Channel | None = None, blame: bool = True,
+                 log: str = "") -> None:
+        super().__init__(f"{what}:\n{log}" if log else what, fault="died")
+        self.what, self.log = what, log
         self.channel = channel
         self.blame = blame  # False: stopped from outside, no run is to blame
         self.running: list[str] = []
@@ -181,6 +189,10 @@ class WorkerPool:
                 if b"\n" in channel.pending:
                     line, _, channel.pending = channel.pending.partition(b"\n")
                     event = json.loads(line)
+                    if event.get("event") == "refused" and channel is self.warm:
+                        self._own_worker_after_all(
+                            f"the kept worker refused this build: {event.get('why')}")
+                        continue  # (the new worker's channel is read from the next round on)
                     if event.get("event") != "stopped":
                         return channel, event
                     if channel is self.warm:  # by a signal: no run is to blame
@@ -194,14 +206,13 @@ class WorkerPool:
                     continue
                 if channel is self.warm and self.proc is None and channel.ready is None:
                     # The kept worker ended (or stopped listening) before it served us.
-                    self._own_worker_after_all(kept.refusal(self.log) or
-                                               "the kept worker ended before it served this build")
+                    self._own_worker_after_all("the kept worker ended before it served this build")
                     continue
                 stopped_by = self._stopped_by()
                 if stopped_by:  # Ctrl-C or a kill reached the worker itself: no run is to blame
                     raise WorkerDied(f"the autocast-demo worker was stopped by {stopped_by}",
                                      blame=False)
-                raise WorkerDied(self._death_message(timed_out=False), channel)
+                raise self._died(timed_out=False, channel=channel)
             fds = {c.events: c for c in self._channels()}
             answer = self.answer_by  # (None once the warm worker is ready: _note_ready)
             wait = timeout if answer is None else min(timeout, max(0.0, answer - time.monotonic()))
@@ -212,7 +223,7 @@ class WorkerPool:
             if not ready and wait < timeout:  # woke before the answer's deadline
                 continue
             if not ready:
-                raise WorkerDied(self._death_message(timed_out=True))
+                raise self._died(timed_out=True)
             for fd in ready:
                 chunk = os.read(fd, 65536)
                 fds[fd].pending += chunk
@@ -244,14 +255,14 @@ class WorkerPool:
         by = {128 + signal.SIGINT: "SIGINT", 128 + signal.SIGTERM: "SIGTERM"}
         return by.get(code)
 
-    def _death_message(self, timed_out: bool) -> str:
+    def _died(self, timed_out: bool, channel: Channel | None = None) -> WorkerDied:
         what = "did not answer" if timed_out else "stopped unexpectedly"
         tail = self.log.read_text(errors="replace")[-2000:].strip()
-        return f"the autocast-demo worker {what}" + (f":\n{tail}" if tail else "")
+        return WorkerDied(f"the autocast-demo worker {what}", channel, log=tail)
 
     def _note_ready(self, channel: Channel, event: Any) -> None:
         if "error" in event:
-            raise EngineError(event["error"])
+            raise EngineError(event["error"], event.get("fault", ""))
         channel.ready = event
         if channel is self.warm:
             self.answer_by = None
@@ -296,7 +307,7 @@ class WorkerPool:
                     channel.send(self._request(run))
                 except OSError as exc:  # BrokenPipeError: it died
                     if channel is self.warm or channel.in_flight:
-                        raise WorkerDied(self._death_message(timed_out=False), channel) from exc
+                        raise self._died(timed_out=False, channel=channel) from exc
                     waiting.put_back(run)  # the eager zygote died idle: the warm worker runs it
                     self._drop_eager()
                     continue

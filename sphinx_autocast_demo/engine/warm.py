@@ -43,6 +43,7 @@ def import_stack() -> Ready:
         resolve_config(os.environ.pop("AUTOCAST_DEMO_CONFIG", DEFAULT_CONFIG))
     except (LookupError, ImportError) as exc:
         return {"error": f"torch {torch.__version__} cannot run these demos: {exc}",
+                "fault": "no-config" if isinstance(exc, LookupError) else "config-import",
                 "torch": torch.__version__}
     global _BACKEND
     _BACKEND = os.environ.pop("AUTOCAST_DEMO_BACKEND", "inductor")

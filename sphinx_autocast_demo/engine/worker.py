@@ -69,7 +69,8 @@ def imported() -> Ready:
     try:
         return import_stack()
     except Exception as exc:
-        return {"error": f"the worker could not import torch: {type(exc).__name__}: {exc}"}
+        return {"error": f"the worker could not import torch: {type(exc).__name__}: {exc}",
+                "fault": "torch-import"}
 
 
 def warmed(info: Ready, eager: tuple[int, int] | None, private: list[int],
@@ -85,7 +86,8 @@ def warmed(info: Ready, eager: tuple[int, int] | None, private: list[int],
                 eager = None
             info = warm_up(info)
     except Exception as exc:
-        info = {"error": f"the worker failed in its warm-up compile: {type(exc).__name__}: {exc}"}
+        info = {"error": f"the worker failed in its warm-up compile: {type(exc).__name__}: {exc}",
+                "fault": "warm-up"}
     finally:
         for fd in eager or ():  # no eager zygote: its channel closes, the pool sends them here
             os.close(fd)
