@@ -5,6 +5,7 @@ The reference page of the docs is generated from :data:`OPTIONS` and a test keep
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -30,6 +31,24 @@ TIMEOUT_RULE = f"a number of seconds > 0 and at most {MAX_TIMEOUT:g} (24 h)"
 TOLERANCE_RULE = "a finite number >= 0 (0: bitwise equal)"
 BUDGET_RULE = "a finite number of seconds >= 0 (0: no budget)"
 KEEP_RULE = f"a number of seconds >= 0 and at most {MAX_TIMEOUT:g} (24 h; 0: none is kept)"
+
+
+@dataclass(frozen=True)
+class Execution:
+    """``autocast_demo_execute`` (or ``AUTOCAST_DEMO_EXECUTE``), resolved once into what a
+    build may do: the build asks these, never the mode's name."""
+
+    mode: str  # one of EXECUTE_MODES
+    #: Whether demos run at all: not in "never" mode, which renders from the cache only
+    #: (whatever torch made it) and the result sets.
+    runs: bool
+    #: Whether what an earlier build made may answer this one: its cached results, a kept
+    #: worker's warm memory. Not in "force" mode, which runs everything from a fresh import.
+    reuses: bool
+
+    @classmethod
+    def of(cls, mode: str) -> Execution:
+        return cls(mode, runs=mode != "never", reuses=mode != "force")
 
 
 @dataclass(frozen=True)
@@ -148,6 +167,11 @@ class Settings:
     @property
     def tolerance(self) -> Tolerance:
         return Tolerance(grad=self.grad_tolerance, output=self.output_tolerance)
+
+    @functools.cached_property
+    def execution(self) -> Execution:
+        """:attr:`execute`, resolved (once: a frozen dataclass may cache in its ``__dict__``)."""
+        return Execution.of(self.execute)
 
 
 #: The table of :class:`Settings`, in order: registration, validation and the docs' reference.

@@ -127,11 +127,11 @@ class Executor:
 
     def start(self) -> None:
         """Start the worker early, so that torch imports while Sphinx reads the sources."""
-        if self.pool is None and self.conf.execute != "never" and self.torch != "not installed":
+        if self.pool is None and self.conf.execution.runs and self.torch != "not installed":
             jobs = pool_size(self.conf.jobs, self.app.parallel, cores())
             # "force" is a run of this build, from a fresh import of everything: a kept worker
             # holds what its modules read when it started.
-            keep = 0.0 if self.conf.execute == "force" else self.conf.keep_worker
+            keep = self.conf.keep_worker if self.conf.execution.reuses else 0.0
             logger.verbose(f"autocast-demo: {'asking a kept' if keep else 'starting the'} worker "
                            f"({jobs} runs at a time)")
             # The config the demos set, and the backend whose compile the worker warms up.
@@ -155,7 +155,7 @@ class Executor:
 
     def needs_run(self, demo: Demo, state: DocState) -> bool:
         """Whether ``demo`` would reach the worker (no usable cache entry for some variant)."""
-        if self.conf.execute == "force":
+        if not self.conf.execution.reuses:
             return True
         return any(not isinstance(entry, Entry) or not self.current(entry)
                    or self.stamps.stale(entry) for entry in self._entries(demo, state))
@@ -171,7 +171,7 @@ class Executor:
     def _entries(self, demo: Demo, state: DocState) -> Iterator[Entry | CorruptEntry | None]:
         """Each variant's cache entry (None: none; the error, for one that cannot be read: it
         runs again); nothing in "never" mode, which runs nothing whatever the cache holds."""
-        if self.conf.execute == "never":
+        if not self.conf.execution.runs:
             return
         codes = state.codes_for(demo)
         for variant in demo.variants:
@@ -221,14 +221,14 @@ class Executor:
                 environment=self.envs.here, others=self.envs.elsewhere(items),
                 made=self.envs.made_here(docname, ident),
             )
-            out.append(self.envs.shown(result, self.conf.execute == "never"))
+            out.append(self.envs.shown(result, not self.conf.execution.runs))
         return out
 
     def lookup(self, demo: Demo, variant: Variant, key: str) -> VariantResult | None:
-        never = self.conf.execute == "never"
+        never = not self.conf.execution.runs
         entry = None
         stale = None
-        if self.conf.execute != "force":
+        if self.conf.execution.reuses:
             try:
                 entry = self.cache.get(key)
                 if entry is not None and (never or self.current(entry)):
