@@ -18,6 +18,7 @@ from .check import engine_problem
 from .config import conf_line
 from .engine.cache import CorruptEntry, Entry, ResultCache
 from .engine.cpus import cores
+from .engine.isolation import Words
 from .engine.pool import EngineError, WorkerDied, WorkerPool
 from .engine.protocol import Job, Mode
 from .engine.records import Finished, Run
@@ -135,8 +136,8 @@ class Executor:
             logger.verbose(f"autocast-demo: {'asking a kept' if keep else 'starting the'} worker "
                            f"({jobs} runs at a time)")
             # The config the demos set, and the backend whose compile the worker warms up.
-            words = {"AUTOCAST_DEMO_CONFIG": self.conf.config, "AUTOCAST_DEMO_BACKEND": self.conf.backend}
-            self.pool = WorkerPool(jobs, env=words, keep=keep)
+            words = Words(config=self.conf.config, backend=self.conf.backend)
+            self.pool = WorkerPool(jobs, keep=keep, words=words)
             self._say_not_kept()
 
     def _say_not_kept(self) -> None:

@@ -33,8 +33,10 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
+from .isolation import NAMES, Words, to_env
+
 #: The per-build words of the pool's environment: a session's, never a kept worker's key.
-PER_BUILD = ("AUTOCAST_DEMO_EAGER_FDS", "AUTOCAST_DEMO_COPY_AHEAD")
+PER_BUILD = (NAMES["eager_fds"], NAMES["idle_core"])
 
 #: What a shell changes between two builds of the same environment (where it ran from, the
 #: command's path), and what Sphinx sets for the build (its project's docutils.conf): not in
@@ -52,7 +54,7 @@ LISTEN_TIMEOUT = 30.0
 ANSWER_TIMEOUT = 10.0
 
 #: The environment variable that makes a worker a kept one: its socket and idle time (JSON).
-KEPT = "AUTOCAST_DEMO_KEPT"
+KEPT = NAMES["kept"]
 
 
 class KeptUnavailable(Exception):
@@ -226,7 +228,7 @@ def connect(env: dict[str, str], idle: float) -> Joined:
                 [sys.executable, "-m", f"{__package__}.worker"],
                 # The socket by its name in the worker's directory, which is the one opened.
                 env={**{k: v for k, v in env.items() if k not in PER_BUILD},
-                     KEPT: json.dumps([name, float(idle)])},
+                     **to_env(Words(kept=(name, float(idle))))},
                 cwd=runtime.at(),  # (resolved in the child, which has the descriptor until exec)
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                 start_new_session=True,  # the terminal's Ctrl-C is for the build, not for it

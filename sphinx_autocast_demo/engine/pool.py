@@ -17,12 +17,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import kept
 from .channels import Channel, Waiting, above_stdio
 from .cpus import cores
+from .isolation import NAMES, SINGLE_THREADED, Words, to_env
 from .protocol import EngineFault, Job, Ready, RunRequest
 from .records import Finished, Run, collect, run_paths
 
@@ -34,14 +36,6 @@ STARTUP_TIMEOUT = 300.0
 
 #: Seconds a worker gets to end once its stdin closed (it kills its runs and exits at once).
 CLOSE_GRACE = 10.0
-
-
-#: Thread pools that libraries start as they are imported: numpy's OpenBLAS starts one thread
-#: per core but one when torch imports it, MKL and OpenMP runtimes likewise. A worker with
-#: threads cannot fork safely, so its imports see 1; the runs get the user's values back
-#: (``worker.restore_user_environment``).
-SINGLE_THREADED = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "MKL_NUM_THREADS",
-                   "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
 class EngineError(Exception):
@@ -78,7 +72,8 @@ class WorkerPool:
     """The worker and, while the worker warms up, its eager zygote (see
     ``worker.fork_eager_zygote``): eager runs go there, compiled runs to the warm worker."""
 
-    def __init__(self, jobs: int, env: dict[str, str] | None = None, keep: float = 0.0) -> None:
+    def __init__(self, jobs: int, env: dict[str, str] | None = None, keep: float = 0.0,
+                 words: Words | None = None) -> None:
         self.jobs = max(1, jobs)
         self.tmp = Path(tempfile.mkdtemp(prefix="autocast-demo-"))
         self.log = self.tmp / "worker.log"
@@ -93,15 +88,14 @@ class WorkerPool:
         self.eager_jobs = eager_jobs(self.jobs, cpus)
         # Prefer a fork-safe CUDA probe and single-threaded compile workers: both forked.
         child_env = {
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k not in NAMES.values()},
             **dict.fromkeys(SINGLE_THREADED, "1"),
-            "AUTOCAST_DEMO_USER_ENV": json.dumps({k: os.environ.get(k) for k in SINGLE_THREADED}),
             "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
             "TORCHINDUCTOR_COMPILE_THREADS": "1",
             "PYTHONHASHSEED": "0",
             **(env or {}),
         }
-        child_env.pop("AUTOCAST_DEMO_EAGER_FDS", None)
+        user_env = {k: os.environ.get(k) for k in SINGLE_THREADED}
         # Eager runs while the worker warms up, where a core is free of the warm-up: the pool's
         # word to the worker, as two more pipes (``worker.fork_eager_zygote``).
         ours: tuple[int, int] | None = None
@@ -110,8 +104,9 @@ class WorkerPool:
             eager_in, to_eager = os.pipe()
             from_eager, eager_out = os.pipe()
             ours, theirs = (to_eager, from_eager), (above_stdio(eager_in), above_stdio(eager_out))
-        # Waiting children copy ahead only on a core that would idle (``worker.copy_ahead``).
-        child_env["AUTOCAST_DEMO_COPY_AHEAD"] = "1" if self.jobs < cpus else "0"
+        # Waiting children copy ahead only on a core that would idle (``serving.copy_ahead``).
+        self.words = replace(words or Words(), user_env=user_env, idle_core=self.jobs < cpus)
+        child_env.update(to_env(self.words))
         self._child_env = child_env  # for a kept worker that ends before serving us
         try:
             kept = self._join_kept(child_env, keep, theirs) if keep > 0 else None
@@ -125,10 +120,16 @@ class WorkerPool:
                 os.close(fd)
         self.eager = Channel(*ours) if ours else None
 
+    @property
+    def in_session(self) -> bool:
+        """Whether a kept worker's session serves this build (else a worker of its own, ours
+        to watch and end: ``proc``)."""
+        return self.proc is None
+
     def _start(self, child_env: dict[str, str], eager: tuple[int, ...]) -> Channel:
         """This build's own worker, which ends with it."""
         if eager:
-            child_env = {**child_env, "AUTOCAST_DEMO_EAGER_FDS": ",".join(map(str, eager))}
+            child_env = {**child_env, **to_env(replace(self.words, eager_fds=(eager[0], eager[1])))}
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "sphinx_autocast_demo.engine.worker"],
@@ -204,7 +205,7 @@ class WorkerPool:
                 if channel is not self.warm and not channel.in_flight:
                     self._drop_eager()  # none was forked (or it died idle): the warm worker runs
                     continue
-                if channel is self.warm and self.proc is None and channel.ready is None:
+                if channel is self.warm and self.in_session and channel.ready is None:
                     # The kept worker ended (or stopped listening) before it served us.
                     self._own_worker_after_all("the kept worker ended before it served this build")
                     continue
@@ -353,12 +354,12 @@ class WorkerPool:
     def kept_ended(self) -> bool:
         """Whether the kept worker serving this build will serve no later one (``stop-workers``
         or a kill ended it meanwhile)."""
-        return (self.proc is None and self.joined is not None
+        return (self.in_session and self.joined is not None
                 and not kept.serves_later(self.joined.path, self.joined.pid))
 
     def close(self) -> None:
         """End the worker; it kills its children (and the eager zygote) when its stdin closes."""
-        if self.proc is None:
+        if self.proc is None:  # (in_session)
             self._leave_kept()
         else:
             self._drop_eager()
