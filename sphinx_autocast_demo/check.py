@@ -12,6 +12,7 @@ from .config import conf_line
 from .model import Finding
 
 if TYPE_CHECKING:
+    from .engine.protocol import EngineFault
     from .model import DemoResult, Location, RunRecord, SnippetError, VariantResult
 
 _NOISE = (
@@ -235,7 +236,7 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
             return Finding(
                 severity="error", subtype="crash", variants=(vr.variant.name,),
                 location=_stopped_location(result, run),
-                message=(f"the {label} run died: {run.detail}{_why(run.detail)}; find what "
+                message=(f"the {label} run died: {run.detail}{_why(run)}; find what "
                          "ends the process (the build went on without this run)" + _tail(run.output)
                          + _stopped_trace(result, run, "crashed")),
             )
@@ -313,14 +314,11 @@ def _stopped_trace(result: DemoResult, run: RunRecord, what: str) -> str:
     return f"\n  where it {what}:\n" + "\n".join(trace)
 
 
-def _why(detail: str) -> str:
+def _why(run: RunRecord) -> str:
     """What usually sends a signal to a snippet, so the writer knows where to look."""
-    for signal, why in _SIGNALS.items():
-        if detail.endswith(f"by {signal}"):
-            return f" ({why})"
-    if "exited with status" in detail:
-        return " (os._exit(), or native code that exits)"
-    return ""
+    if run.killed_by:
+        return f" ({_SIGNALS[run.killed_by]})" if run.killed_by in _SIGNALS else ""
+    return "" if run.exit_status is None else " (os._exit(), or native code that exits)"
 
 
 _SIGNALS = {
@@ -337,7 +335,8 @@ def _tail(output: str) -> str:
     return ("\n  last output: " + "\n  ".join(lines)) if lines else ""
 
 
-def engine_problem(error: str, confdir: str, config: str) -> tuple[str, Location]:
+def engine_problem(error: str, fault: EngineFault, confdir: str,
+                   config: str) -> tuple[str, Location]:
     """The one error of a build that can run no demo: what to do, and the conf.py line to see.
 
     Said once for the whole build, before any demo runs, instead of once per demo.
@@ -346,13 +345,13 @@ def engine_problem(error: str, confdir: str, config: str) -> tuple[str, Location
              "render the pages from the result cache without running anything")
     first = error.strip().splitlines()[0] if error.strip() else "the worker failed"
     setting = "autocast_demo_"
-    if "torch is not installed" in first:
+    if fault == "no-torch":
         advice = (f"torch is not installed for {sys.executable}: install it there "
                   f"(pip install 'torch>=2.9'), {never}")
-    elif "could not import torch" in first:
+    elif fault == "torch-import":
         advice = (f"{first}; torch is installed but does not import (run python -c 'import "
                   f"torch' to see why) and needs repairing, {never}")
-    elif "has no config" in first:
+    elif fault == "no-config":
         setting = "autocast_demo_config"
         advice = (f"{first}: this torch cannot set {config} (backward_pass_autocast first "
                   "shipped in torch 2.9): upgrade torch, correct autocast_demo_config, "

@@ -34,6 +34,24 @@ KEEP_RULE = f"a number of seconds >= 0 and at most {MAX_TIMEOUT:g} (24 h; 0: non
 
 
 @dataclass(frozen=True)
+class Execution:
+    """``autocast_demo_execute`` (or ``AUTOCAST_DEMO_EXECUTE``), resolved once into what a
+    build may do: the build asks these, never the mode's name."""
+
+    mode: str  # one of EXECUTE_MODES
+    #: Whether demos run at all: not in "never" mode, which renders from the cache only
+    #: (whatever torch made it) and the result sets.
+    runs: bool
+    #: Whether what an earlier build made may answer this one: its cached results, a kept
+    #: worker's warm memory. Not in "force" mode, which runs everything from a fresh import.
+    reuses: bool
+
+    @classmethod
+    def of(cls, mode: str) -> Execution:
+        return cls(mode, runs=mode != "never", reuses=mode != "force")
+
+
+@dataclass(frozen=True)
 class Option:
     """One conf.py value: everything registration, validation and the reference page need."""
 
@@ -154,6 +172,11 @@ class Settings:
     @property
     def tolerance(self) -> Tolerance:
         return Tolerance(grad=self.grad_tolerance, output=self.output_tolerance)
+
+    @functools.cached_property
+    def execution(self) -> Execution:
+        """:attr:`execute`, resolved (once: a frozen dataclass may cache in its ``__dict__``)."""
+        return Execution.of(self.execute)
 
 
 #: The table of :class:`Settings`, in order: registration, validation and the docs' reference.

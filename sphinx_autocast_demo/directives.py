@@ -7,7 +7,6 @@ leave a placeholder that :mod:`.render` fills after the build has run everything
 from __future__ import annotations
 
 import difflib
-import math
 import os
 import re
 import textwrap
@@ -18,21 +17,10 @@ from docutils.statemachine import StringList
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from . import docstrings, syntax
-from .config import (
-    BACKENDS,
-    DEVICES,
-    DTYPES,
-    TIMEOUT_RULE,
-    TOLERANCE_RULE,
-    default_dtype,
-    global_setup_code,
-    number_problem,
-    settings,
-)
+from . import docstrings, options, syntax
+from .config import Settings, default_dtype, global_setup_code, settings
 from .model import (
     DEFAULT_CONFIG,
-    SHOWS,
     WARNING_TYPE,
     Code,
     Demo,
@@ -81,9 +69,16 @@ def _text(value: str | None) -> str:
     return (value or "").strip()
 
 
+def _spec(table: tuple[options.DirectiveOption, ...]) -> _OptionSpec:
+    # Every option is read as text (a flag's too: "given" is its being in self.options); its
+    # kind is applied by options.read, so that its errors are ours, located.
+    return _OptionSpec((o.name, _text) for o in table)
+
+
 class _Base(SphinxDirective):
     has_content = True
-    known: ClassVar[tuple[str, ...]] = ()
+    table: ClassVar[tuple[options.DirectiveOption, ...]] = ()  # from options.DIRECTIVES
+    known: ClassVar[tuple[str, ...]] = ()  # the table's names
     # What to write instead of an option block that myst-parser cannot read: colon, YAML form.
     forms: ClassVar[tuple[str, str]] = ("", "")
 
@@ -317,11 +312,9 @@ class _Base(SphinxDirective):
 
 
 class AutocastDemo(_Base):
-    known = (
-        "values", "expect", "expect-output", "config", "backend", "device", "dtype",
-        "timeout", "grad-tolerance", "output-tolerance", "group", "name", "caption", "show",
-    )
-    option_spec = _OptionSpec((name, _text) for name in known)
+    table = options.DIRECTIVES["autocast-demo"]
+    known = tuple(o.name for o in table)
+    option_spec = _spec(table)
     forms = (
         ":values: off, same_as_forward\n:expect: off: matches,\n   same_as_forward: differs\n"
         ":expect-output:\n   [off]\n   16.0",
@@ -340,20 +333,12 @@ class AutocastDemo(_Base):
         state.demos[demo.ident] = demo
         return [self.container(demo)]
 
-    def number(self, name: str, default: float, rule: str) -> float:
-        raw = self.options.get(name)
-        if raw is None:
-            return default
+    def value(self, name: str, conf: Settings, default: Any = None) -> Any:
+        """Option ``name`` read and checked as :mod:`.options` declares it, located."""
         try:
-            value = float(raw)
-        except ValueError:
-            value = math.nan
-        if number_problem(rule, value):
-            why = (f"; leave the option out to use autocast_demo_timeout ({default:g} s)"
-                   if name == "timeout" else "")
-            raise _at(syntax.SyntaxProblem(f":{name}: {raw!r} must be {rule}{why}"),
-                      self.option_line(name))
-        return value
+            return options.read(options.named(self.table)[name], self.options, conf, default)
+        except syntax.SyntaxProblem as exc:
+            raise _at(exc, self.option_line(name)) from None
 
     def warn_never(self, expect: tuple[tuple[str, str], ...]) -> None:
         """A scoped record no torch release falls in checks nothing: the writer must know,
@@ -366,24 +351,14 @@ class AutocastDemo(_Base):
                                "release falls in its scope", type=WARNING_TYPE, subtype="scope",
                                location=str(where))
 
-    def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
-        value = self.options.get(name) or default
-        if value not in choices:
-            close = difflib.get_close_matches(value, choices, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise _at(syntax.SyntaxProblem(f":{name}: {value!r} is not known{hint}; choose one "
-                                           f"of {', '.join(choices)}"),
-                      self.option_line(name))
-        return value
-
     def demo(self) -> Demo:
         conf = settings(self.config)
-        device = self.choice("device", conf.device, DEVICES)
-        dtype = self.choice("dtype", conf.dtype if device == conf.device else
-                            default_dtype(device), DTYPES)
-        config = self.options.get("config") or conf.config
+        device = self.value("device", conf)
+        dtype = self.value("dtype", conf, conf.dtype if device == conf.device else
+                           default_dtype(device))
+        config = self.value("config", conf)
         try:
-            variants = syntax.parse_values(self.options.get("values") or conf.values, device, dtype,
+            variants = syntax.parse_values(self.value("values", conf), device, dtype,
                                            builtins=config == DEFAULT_CONFIG)
         except syntax.SyntaxProblem as exc:
             raise _at(exc, self.option_line("values"), "values") from None
@@ -402,21 +377,19 @@ class AutocastDemo(_Base):
             ident=self.ident(),
             lineno=self.doc_line,
             code=self.code(),
-            group=self.options.get("group") or None,
+            group=self.value("group", conf) or None,
             config=config,
             variants=variants,
             expect=expect,
             expect_output=expect_output,
-            backend=self.choice("backend", conf.backend, BACKENDS),
+            backend=self.value("backend", conf),
             device=device,
             dtype=dtype,
-            timeout=self.number("timeout", conf.timeout, TIMEOUT_RULE),
-            tolerance=Tolerance(
-                grad=self.number("grad-tolerance", conf.tolerance.grad, TOLERANCE_RULE),
-                output=self.number("output-tolerance", conf.tolerance.output, TOLERANCE_RULE),
-            ),
+            timeout=self.value("timeout", conf),
+            tolerance=Tolerance(grad=self.value("grad-tolerance", conf),
+                                output=self.value("output-tolerance", conf)),
             source_map=self.source_map,
-            show=cast("Show", self.choice("show", "table", SHOWS)),
+            show=cast("Show", self.value("show", conf)),
             global_setup=global_setup_code(str(self.env.app.confdir), conf.global_setup),
         )
 
@@ -468,8 +441,9 @@ class AutocastDemo(_Base):
 class AutocastDemoSetup(_Base):
     """Code that runs before the demos of its page (or of ``:group:``), hidden unless ``:show:``."""
 
-    known = ("group", "show")
-    option_spec = _OptionSpec((name, _text) for name in known)
+    table = options.DIRECTIVES["autocast-demo-setup"]
+    known = tuple(o.name for o in table)
+    option_spec = _spec(table)
     forms = (":group: fp16\n:show:", "---\ngroup: fp16\nshow:\n---")
 
     def make(self) -> list[nodes.Node]:

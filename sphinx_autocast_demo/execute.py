@@ -19,6 +19,7 @@ from .check import engine_problem
 from .config import conf_line
 from .engine.cache import CorruptEntry, Entry, ResultCache
 from .engine.cpus import cores
+from .engine.isolation import Words
 from .engine.pool import EngineError, WorkerDied, WorkerPool
 from .engine.protocol import Job, Mode
 from .engine.records import Finished, Run
@@ -134,16 +135,16 @@ class Executor:
 
     def start(self) -> None:
         """Start the worker early, so that torch imports while Sphinx reads the sources."""
-        if self.pool is None and self.conf.execute != "never" and self.torch != "not installed":
+        if self.pool is None and self.conf.execution.runs and self.torch != "not installed":
             jobs = pool_size(self.conf.jobs, self.app.parallel, cores())
             # "force" is a run of this build, from a fresh import of everything: a kept worker
             # holds what its modules read when it started.
-            keep = 0.0 if self.conf.execute == "force" else self.conf.keep_worker
+            keep = self.conf.keep_worker if self.conf.execution.reuses else 0.0
             logger.verbose(f"autocast-demo: {'asking a kept' if keep else 'starting the'} worker "
                            f"({jobs} runs at a time)")
             # The config the demos set, and the backend whose compile the worker warms up.
-            words = {"AUTOCAST_DEMO_CONFIG": self.conf.config, "AUTOCAST_DEMO_BACKEND": self.conf.backend}
-            self.pool = WorkerPool(jobs, env=words, keep=keep)
+            words = Words(config=self.conf.config, backend=self.conf.backend)
+            self.pool = WorkerPool(jobs, keep=keep, words=words)
             self._say_not_kept()
 
     def _say_not_kept(self) -> None:
@@ -162,7 +163,7 @@ class Executor:
 
     def needs_run(self, demo: Demo, state: DocState) -> bool:
         """Whether ``demo`` would reach the worker (no usable cache entry for some variant)."""
-        if self.conf.execute == "force":
+        if not self.conf.execution.reuses:
             return True
         return any(not isinstance(entry, Entry) or not self.current(entry)
                    or self.stamps.stale(entry) for entry in self._entries(demo, state))
@@ -178,7 +179,7 @@ class Executor:
     def _entries(self, demo: Demo, state: DocState) -> Iterator[Entry | CorruptEntry | None]:
         """Each variant's cache entry (None: none; the error, for one that cannot be read: it
         runs again); nothing in "never" mode, which runs nothing whatever the cache holds."""
-        if self.conf.execute == "never":
+        if not self.conf.execution.runs:
             return
         codes = state.codes_for(demo)
         for variant in demo.variants:
@@ -228,14 +229,14 @@ class Executor:
                 environment=self.envs.here, others=self.envs.elsewhere(items),
                 made=self.envs.made_here(docname, ident),
             )
-            out.append(self.envs.shown(result, self.conf.execute == "never"))
+            out.append(self.envs.shown(result, not self.conf.execution.runs))
         return out
 
     def lookup(self, demo: Demo, variant: Variant, key: str) -> VariantResult | None:
-        never = self.conf.execute == "never"
+        never = not self.conf.execution.runs
         entry = None
         stale = None
-        if self.conf.execute != "force":
+        if self.conf.execution.reuses:
             try:
                 entry = self.cache.get(key)
                 if entry is not None and (never or self.current(entry)):
@@ -300,7 +301,8 @@ class Executor:
         try:
             self.start()
             if self.pool is None:
-                raise EngineError(f"torch is {self.torch}")
+                raise EngineError(f"torch is {self.torch}",
+                                  "no-torch" if self.torch == "not installed" else "")
             info = self.pool.ready()
             self.envs.here = replace(self.envs.here, device="cuda" if info.get("cuda") else "cpu")
         except EngineError as exc:
@@ -374,15 +376,16 @@ class Executor:
         if running:
             what = ", ".join(f"{item.demo.docname}:{item.demo.lineno} [{item.variant.name}, {mode}]"
                              for item, mode in running)
-            first, _, log = error.partition("\n")
-            error = f"{first.removesuffix(':')} while running {what}"
+            log = exc.log if isinstance(exc, WorkerDied) else ""
+            error = f"{exc.what if isinstance(exc, WorkerDied) else error} while running {what}"
             message = (f"autocast-demo: {error}; {len(items)} value(s) of this build's demos were "
                        "not run. A snippet must not kill or signal the process that started it "
                        "(os.getppid()); if this one does not, the worker's log says why"
                        + (f":\n{log}" if log else ""))
             location = running[0][0].demo.location
         else:
-            message, location = engine_problem(error, str(self.app.confdir), self.conf.config)
+            message, location = engine_problem(error, exc.fault, str(self.app.confdir),
+                                               self.conf.config)
         logger.error(message, type=WARNING_TYPE, subtype="engine", location=str(location))
         reason = (("not run: " if running else ENGINE_NOT_RUN) + error).splitlines()[0]
         for item in items:

@@ -244,6 +244,10 @@ class RunRecord:
     # Values the snippet gave the varied config itself, other than the row's (their repr): the
     # row ran under those too, and says so.
     config_set: tuple[str, ...] = ()
+    # For crashed: how its process ended, as data: the signal that killed it (``SIGSEGV``), or
+    # the status it exited with (None: it did not, or its result could not be read).
+    killed_by: str = ""
+    exit_status: int | None = None
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,7 @@ def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[s
     whose content changed, and, after a torch upgrade, all."""
     b, docs = build(app), all_docs(env)
     b.edited = set(added) | set(changed)  # before_read() starts the worker early for them
-    if state(env).fingerprint != fingerprint(b) or b.settings.execute == "force":
+    if state(env).fingerprint != fingerprint(b) or not b.settings.execution.reuses:
         return [d for d, s in docs.items() if s.demos and d not in removed]
     return [d for d, s in docs.items()
             if d not in removed and (s.failed or any(f for r in s.results.values() for f in r.findings)

@@ -12,6 +12,7 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
@@ -70,9 +71,9 @@ def build(src: Path, env: dict[str, str] | None = None, torch: str | None = None
     starts: list[int] = []
 
     class CountingPool(execute.WorkerPool):
-        def __init__(self, jobs: int, env: dict[str, str] | None = None, keep: float = 0) -> None:
+        def __init__(self, jobs: int, *args: Any, **kwargs: Any) -> None:
             starts.append(jobs)
-            super().__init__(jobs, env, keep)
+            super().__init__(jobs, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(execute, "WorkerPool", CountingPool)

@@ -21,10 +21,11 @@ import textwrap
 import pytest
 from conftest import kernel_can_collapse, kernel_can_populate
 
+from sphinx_autocast_demo.engine.isolation import take
 from sphinx_autocast_demo.engine.pool import WorkerPool
 from sphinx_autocast_demo.engine.processes import PAGE, prefault, written_pages
 from sphinx_autocast_demo.engine.records import Finished, Run
-from sphinx_autocast_demo.engine.worker import copy_ahead
+from sphinx_autocast_demo.engine.serving import copy_ahead
 
 CODE = textwrap.dedent("""\
     import torch
@@ -119,11 +120,11 @@ def test_copying_ahead_stops_when_the_run_comes_and_can_be_turned_off(buffer, mo
         os.close(read)
         os.close(write)
     # The switch is asked once, where the worker decides; the pool's word is "a core idles".
-    monkeypatch.setenv("AUTOCAST_DEMO_COPY_AHEAD", "1")
-    assert copy_ahead() is kernel_can_populate()
-    monkeypatch.setenv("AUTOCAST_DEMO_COPY_AHEAD", "1")
+    idle_core = take({"AUTOCAST_DEMO_COPY_AHEAD": "1"}).idle_core
+    assert copy_ahead(idle_core) is kernel_can_populate()
+    assert copy_ahead(take({"AUTOCAST_DEMO_COPY_AHEAD": "0"}).idle_core) is False
     monkeypatch.setenv("AUTOCAST_DEMO_PREFAULT", "0")
-    assert copy_ahead() is False
+    assert copy_ahead(idle_core) is False
 
 
 def runs(rounds: int) -> list[Run]:

@@ -2,9 +2,9 @@
 
 ``.. autocast-demo-reference:: conf`` lists :data:`sphinx_autocast_demo.config.OPTIONS`;
 ``.. autocast-demo-reference:: autocast-demo`` (or ``autocast-demo-setup``,
-``autocast-demo-summary``) lists a directive's options from its ``known`` tuple, described by
-:data:`DESCRIPTIONS` below. An option the code has and this file does not describe (or the other
-way round) is a warning, and the docs build runs with ``-W``: the page cannot drift.
+``autocast-demo-summary``) lists a directive's options from
+:data:`sphinx_autocast_demo.options.DIRECTIVES`, the table the directives read their options
+by: the page cannot drift from the code.
 """
 
 from __future__ import annotations
@@ -15,64 +15,12 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from sphinx_autocast_demo import config, directives, summary
+from sphinx_autocast_demo import config, options
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
 logger = logging.getLogger(__name__)
-
-#: option -> (what to write, default, what it does). Defaults that follow a conf value name it.
-DESCRIPTIONS: dict[str, dict[str, tuple[str, str, str]]] = {
-    "autocast-demo": {
-        "values": ("comma-separated values", "``autocast_demo_values``",
-                   "Values the demo runs under: ``same_as_forward``, ``off``, ``autocast`` (the "
-                   "forward's own autocast as a one-item kwargs list), or ``name=<Python literal>``, "
-                   "e.g. ``fp16=[{\"device_type\": \"cpu\", \"dtype\": torch.float16}]``."),
-        "expect": ("``value: outcome`` pairs", "none (warns with the line to add)",
-                   "What compiled does against eager under each value: ``matches``, ``differs`` "
-                   "or ``raises <ExceptionName>``; ``*`` stands for every value."),
-        "expect-output": ("``[value]`` blocks", "none",
-                          "The printed output of the compiled run, per value (``[*]`` for all); "
-                          "addresses, timings and warning locations are normalised away."),
-        "config": ("dotted path", "``autocast_demo_config``",
-                   "Another compile-time config to vary; its values must then be written "
-                   "``name=literal``."),
-        "backend": ("``aot_eager``, ``inductor``, ``eager``", "``autocast_demo_backend``",
-                    "Backend for the ``torch.compile`` calls of the snippet that name none."),
-        "device": ("``cpu``, ``cuda``", "``autocast_demo_device``",
-                   "Device of the ``autocast`` value; ``cuda`` runs in a fresh interpreter."),
-        "dtype": ("``bfloat16``, ``float16``, ``float32``", "``autocast_demo_dtype``",
-                  "Autocast dtype of the ``autocast`` value."),
-        "timeout": ("seconds, > 0 and at most 86400 (24 h)", "``autocast_demo_timeout``",
-                    "How long one run (one value, compiled or eager) may take."),
-        "grad-tolerance": ("number >= 0", "``autocast_demo_grad_tolerance``",
-                           "Gradients match when ``|c - e| <= tol * (1 + |e|)``; 0 is bitwise."),
-        "output-tolerance": ("number >= 0", "``autocast_demo_output_tolerance``",
-                             "The same for every other tensor."),
-        "group": ("name", "none",
-                  "Run only the setup blocks of this group (and the page's ungrouped ones)."),
-        "name": ("HTML id", "``autocast-demo-N``",
-                 "The demo's id: links (and the compatibility matrix) point at it."),
-        "caption": ("text", "none", "A caption shown above the code, and used by the matrix."),
-        "show": ("``table``, ``record``, ``outputs``", "``table``",
-                 "What the page shows of the results: the full table; only each value's outcome "
-                 "and whether the record holds (for a demo that is not about compiled against "
-                 "eager); or only what the snippet printed. The checks are the same."),
-    },
-    "autocast-demo-setup": {
-        "group": ("name", "none (every demo of the page)",
-                  "Run this code only before the demos of this group."),
-        "show": ("flag", "hidden", "Show the setup code in the page."),
-    },
-    "autocast-demo-summary": {},
-}
-
-CLASSES: dict[str, Any] = {
-    "autocast-demo": directives.AutocastDemo,
-    "autocast-demo-setup": directives.AutocastDemoSetup,
-    "autocast-demo-summary": summary.AutocastDemoSummary,
-}
 
 
 def _plain_bars(text: str) -> str:
@@ -84,15 +32,11 @@ def _choices(choices: tuple[str, ...]) -> str:
     return (" One of " + ", ".join(f"``{c!r}``" for c in choices) + ".") if choices else ""
 
 
-def known_options(directive: str) -> tuple[str, ...]:
-    return tuple(getattr(CLASSES[directive], "known", ()) or ())
-
-
-def drift(directive: str) -> list[str]:
-    """Options the code and :data:`DESCRIPTIONS` disagree on, in words (empty: in sync)."""
-    code, doc = set(known_options(directive)), set(DESCRIPTIONS.get(directive, {}))
-    return ([f":{o}: is an option of {directive} but is not described" for o in sorted(code - doc)]
-            + [f":{o}: is described but {directive} has no such option" for o in sorted(doc - code)])
+def rows(directive: str) -> list[list[str]]:
+    """The reference table of a directive's options: option, what to write, default, what it
+    does."""
+    return [[f"``:{o.name}:``", o.shown_syntax, o.shown_default, o.description]
+            for o in options.DIRECTIVES[directive]]
 
 
 class Reference(SphinxDirective):
@@ -127,17 +71,14 @@ class Reference(SphinxDirective):
                      f"``{o.default!r}``", _plain_bars(o.description) + _choices(o.choices)]
                     for o in config.OPTIONS]
             return [self.table(["name", "type", "default", "what it does"], rows, [26, 10, 20, 60])]
-        if what not in CLASSES:
+        if what not in options.DIRECTIVES:
             logger.warning(f"autocast-demo-reference: unknown argument {what!r}",
                            location=self.get_location())
             return []
-        for problem in drift(what):
-            logger.warning(f"autocast-demo-reference: {problem}", location=self.get_location())
-        described = DESCRIPTIONS.get(what, {})
-        if not known_options(what):
+        if not options.DIRECTIVES[what]:
             return [nodes.paragraph(text=f"{what} takes no options.")]
-        rows = [[f"``:{o}:``", *described.get(o, ("?", "?", "?"))] for o in known_options(what)]
-        return [self.table(["option", "value", "default", "what it does"], rows, [18, 20, 22, 50])]
+        return [self.table(["option", "value", "default", "what it does"], rows(what),
+                           [18, 20, 22, 50])]
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

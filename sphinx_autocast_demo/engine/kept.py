@@ -33,8 +33,10 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
+from .isolation import NAMES, Words, to_env
+
 #: The per-build words of the pool's environment: a session's, never a kept worker's key.
-PER_BUILD = ("AUTOCAST_DEMO_EAGER_FDS", "AUTOCAST_DEMO_COPY_AHEAD")
+PER_BUILD = (NAMES["eager_fds"], NAMES["idle_core"])
 
 #: What a shell changes between two builds of the same environment (where it ran from, the
 #: command's path), and what Sphinx sets for the build (its project's docutils.conf): not in
@@ -52,10 +54,7 @@ LISTEN_TIMEOUT = 30.0
 ANSWER_TIMEOUT = 10.0
 
 #: The environment variable that makes a worker a kept one: its socket and idle time (JSON).
-KEPT = "AUTOCAST_DEMO_KEPT"
-
-#: How a kept worker that refuses a build starts the line that says why, in the build's log.
-REFUSED = "autocast-demo kept worker refused this build: "
+KEPT = NAMES["kept"]
 
 
 class KeptUnavailable(Exception):
@@ -232,7 +231,7 @@ def connect(env: dict[str, str], idle: float) -> Joined:
                 [sys.executable, "-m", f"{__package__}.worker"],
                 # The socket by its name in the worker's directory, which is the one opened.
                 env={**{k: v for k, v in env.items() if k not in PER_BUILD},
-                     KEPT: json.dumps([name, float(idle)])},
+                     **to_env(Words(kept=(name, float(idle))))},
                 cwd=runtime.at(),  # (resolved in the child, which has the descriptor until exec)
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                 start_new_session=True,  # the terminal's Ctrl-C is for the build, not for it
@@ -362,16 +361,6 @@ def hand_over(sock: socket.socket, fds: dict[str, int], env: dict[str, str], cwd
     with sock:
         sent = socket.send_fds(sock, [hello], list(fds.values()))
         sock.sendall(hello[sent:])  # a large environment may not go in one message
-
-
-def refusal(log: Path) -> str | None:
-    """Why a kept worker refused this build (see :func:`.kept_server._refuse`), from the build's log."""
-    try:
-        lines = log.read_text(errors="replace").splitlines()
-    except OSError:
-        return None
-    said = [line.removeprefix(REFUSED) for line in lines if line.startswith(REFUSED)]
-    return f"the kept worker refused this build: {said[-1]}" if said else None
 
 
 def serves_later(sock: Path, pid: int) -> bool:

@@ -3,8 +3,9 @@ then forks a session for every build that hands it its pipes, until no build cam
 time or ``stop-workers`` removed its socket. It refuses a build, and ends, when a module it
 imported has changed since (:func:`_changed`): its memory holds the old one.
 
-Started as ``python -m sphinx_autocast_demo.engine.worker`` with ``AUTOCAST_DEMO_KEPT`` set
-(:func:`.worker.main` calls :func:`serve`).
+Started as ``python -m sphinx_autocast_demo.engine.worker`` with the word ``kept`` set
+(:class:`.isolation.Words`; :func:`.worker.main` calls :func:`serve`). Its life after the
+imports is a per-build worker's (:mod:`.serving`).
 """
 
 from __future__ import annotations
@@ -15,16 +16,18 @@ import os
 import socket
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .imports import module_file, read_files, written_since
-from .kept import LISTEN_TIMEOUT, REFUSED, peer, warm_file
+from .isolation import Words, restore_user_environment, take
+from .kept import LISTEN_TIMEOUT, peer, warm_file
 from .processes import reaped
+from .serving import copy_ahead, imported, serve_runs, warmed
 
 if TYPE_CHECKING:
-    from .protocol import Kept, Ready
+    from .protocol import Kept, Ready, Refused
 
 
 @dataclass
@@ -68,10 +71,10 @@ def _accept(listener: socket.socket, timeout: float) -> Session | None:
         return None
 
 
-def serve(path: Path, idle: float) -> int:
+def serve(path: Path, idle: float, words: Words) -> int:
     """Import, warm up, then fork a session for every build that connects, until none came
-    for ``idle`` seconds (and no session is left) or the socket was removed."""
-    from .worker import imported, warmed  # (worker imports this module)
+    for ``idle`` seconds (and no session is left) or the socket was removed. ``words``: those
+    of the build that started us (see :mod:`.isolation`)."""
 
     os.dup2(2, 1)  # stray prints (torch's warnings) into the log
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -79,7 +82,7 @@ def serve(path: Path, idle: float) -> int:
     listener.listen(16)
     bound = _identity(path)
     begun = time.time_ns()
-    info = imported()
+    info = imported(words)
     session = _accept(listener, timeout=LISTEN_TIMEOUT)  # the build that started us
     if session is None:
         return _leave(path, bound)
@@ -87,8 +90,8 @@ def serve(path: Path, idle: float) -> int:
     # not die with us (the build may go on with a worker of its own).
     eager = (session.fds.pop("eager_in"), session.fds.pop("eager_out")) \
         if "eager_in" in session.fds else None
-    info, _ = warmed(info, eager, private=[listener.fileno(), *session.fds.values()],
-                     with_parent=False)
+    info, _ = warmed(info, replace(words, eager_fds=eager),
+                     private=[listener.fileno(), *session.fds.values()], with_parent=False)
     if "error" in info or not info["fork"]:
         # Nothing to keep (or unsafe to fork): serve the one build, here, as its own worker
         # would, and no other (their pipes end unanswered: they start their own).
@@ -187,10 +190,11 @@ def _changed(stamps: dict[str, tuple[int, int, int]]) -> str | None:
 
 
 def _refuse(session: Session, why: str) -> None:
-    """Serve no run of this build: say why in its log, and close its pipes (the build, its
-    events ended before any ready, starts its own worker and warns with ``why``)."""
+    """Serve no run of this build: say why in its first event, and close its pipes (the build
+    starts its own worker and warns with ``why``)."""
+    refused: Refused = {"event": "refused", "why": why}
     with contextlib.suppress(OSError):
-        os.write(session.fds["log"], f"{REFUSED}{why}\n".encode())
+        os.write(session.fds["events"], (json.dumps(refused) + "\n").encode())
     session.close()
 
 
@@ -204,16 +208,13 @@ def _leave(path: Path, identity: tuple[int, int, int]) -> int:
 def _session(session: Session, info: Ready, kept: Kept | None) -> int:
     """Serve one build on its pipes, as a per-build worker does after its warm-up (``kept``:
     None where the kept worker serves this one build only, itself)."""
-    from .worker import copy_ahead, restore_user_environment, serve_runs
-
     # The build's environment and directory, as its own worker would have them: what a shell
     # changes between builds is not in the key, and a run may read it.
     os.environ.clear()
     os.environ.update(session.env)
-    for word in ("AUTOCAST_DEMO_CONFIG", "AUTOCAST_DEMO_BACKEND"):  # the build's to the worker
-        os.environ.pop(word, None)  # (import_stack)
-    ahead = copy_ahead()  # (the pool's word, as to its own worker)
-    restore_user_environment()
+    words = take(os.environ)  # the build's to its worker, as to its own worker
+    ahead = copy_ahead(words.idle_core)
+    restore_user_environment(words.user_env)
     os.chdir(session.cwd)
     fds = session.fds
     log = fds.pop("log")

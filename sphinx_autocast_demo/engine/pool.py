@@ -17,13 +17,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import kept
 from .channels import Channel, Waiting, above_stdio
 from .cpus import cores
-from .protocol import Job, Ready, RunRequest
+from .isolation import NAMES, SINGLE_THREADED, Words, to_env
+from .protocol import EngineFault, Job, Ready, RunRequest
 from .records import Finished, Run, collect, run_paths
 
 if TYPE_CHECKING:
@@ -36,24 +38,24 @@ STARTUP_TIMEOUT = 300.0
 CLOSE_GRACE = 10.0
 
 
-#: Thread pools that libraries start as they are imported: numpy's OpenBLAS starts one thread
-#: per core but one when torch imports it, MKL and OpenMP runtimes likewise. A worker with
-#: threads cannot fork safely, so its imports see 1; the runs get the user's values back
-#: (``worker.restore_user_environment``).
-SINGLE_THREADED = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "MKL_NUM_THREADS",
-                   "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
-
-
 class EngineError(Exception):
-    """The worker could not be started or died: one error for the whole build."""
+    """The worker could not be started or died: one error for the whole build. The message is
+    in words; ``fault`` says what kind of failure it is."""
+
+    def __init__(self, message: str, fault: EngineFault = "") -> None:
+        super().__init__(message)
+        self.fault: EngineFault = fault
 
 
 class WorkerDied(EngineError):
     """A zygote died (``channel``), or the worker stopped answering (None). ``running``: the
-    keys of the runs in flight in it then: one of them may have killed it."""
+    keys of the runs in flight in it then: one of them may have killed it. ``what`` is what
+    happened, ``log`` the end of the worker's log (the message is both)."""
 
-    def __init__(self, message: str, channel: Channel | None = None, blame: bool = True) -> None:
-        super().__init__(message)
+    def __init__(self, what: str, channel: Channel | None = None, blame: bool = True,
+                 log: str = "") -> None:
+        super().__init__(f"{what}:\n{log}" if log else what, fault="died")
+        self.what, self.log = what, log
         self.channel = channel
         self.blame = blame  # False: stopped from outside, no run is to blame
         self.running: list[str] = []
@@ -70,7 +72,8 @@ class WorkerPool:
     """The worker and, while the worker warms up, its eager zygote (see
     ``worker.fork_eager_zygote``): eager runs go there, compiled runs to the warm worker."""
 
-    def __init__(self, jobs: int, env: dict[str, str] | None = None, keep: float = 0.0) -> None:
+    def __init__(self, jobs: int, env: dict[str, str] | None = None, keep: float = 0.0,
+                 words: Words | None = None) -> None:
         self.jobs = max(1, jobs)
         self.tmp = Path(tempfile.mkdtemp(prefix="autocast-demo-"))
         self.log = self.tmp / "worker.log"
@@ -85,15 +88,14 @@ class WorkerPool:
         self.eager_jobs = eager_jobs(self.jobs, cpus)
         # Prefer a fork-safe CUDA probe and single-threaded compile workers: both forked.
         child_env = {
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if k not in NAMES.values()},
             **dict.fromkeys(SINGLE_THREADED, "1"),
-            "AUTOCAST_DEMO_USER_ENV": json.dumps({k: os.environ.get(k) for k in SINGLE_THREADED}),
             "PYTORCH_NVML_BASED_CUDA_CHECK": "1",
             "TORCHINDUCTOR_COMPILE_THREADS": "1",
             "PYTHONHASHSEED": "0",
             **(env or {}),
         }
-        child_env.pop("AUTOCAST_DEMO_EAGER_FDS", None)
+        user_env = {k: os.environ.get(k) for k in SINGLE_THREADED}
         # Eager runs while the worker warms up, where a core is free of the warm-up: the pool's
         # word to the worker, as two more pipes (``worker.fork_eager_zygote``).
         ours: tuple[int, int] | None = None
@@ -102,8 +104,9 @@ class WorkerPool:
             eager_in, to_eager = os.pipe()
             from_eager, eager_out = os.pipe()
             ours, theirs = (to_eager, from_eager), (above_stdio(eager_in), above_stdio(eager_out))
-        # Waiting children copy ahead only on a core that would idle (``worker.copy_ahead``).
-        child_env["AUTOCAST_DEMO_COPY_AHEAD"] = "1" if self.jobs < cpus else "0"
+        # Waiting children copy ahead only on a core that would idle (``serving.copy_ahead``).
+        self.words = replace(words or Words(), user_env=user_env, idle_core=self.jobs < cpus)
+        child_env.update(to_env(self.words))
         self._child_env = child_env  # for a kept worker that ends before serving us
         try:
             kept = self._join_kept(child_env, keep, theirs) if keep > 0 else None
@@ -117,10 +120,16 @@ class WorkerPool:
                 os.close(fd)
         self.eager = Channel(*ours) if ours else None
 
+    @property
+    def in_session(self) -> bool:
+        """Whether a kept worker's session serves this build (else a worker of its own, ours
+        to watch and end: ``proc``)."""
+        return self.proc is None
+
     def _start(self, child_env: dict[str, str], eager: tuple[int, ...]) -> Channel:
         """This build's own worker, which ends with it."""
         if eager:
-            child_env = {**child_env, "AUTOCAST_DEMO_EAGER_FDS": ",".join(map(str, eager))}
+            child_env = {**child_env, **to_env(replace(self.words, eager_fds=(eager[0], eager[1])))}
         with open(self.log, "wb") as log:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "sphinx_autocast_demo.engine.worker"],
@@ -181,6 +190,10 @@ class WorkerPool:
                 if b"\n" in channel.pending:
                     line, _, channel.pending = channel.pending.partition(b"\n")
                     event = json.loads(line)
+                    if event.get("event") == "refused" and channel is self.warm:
+                        self._own_worker_after_all(
+                            f"the kept worker refused this build: {event.get('why')}")
+                        continue  # (the new worker's channel is read from the next round on)
                     if event.get("event") != "stopped":
                         return channel, event
                     if channel is self.warm:  # by a signal: no run is to blame
@@ -192,16 +205,15 @@ class WorkerPool:
                 if channel is not self.warm and not channel.in_flight:
                     self._drop_eager()  # none was forked (or it died idle): the warm worker runs
                     continue
-                if channel is self.warm and self.proc is None and channel.ready is None:
+                if channel is self.warm and self.in_session and channel.ready is None:
                     # The kept worker ended (or stopped listening) before it served us.
-                    self._own_worker_after_all(kept.refusal(self.log) or
-                                               "the kept worker ended before it served this build")
+                    self._own_worker_after_all("the kept worker ended before it served this build")
                     continue
                 stopped_by = self._stopped_by()
                 if stopped_by:  # Ctrl-C or a kill reached the worker itself: no run is to blame
                     raise WorkerDied(f"the autocast-demo worker was stopped by {stopped_by}",
                                      blame=False)
-                raise WorkerDied(self._death_message(timed_out=False), channel)
+                raise self._died(timed_out=False, channel=channel)
             fds = {c.events: c for c in self._channels()}
             answer = self.answer_by  # (None once the warm worker is ready: _note_ready)
             wait = timeout if answer is None else min(timeout, max(0.0, answer - time.monotonic()))
@@ -212,7 +224,7 @@ class WorkerPool:
             if not ready and wait < timeout:  # woke before the answer's deadline
                 continue
             if not ready:
-                raise WorkerDied(self._death_message(timed_out=True))
+                raise self._died(timed_out=True)
             for fd in ready:
                 chunk = os.read(fd, 65536)
                 fds[fd].pending += chunk
@@ -244,14 +256,14 @@ class WorkerPool:
         by = {128 + signal.SIGINT: "SIGINT", 128 + signal.SIGTERM: "SIGTERM"}
         return by.get(code)
 
-    def _death_message(self, timed_out: bool) -> str:
+    def _died(self, timed_out: bool, channel: Channel | None = None) -> WorkerDied:
         what = "did not answer" if timed_out else "stopped unexpectedly"
         tail = self.log.read_text(errors="replace")[-2000:].strip()
-        return f"the autocast-demo worker {what}" + (f":\n{tail}" if tail else "")
+        return WorkerDied(f"the autocast-demo worker {what}", channel, log=tail)
 
     def _note_ready(self, channel: Channel, event: Any) -> None:
         if "error" in event:
-            raise EngineError(event["error"])
+            raise EngineError(event["error"], event.get("fault", ""))
         channel.ready = event
         if channel is self.warm:
             self.answer_by = None
@@ -296,7 +308,7 @@ class WorkerPool:
                     channel.send(self._request(run))
                 except OSError as exc:  # BrokenPipeError: it died
                     if channel is self.warm or channel.in_flight:
-                        raise WorkerDied(self._death_message(timed_out=False), channel) from exc
+                        raise self._died(timed_out=False, channel=channel) from exc
                     waiting.put_back(run)  # the eager zygote died idle: the warm worker runs it
                     self._drop_eager()
                     continue
@@ -342,12 +354,12 @@ class WorkerPool:
     def kept_ended(self) -> bool:
         """Whether the kept worker serving this build will serve no later one (``stop-workers``
         or a kill ended it meanwhile)."""
-        return (self.proc is None and self.joined is not None
+        return (self.in_session and self.joined is not None
                 and not kept.serves_later(self.joined.path, self.joined.pid))
 
     def close(self) -> None:
         """End the worker; it kills its children (and the eager zygote) when its stdin closes."""
-        if self.proc is None:
+        if self.proc is None:  # (in_session)
             self._leave_kept()
         else:
             self._drop_eager()

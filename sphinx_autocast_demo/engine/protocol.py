@@ -11,6 +11,14 @@ from typing import Any, Literal, TypedDict
 
 Mode = Literal["compiled", "eager"]
 
+#: Why a worker cannot run this build's demos (:class:`Ready`'s ``fault``, the build's
+#: ``EngineError.fault``): ``no-torch``, torch is not installed for the build's Python;
+#: ``torch-import``, torch is installed but does not import; ``no-config``, this torch has no
+#: such config; ``config-import``, the config's module does not import; ``warm-up``, the
+#: warm-up compile failed; ``died``, the worker died or stopped answering.
+EngineFault = Literal["", "no-torch", "torch-import", "no-config", "config-import", "warm-up",
+                      "died"]
+
 
 class Job(TypedDict, total=False):
     """What one run executes (:func:`.job.run_job`): the build fills the first part, the pool
@@ -64,8 +72,17 @@ class Ready(TypedDict, total=False):
     fork: bool  # False: every run starts a new interpreter (see ``threads``)
     threads: list[str]  # the threads that made forking unsafe
     huge_pages: int  # MiB of the zygote on 2 MiB pages (cheaper forks); 0 where unsupported
-    error: str  # the worker cannot run demos (torch missing, config unknown)
+    error: str  # the worker cannot run demos (torch missing, config unknown), in words
+    fault: EngineFault  # the same as data: what the build advises turns on it
     kept: Kept  # a session of a kept worker served this build (absent: a worker of its own)
+
+
+class Refused(TypedDict):
+    """Kept worker -> build, instead of a ready: it serves no run of this build (a module it
+    imported has changed since), and why; the build starts a worker of its own."""
+
+    event: Literal["refused"]
+    why: str
 
 
 class Exit(TypedDict):

@@ -89,9 +89,11 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
             record = RunRecord(status="crashed", output=output, seconds=seconds,
                                detail=f"its result could not be read: {exc}")
     else:
-        detail = _describe_exit(event["returncode"])
+        code = event["returncode"]
+        detail = _describe_exit(code)
         record = RunRecord(
             status="crashed", output=output, seconds=seconds, detail=detail,
+            killed_by=signal_name(code), exit_status=code if code >= 0 else None,
             error=_stopped_at(paths["stack_path"], run.job, "Crash", detail),
         )
     shutil.rmtree(paths.pop("cwd"), ignore_errors=True)
@@ -158,11 +160,18 @@ def _stopped_at(path: Path, job: Job, kind: str, detail: str) -> SnippetError | 
     return None
 
 
+def signal_name(returncode: int) -> str:
+    """``SIGSEGV`` for a process's returncode -11 (``signal 99`` for one Python has no name
+    for); ``""`` for a process that no signal killed."""
+    if returncode >= 0:
+        return ""
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
 def _describe_exit(returncode: int) -> str:
     if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"the process was killed by {name}"
+        return f"the process was killed by {signal_name(returncode)}"
     return f"the process exited with status {returncode} before the snippet finished"

@@ -9,7 +9,6 @@ rehearses the same compiles to learn which of the zygote's pages a run writes
 from __future__ import annotations
 
 import gc
-import os
 import sys
 import threading
 from typing import Any
@@ -22,8 +21,9 @@ from .protocol import Ready
 _BACKEND = "inductor"
 
 
-def import_stack() -> Ready:
-    """Import torch and the compiler stack, and check that the demos' config exists."""
+def import_stack(config: str, backend: str) -> Ready:
+    """Import torch and the compiler stack, and check that the demos' ``config`` exists;
+    ``backend`` is the one the warm-up compiles with."""
     # Before the first compile: a forked child inherits an OpenMP pool it cannot use and
     # deadlocks in the backward unless the pool was never started with more than one thread.
     import torch
@@ -32,20 +32,19 @@ def import_stack() -> Ready:
     import torch._dynamo
     import torch._functorch.config
 
-    from ..model import DEFAULT_CONFIG
     from .job import resolve_config
 
     # From here on, the files read are the writer's business (a config module beside the docs
     # that reads its own data): what the runs' results, and a kept worker, stand for.
     track_reads()
     try:
-        # The build's word to us, not the runs' business: gone before anything forks.
-        resolve_config(os.environ.pop("AUTOCAST_DEMO_CONFIG", DEFAULT_CONFIG))
+        resolve_config(config)
     except (LookupError, ImportError) as exc:
         return {"error": f"torch {torch.__version__} cannot run these demos: {exc}",
+                "fault": "no-config" if isinstance(exc, LookupError) else "config-import",
                 "torch": torch.__version__}
     global _BACKEND
-    _BACKEND = os.environ.pop("AUTOCAST_DEMO_BACKEND", "inductor")
+    _BACKEND = backend
     remember_modules()  # (for the eager zygote, forked next)
     # NVML-based (PYTORCH_NVML_BASED_CUDA_CHECK): answers without initialising CUDA.
     return {"torch": torch.__version__, "python": sys.version.split()[0],

@@ -9,7 +9,7 @@ that is added later is covered without a word here.
 from __future__ import annotations
 
 import pytest
-from test_browser import HTML, MODES, NARROW, WIDE, browser, contrast, site, visit  # noqa: F401
+from test_browser import HTML, MODES, NARROW, WIDE, contrast, visit
 
 FULL_HD = {"width": 1920, "height": 1080}
 
@@ -31,7 +31,7 @@ FIT = """
   const scrolls = ['auto', 'scroll'].includes(getComputedStyle(box).overflowX);
   const cut = box === table ? table.scrollWidth > table.clientWidth + 1
                             : table.getBoundingClientRect().width > box.clientWidth + 1;
-  const hinted = scrolls && (box.matches('[data-scroll-hint]') || box.closest('[data-scroll-hint]') !== null);
+  const hinted = scrolls && box.closest('[data-scroll-hint]') !== null;
   return {id: (table.closest('[id]') || {}).id, cls: table.className, cut, scrolls, hinted,
           need: table.scrollWidth, has: box.clientWidth};
 })
@@ -105,8 +105,6 @@ TEXTS = """
 
 @pytest.mark.parametrize("mode", MODES)
 def test_every_text_has_4_5_to_1_contrast(browser, site, mode):
-    from test_browser import luminance  # noqa: F401  (contrast uses it)
-
     bad = []
     for name, page in visit(browser, site, mode, WIDE, every_page()):
         for t in page.evaluate(TEXTS):
