@@ -84,7 +84,8 @@ TEXTS = """
     }
     return getComputedStyle(document.body).backgroundColor;
   };
-  const walker = document.createTreeWalker(document.querySelector('main, article, body'), NodeFilter.SHOW_TEXT);
+  const root = document.querySelector('main, article, body');
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   const done = new Set();
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     const e = n.parentElement;
