@@ -244,6 +244,9 @@ class RunRecord:
     # Values the snippet gave the varied config itself, other than the row's (their repr): the
     # row ran under those too, and says so.
     config_set: tuple[str, ...] = ()
+    # For the ``default`` row, which sets nothing: the value torch's config had (its repr), so
+    # that the row says which default it checked.
+    config_default: str = ""
     # For crashed: how its process ended, as data: the signal that killed it (``SIGSEGV``), or
     # the status it exited with (None: it did not, or its result could not be read).
     killed_by: str = ""

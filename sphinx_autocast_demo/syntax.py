@@ -22,6 +22,11 @@ if TYPE_CHECKING:
 
 #: Values every demo knows by name. ``autocast`` is filled in from the forward's autocast.
 BUILTIN_VALUES = ("same_as_forward", "off", "autocast")
+#: The row that leaves the config as torch has it: the only row that checks a page's claim
+#: about the default (every other row sets its value), for any config.
+DEFAULT = "default"
+#: The JSON value of that row: the run sets nothing.
+UNSET: dict[str, bool] = {"__unset__": True}
 
 OUTCOME_RE = re.compile(r"^(matches|differs|no-config|raises\s+([A-Za-z_][\w.]*))$")
 NAME_RE = re.compile(r"^[A-Za-z_][\w-]*$")
@@ -190,13 +195,15 @@ def parse_values(text: str | Sequence[str], device: str, dtype: str,
                     f'e.g. {name}=[{{"device_type": "{device}", "dtype": torch.float16}}]'
                 ) from None
             variants.append(Variant(name=name, value=value, source=rest.strip()))
+        elif name == DEFAULT:
+            variants.append(Variant(name=name, value=UNSET, source=""))
         elif builtins and name == "autocast":
             value, source = default_autocast(device, dtype)
             variants.append(Variant(name=name, value=value, source=source))
         elif builtins and name in BUILTIN_VALUES:
             variants.append(Variant(name=name, value=name, source=repr(name)))
         else:
-            known = ", ".join(BUILTIN_VALUES) if builtins else "none for this config"
+            known = ", ".join((*BUILTIN_VALUES, DEFAULT) if builtins else (DEFAULT,))
             raise SyntaxProblem(
                 f"unknown value {name!r}{_did_you_mean(name, BUILTIN_VALUES if builtins else ())}: "
                 f"use one of {known}, or name it, "

@@ -74,6 +74,6 @@ def test_conf_py_config_and_values_apply_to_every_demo(builds):
     assert header(soup, "conf-level") == ["capture_scalar_outputs", "graph_break", "captured"]
     assert verdicts(soup, "conf-level") == [MATCH, MATCH]
     # Builtin names belong to backward_pass_autocast only, whichever config the site varies.
-    assert "unknown value 'off': use one of none for this config" in conf.stderr
+    assert "unknown value 'off': use one of default, or name it" in conf.stderr
     # Only the demo that follows conf.py ran again: the others are the same runs as before.
     assert conf.runs() == (4, 3)

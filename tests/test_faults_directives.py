@@ -43,7 +43,7 @@ CASES = [
        "[autocast_demo.directive]") for page in (RST, MD)],
     *[(page, ":values: off, of",
        "autocast-demo: :values: unknown value 'of' (did you mean 'off'?): use one of "
-       "same_as_forward, off, autocast, or name it, e.g. fp16=[{\"device_type\": \"cpu\", "
+       "same_as_forward, off, autocast, default, or name it, e.g. fp16=[{\"device_type\": \"cpu\", "
        "\"dtype\": torch.float16}]") for page in (RST, MD)],
     *[(page, ':values: off, fp16=[{"device_type": "cpu", "dtype": torch.float16]',
        "autocast-demo: :values: value fp16: '[{\"device_type\": \"cpu\", \"dtype\": torch.float16]' "

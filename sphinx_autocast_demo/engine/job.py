@@ -327,8 +327,12 @@ def run_job(job: Job) -> dict[str, Any]:
                                                 "kind": "no-config"}}
         return _finished(record, start, None)
     try:
-        given = decode_value(job["value"])
-        setattr(module, attr, given)
+        if job["value"] == {"__unset__": True}:  # the ``default`` row: torch's own value
+            given = getattr(module, attr)
+            record["config_default"] = repr(given)
+        else:
+            given = decode_value(job["value"])
+            setattr(module, attr, given)
         watch_config(module, attr, given)
         for filename, text in zip(parts, texts, strict=True):
             exec(compile(text, filename, "exec"), namespace)

@@ -1,0 +1,42 @@
+"""The ``default`` row: it leaves the config as torch has it, so a page's claim about the
+default is checked, and a torch whose default changed fails the build at the demo. Real builds
+of tests/roots/test-default, real torch, inductor."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import copy_root, sphinx_build, verdicts
+
+MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
+#: A torch whose default became "off", simulated the way only a release could change it: the
+#: config entry's default, not a value set (the other rows set theirs, and so keep them).
+CHANGED = ("import torch._functorch.config as c; "
+           "c._config['backward_pass_autocast'].default = 'off'")
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    src = copy_root("default", tmp_path_factory)
+    today = sphinx_build(src, src / "_build" / "html", "-W", "--keep-going")
+    changed = sphinx_build(src, src / "_build" / "changed", "-W", "--keep-going",
+                           "-D", f"autocast_demo_global_setup={CHANGED}")
+    return today, changed
+
+
+def test_the_default_row_runs_under_torchs_default_and_says_which(builds):
+    today, _ = builds
+    assert today.returncode == 0, today.stderr
+    assert verdicts(today.html("index"), "default-inside") == [MATCH, MATCH, DIFFER]
+    row = today.html("index").select_one("#default-inside tbody tr").get_text(" ", strip=True)
+    assert "not set" in row and "'same_as_forward'" in row, row
+
+
+def test_a_changed_default_fails_the_build_at_the_demo(builds):
+    _, changed = builds
+    assert changed.returncode != 0
+    # The default row now differs; the rows that set their value are as before.
+    assert verdicts(changed.html("index"), "default-inside") == [DIFFER, MATCH, DIFFER]
+    assert ("index.rst:18: WARNING: value default: the page records 'matches' but with torch"
+            in changed.stderr), changed.stderr
+    row = changed.html("index").select_one("#default-inside tbody tr").get_text(" ", strip=True)
+    assert "'off'" in row, row
