@@ -12,10 +12,10 @@ from test_offline import TORCH, demo, ran, result
 
 from sphinx_autocast_demo import __main__ as cli
 from sphinx_autocast_demo import accept, check, results, syntax
-from sphinx_autocast_demo.engine.cache import Entry
-from sphinx_autocast_demo.model import Environment, RunRecord, VariantResult, Verdict
 from sphinx_autocast_demo.check import conflicts
+from sphinx_autocast_demo.engine.cache import Entry
 from sphinx_autocast_demo.judge import judge, unchecked
+from sphinx_autocast_demo.model import Environment, RunRecord, VariantResult, Verdict
 from sphinx_autocast_demo.scopes import in_scope, never, overlap
 
 NEW = Environment("torch 2.16.0", "2.16.0", "3.11.7", "cpu")
