@@ -37,10 +37,11 @@ ROOTS = Path(__file__).parent / "roots"
 # source, so that a new test lands in its layer without a mark of its own; a test the rule
 # misses takes ``@pytest.mark.torch`` itself.
 
-#: What a test needs torch for: a build of a test root (CLI, in-process, Sphinx's test app),
-#: the engine's worker, torch itself.
-NEEDS_TORCH = frozenset({"sphinx_build", "app_build", "tagged_build", "SphinxTestApp", "WorkerPool",
-                         "Executor", "Job", "torch", "app", "make_app"})
+#: What a test needs torch for: a build of a test root (CLI, in-process, Sphinx's test app, a
+#: process it starts itself), the engine's worker or its runs, torch itself (or its version).
+NEEDS_TORCH = frozenset({"sphinx_build", "app_build", "tagged_build", "SphinxTestApp", "app",
+                         "make_app", "subprocess", "Popen", "WorkerPool", "Executor", "Job",
+                         "job", "worker", "zygote", "warm", "torch", "installed_torch"})
 
 
 def installed_torch() -> str:
