@@ -35,7 +35,9 @@ ROOTS = Path(__file__).parent / "roots"
 # other test runs where torch is not installed: made-up results through check, judge and the
 # presenters (doctree snapshots), parsers, result sets. Marked here, once, from the tests' own
 # source, so that a new test lands in its layer without a mark of its own; a test the rule
-# misses takes ``@pytest.mark.torch`` itself.
+# misses takes ``@pytest.mark.torch`` itself. A module whose fixture builds a root only for
+# what needs no torch (directive errors, results from a cache it wrote) names that fixture in
+# ``TORCH_FREE_FIXTURES``; its tests that read what the demos did are marked themselves.
 
 #: What a test needs torch for: a build of a test root (CLI, in-process, Sphinx's test app, a
 #: process it starts itself), the engine's worker or its runs, torch itself (or its version).
@@ -74,10 +76,11 @@ def _uses(path: Path) -> dict[str, frozenset[str]]:
     return found
 
 
-def needs_torch(path: Path, name: str) -> bool:
-    """Does test ``name`` of module ``path`` need torch (by the rule above)?"""
+def needs_torch(path: Path, name: str, free: tuple[str, ...] = ()) -> bool:
+    """Does test ``name`` of module ``path`` need torch (by the rule above)? ``free``: fixtures
+    whose builds need none."""
     scopes = [_uses(path), _uses(Path(__file__))]
-    seen: set[str] = set()
+    seen: set[str] = set(free)
     todo = [name]
     while todo:
         current = todo.pop()
@@ -94,7 +97,8 @@ def needs_torch(path: Path, name: str) -> bool:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         function = getattr(item, "originalname", None) or item.name.split("[")[0]
-        if "torch" not in item.keywords and needs_torch(Path(str(item.path)), function):
+        free = tuple(getattr(getattr(item, "module", None), "TORCH_FREE_FIXTURES", ()))
+        if "torch" not in item.keywords and needs_torch(Path(str(item.path)), function, free):
             item.add_marker(pytest.mark.torch)
 STATS = "autocast_demo_stats.json"  # pipeline.STATS: a build's numbers, in its doctree directory
 
