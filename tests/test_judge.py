@@ -9,7 +9,8 @@ import pytest
 from test_offline import TORCH, demo, raised, ran, result
 from test_snapshots import HERE, LATER, MADE
 
-from sphinx_autocast_demo import builder, check, summary
+from sphinx_autocast_demo import builder, cells, check, report, summary
+from sphinx_autocast_demo.execute import Stats
 from sphinx_autocast_demo.judge import judge
 from sphinx_autocast_demo.model import RunRecord, VariantResult, Verdict, skipped
 
@@ -41,6 +42,27 @@ def test_each_reason_a_value_was_not_run_is_one_cause(run, cause, text):
     value = first(with_runs(run))
     assert not value.checked and value.record == "unchecked"
     assert (value.why.cause, value.why.text) == (cause, text)
+
+
+@pytest.mark.parametrize("run", [
+    RunRecord("skipped", not_run="missing"), RunRecord("skipped", not_run="no-cuda"),
+    RunRecord("refused", not_run="no-cuda"), RunRecord("refused", not_run="engine"),
+    RunRecord("refused", not_run="died"), RunRecord("skipped", not_run="stale"),
+    RunRecord("skipped"), RunRecord("refused", detail="too big"), RunRecord("timeout"),
+    RunRecord("crashed"),
+], ids=lambda run: f"{run.status}-{run.not_run or 'plain'}")
+def test_every_presenter_says_an_unchecked_value_is_unchecked(run):
+    """The page's cell, the matrix's, the check builder's case and the console's count agree:
+    never the mark of a checked result, never a passed case."""
+    judged = judge(with_runs(run), TORCH)
+    value = judged.here.values[0]
+    text, classes = cells.verdict_text(value, TORCH)
+    assert text.startswith("\u2014 ") and "autocast-demo-unchecked" in classes
+    assert cells.recorded_text(value)[0] == "records matches (not checked)"
+    assert summary._verdict(value)[0] == f"\u2014 {value.why.short}"
+    assert builder._variant_case(judged.here, value).status in ("skipped", "error")
+    assert report.counts([judged], [], Stats()).not_checked == 1
+    assert judged.page == "partly-unchecked" or judged.page == "broken"
 
 
 def test_a_verdict_of_error_is_not_checked():

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from docutils import nodes
-from test_offline import APP, TORCH, demo, ran, result
+from test_offline import APP, TORCH, demo, raised, ran, result
 
 from sphinx_autocast_demo import check, render
 from sphinx_autocast_demo.judge import judge
@@ -25,6 +25,7 @@ from sphinx_autocast_demo.model import (
     DemoResult,
     Environment,
     RunRecord,
+    Tolerance,
     VariantResult,
     skipped,
 )
@@ -71,8 +72,47 @@ def environments() -> DemoResult:
     return check.check(replace(mine, environment=HERE, others=(later, missing), findings=()))
 
 
+def cached_earlier() -> DemoResult:
+    """One value from this torch's cache, one run now."""
+    found = result(demo(), ran("matches"), ran("matches"))
+    return replace(found, variants=(replace(found.variants[0], cached=True), found.variants[1]))
+
+
+def equivalent_torch() -> DemoResult:
+    """Cached by another build of the release, which autocast_demo_cache_torch counts as this."""
+    found = result(demo(), ran("matches"), ran("matches"), torch="9.9.0+other")
+    return replace(found, torch_equivalent=True,
+                   variants=tuple(replace(v, cached=True) for v in found.variants))
+
+
+def own_set() -> DemoResult:
+    """This environment's results, answered by its own result set."""
+    found = result(demo(), ran("matches"), ran("matches"))
+    return replace(found, environment=HERE, source="set", made=MADE,
+                   variants=tuple(replace(v, cached=True) for v in found.variants))
+
+
+def raises_as_recorded() -> DemoResult:
+    return result(demo((("*", "raises NameError"),)), raised(), raised())
+
+
+def snippet_sets_config() -> DemoResult:
+    """A row whose snippet set the varied config itself, and a tolerance that is not bitwise."""
+    the_demo = replace(demo(), tolerance=Tolerance(grad=1e-3, output=1e-3))
+    verdict, compiled, eager = ran("matches")
+    compiled = replace(compiled, config_set=("'off'",))
+    return result(the_demo, (verdict, compiled, eager), ran("matches"))
+
+
+def unrecorded() -> DemoResult:
+    return result(demo(expect=()), ran("matches", output="same\n"), ran("matches", output="same\n"))
+
+
 CASES = {"held-and-broken": held_and_broken, "show-record": show_record, "not-run": not_run,
-         "other-torch": other_torch, "environments": environments}
+         "other-torch": other_torch, "environments": environments,
+         "cached-earlier": cached_earlier, "equivalent-torch": equivalent_torch, "own-set": own_set,
+         "raises-as-recorded": raises_as_recorded, "snippet-sets-config": snippet_sets_config,
+         "unrecorded": unrecorded}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
