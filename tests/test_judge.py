@@ -9,7 +9,7 @@ import pytest
 from test_offline import TORCH, demo, raised, ran, result
 from test_snapshots import HERE, LATER, MADE
 
-from sphinx_autocast_demo import builder, cells, check, report, summary
+from sphinx_autocast_demo import builder, cells, check, render, report, summary
 from sphinx_autocast_demo.execute import Stats
 from sphinx_autocast_demo.judge import judge
 from sphinx_autocast_demo.model import RunRecord, VariantResult, Verdict, skipped
@@ -44,13 +44,20 @@ def test_each_reason_a_value_was_not_run_is_one_cause(run, cause, text):
     assert (value.why.cause, value.why.text) == (cause, text)
 
 
-@pytest.mark.parametrize("run", [
+UNCHECKED_RUNS = [
     RunRecord("skipped", not_run="missing"), RunRecord("skipped", not_run="no-cuda"),
     RunRecord("refused", not_run="no-cuda"), RunRecord("refused", not_run="engine"),
     RunRecord("refused", not_run="died"), RunRecord("skipped", not_run="stale"),
     RunRecord("skipped"), RunRecord("refused", detail="too big"), RunRecord("timeout"),
     RunRecord("crashed"),
-], ids=lambda run: f"{run.status}-{run.not_run or 'plain'}")
+]
+
+
+def run_id(run: RunRecord) -> str:
+    return f"{run.status}-{run.not_run or 'plain'}"
+
+
+@pytest.mark.parametrize("run", UNCHECKED_RUNS, ids=run_id)
 def test_every_presenter_says_an_unchecked_value_is_unchecked(run):
     """The page's cell, the matrix's, the check builder's case and the console's count agree:
     never the mark of a checked result, never a passed case."""
@@ -138,3 +145,23 @@ def test_a_release_without_the_config_is_no_change():
                     environment=LATER, source="set", made=MADE, findings=())
     judged = judge(check.check(replace(mine, environment=HERE, others=(later,), findings=())), TORCH)
     assert not judged.value_across("same_as_forward").changed
+
+
+@pytest.mark.parametrize("run", UNCHECKED_RUNS, ids=run_id)
+def test_the_footer_says_why_a_value_was_not_checked(run):
+    judged = judge(with_runs(run), TORCH)
+    why = judged.here.values[0].why
+    footer = render.provenance(judged)
+    assert f"Not checked in this build: {why.sentence} (same_as_forward)" in footer.astext()
+    assert "autocast-demo-unchecked" in footer["classes"]
+    assert footer.astext().index("Not checked") < footer.astext().index("Checked at build time")
+
+
+@pytest.mark.parametrize("run", UNCHECKED_RUNS, ids=run_id)
+def test_the_check_builder_never_passes_an_unchecked_value(run):
+    judged = judge(with_runs(run), TORCH)
+    case = builder._variant_case(judged.here, judged.here.values[0])
+    if case.status == "skipped":
+        assert case.message == f"not checked in this build: {judged.here.values[0].why.text}"
+    else:  # a run that did not finish, or a refusal: an error at its finding
+        assert case.status == "error" and case.kind in ("timeout", "crash", "engine", "not-run")
