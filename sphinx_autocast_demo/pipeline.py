@@ -81,7 +81,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-resolved", render_page)
     app.connect("build-finished", finish)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 4}
+            "env_version": 5}  # 5: DemoResult.source
 
 
 def configure(app: Sphinx, conf: Config) -> None:
