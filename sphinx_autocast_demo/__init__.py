@@ -3,10 +3,11 @@ value at build time, check them against eager, and fail the build when the docs 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from .version import STATIC, __version__
+
+__all__ = ["STATIC", "__version__", "setup"]
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -18,5 +19,3 @@ def setup(app: Sphinx) -> dict[str, Any]:
 
     return setup(app)
 
-
-STATIC = Path(__file__).parent / "static"

@@ -20,17 +20,18 @@ from typing import TYPE_CHECKING
 from sphinx.builders import Builder
 from sphinx.util import logging
 
-from . import __version__, results
+from . import results
+from .judge import judge, judge_all
 from .model import WARNING_TYPE
-from .report import Counts, counts
+from .report import Counts, counts, publish
 from .state import all_docs, build
+from .version import __version__
 
 if TYPE_CHECKING:
     from docutils import nodes
     from sphinx.application import Sphinx
 
-    from .check import NotChecked
-    from .model import DemoResult, Finding, VariantResult
+    from .judge import Column, Value
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +105,7 @@ class AutocastCheckBuilder(Builder):
         out.mkdir(parents=True, exist_ok=True)
         write_junit(cases, out / JUNIT)
         b = build(app)
-        stats = counts(b.results, b.problems, b.executor.stats, b.torch)
+        stats = counts(judge_all(b.results, b.torch), b.problems, b.executor.stats)
         write_json(cases, out / REPORT, b.torch, stats)
         written = write_results(app, out / results.OUTPUT)
         if os.environ.get("GITHUB_ACTIONS") == "true":
@@ -129,20 +130,21 @@ def write_results(app: Sphinx, directory: Path) -> int:
     runs (which the cache does not keep either), are left out: where the set has no result,
     a page built from it says so."""
     from .engine.cache import Entry
-    from .report import not_checked
 
     b = build(app)
     entries: dict[str, Entry] = {}
     for state in all_docs(app.env).values():
         for ident, demo in state.demos.items():
             result = state.results.get(ident)
-            if result is None or result.made or (b.mine is not None
-                                                 and (demo.docname, ident) not in b.mine):
+            if result is None or (b.mine is not None and (demo.docname, ident) not in b.mine):
                 continue
-            missed = not_checked(result, b.torch)
+            here = judge(result, b.torch).here
+            if here.source != "build":  # a result set's, not this build's own
+                continue
             codes = state.codes_for(demo)
-            for vr in result.variants:
-                if vr.variant.name in missed or vr.verdict.outcome == "error":
+            for value in here.values:
+                vr = value.result
+                if not value.checked or vr.verdict.outcome == "error":
                     continue
                 key = b.executor.key(demo, codes, vr.variant)
                 entries[key] = Entry(result.torch_version, vr.verdict, vr.compiled, vr.eager,
@@ -199,8 +201,6 @@ def display_path(source: str) -> str:
 
 
 def collect_cases(app: Sphinx) -> list[Case]:
-    from .report import not_checked, publish
-
     torch, mine = build(app).torch, build(app).mine
     cases: list[Case] = []
     for docname, state in sorted(all_docs(app.env).items()):
@@ -218,46 +218,38 @@ def collect_cases(app: Sphinx) -> list[Case]:
                                   line=demo.lineno, status="error", kind="not-run",
                                   message="the demo was not run in this build"))
                 continue
-            for shown in (result, *result.others):
-                environment = shown.environment
-                label = f" ({environment.label})" if result.others and environment else ""
-                missed = not_checked(shown, shown.torch_version if shown.made else torch)
+            judged = judge(result, torch)
+            for column in judged.columns:
+                environment = column.environment
+                label = f" ({environment.label})" if judged.several and environment else ""
                 cases.extend(replace(case, name=case.name + label,
                                      message=publish(case.message, app),
                                      output=publish(case.output, app))
-                             for case in (_variant_case(shown, vr, missed.get(vr.variant.name))
-                                          for vr in shown.variants))
+                             for case in (_variant_case(column, value) for value in column.values))
     return cases
 
 
-def _findings_for(result: DemoResult, name: str) -> list[Finding]:
-    return [f for f in result.findings if f.concerns(name)]
-
-
-def _variant_case(result: DemoResult, vr: VariantResult, why: NotChecked | None) -> Case:
+def _variant_case(column: Column, value: Value) -> Case:
     """Failed only for a record that the build checked and found broken; never passed unchecked.
 
     A run that did not finish (timeout, crash, refused) is an error; a value that was not
     checked by choice (execution off, CUDA skipped, another torch's cached result) is skipped.
     """
-    demo, name, environment = result.demo, vr.variant.name, result.environment
-    findings = [f for f in _findings_for(result, name)
-                if environment is None or f.environment in ("", environment.label)]
-    failing = [f for f in findings if f.failed]
+    demo, name, vr = column.result.demo, value.name, value.result
+    failing = [f for f in value.findings if f.failed]
     base = Case(suite=demo.docname, name=f"{demo.ident}[{name}]", file=display_path(demo.code.source),
                 line=demo.lineno, status="passed", value=name, outcome=vr.verdict.text,
-                expected=demo.expected(name, environment), seconds=vr.compiled.seconds + vr.eager.seconds,
+                expected=value.expected, seconds=vr.compiled.seconds + vr.eager.seconds,
                 output=vr.compiled.output)
-    errors = [f for f in failing if f.severity == "error"]
-    if errors or (failing and why is None):
+    if value.error or value.record == "broken":
         where = failing[0].location
-        status = "error" if errors else "failed"
-        return replace(base, file=display_path(where.path), line=where.line, status=status,
+        return replace(base, file=display_path(where.path), line=where.line,
+                       status="error" if value.error else "failed",
                        message="\n\n".join(f.message for f in failing), kind=failing[0].subtype)
-    if why is not None:
+    if value.why is not None:
         return replace(base, status="skipped", kind="not-run",
-                       message=f"not checked in this build: {why.text}")
-    if demo.expected(name, environment) is None:
+                       message=f"not checked in this build: {value.why.text}")
+    if value.record == "unrecorded":
         return replace(base, status="skipped", kind="missing-expectation",
                        message=f"no recorded expectation for {name}; torch says: {vr.verdict.text}")
     return replace(base, line=demo.expect_line)

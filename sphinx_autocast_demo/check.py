@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import syntax
 from .config import conf_line
 from .model import Finding
+from .scopes import conflict
 
 if TYPE_CHECKING:
     from .engine.protocol import EngineFault
@@ -33,66 +34,6 @@ _NOISE = (
 )
 
 
-@dataclass(frozen=True)
-class NotChecked:
-    """Why a value's result was not checked in this build against the installed torch."""
-
-    kind: str  # what the reader is told first: ``skipped``, ``not run``, ``not checked``
-    reason: str  # why, for a reader: ``no CUDA on the build machine``
-    short: str  # the same in a few words, for the summary matrix
-    other_torch: str = ""  # set when the result is real but another torch's, cached earlier
-
-    @property
-    def text(self) -> str:
-        """For a table cell: ``skipped: no CUDA on the build machine``."""
-        return f"{self.kind}: {self.reason}"
-
-    @property
-    def sentence(self) -> str:
-        """To follow "Not checked in this build: ": ``skipped (no CUDA on the build machine)``."""
-        return self.reason if self.kind == "not checked" else f"{self.kind} ({self.reason})"
-
-
-def unchecked(result: DemoResult, vr: VariantResult, torch: str) -> NotChecked | None:
-    """``None`` if ``vr`` was checked with ``torch`` (the installed one), else why it was not.
-
-    Checked: both runs finished in this build, or they finished in an earlier build of the
-    same code with the same torch (a cache hit), or in the environment of a result set, which
-    is named with it. Not checked: a run was skipped, refused, stopped or died, the result
-    comes from the cache of another torch, or an environment's set has no result.
-    """
-    for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager")):
-        if run.status in ("ok", "raised"):
-            continue
-        if run.status in ("skipped", "refused"):
-            if run.not_run == "missing":
-                return NotChecked("no result", "not in the result sets", "no result")
-            if no_cuda(run):
-                kind = "skipped" if run.status == "skipped" else "not run"
-                return NotChecked(kind, "no CUDA on the build machine", f"{kind}: no CUDA")
-            if run.not_run == "engine":
-                return NotChecked("not run", "no demo can run on the build machine", "not run")
-            if run.not_run == "died":
-                return NotChecked("not run", "the build's worker stopped before it ran",
-                                  "not run")
-            if run.not_run == "stale":  # execution off, and a module its runs imported changed
-                return NotChecked("not run", "execution is off and a module it imports has "
-                                  "changed since its cached result", "not run")
-            if run.status == "skipped":  # execution off and no cached result
-                return NotChecked("not run", "execution is off and nothing is cached", "not run")
-            return NotChecked("not run", run.detail.splitlines()[0] if run.detail else "refused",
-                              "not run")
-        what = {"timeout": "timed out", "crashed": "crashed"}.get(run.status, run.status)
-        return NotChecked("not checked", f"the {label} run {what}", what)
-    if vr.verdict.outcome == "error":
-        return NotChecked("not checked", vr.verdict.note or "no verdict", "not checked")
-    if vr.cached and result.torch_version != torch and not (result.torch_equivalent or result.made):
-        return NotChecked("not checked", f"cached result of torch {result.torch_version}, not "
-                          f"checked with the installed torch {torch}",
-                          f"torch {result.torch_version}", other_torch=result.torch_version)
-    return None
-
-
 def no_cuda(run: RunRecord) -> bool:
     """The run was not started because the demo is on CUDA and the build machine has none."""
     return run.status in ("skipped", "refused") and run.not_run == "no-cuda"
@@ -109,7 +50,7 @@ def check(result: DemoResult) -> DemoResult:
     """Attach findings to ``result``: one per broken variant, errors deduplicated, in this
     build's environment and in every other one of the result sets (where the page's records
     hold too, unless scoped to some torch releases or a device)."""
-    several = bool(result.others) or bool(result.made)  # name the environment in messages
+    several = bool(result.others) or result.source != "build"  # name the environment in messages
     checked = _check_one(result, several)
     others = tuple(_check_one(other, True) for other in result.others)
     findings = list(checked.findings)
@@ -130,6 +71,28 @@ def check(result: DemoResult) -> DemoResult:
             findings.append(Finding(severity="missing", subtype="environment", environment=label,
                                     location=result.demo.location, message=f"no result from {label}"))
     return replace(checked, others=others, findings=tuple(findings))
+
+
+def conflicts(result: DemoResult) -> tuple[Finding, ...]:
+    """A located error for each value of each environment (this build's and those of the
+    result sets) that falls in two scopes recording different outcomes. Overlaps the
+    directive proved are refused when the page is read; these are the rest."""
+    demo, found = result.demo, []
+    for shown in (result, *result.others):
+        for vr in shown.variants:
+            pair = conflict(demo.expect, vr.variant.name, shown.environment)
+            if pair is None:
+                continue
+            (a, said_a), (b, said_b) = pair
+            where = shown.environment.label if shown.environment else "this build"
+            found.append(Finding(
+                severity="error", subtype="scope-overlap", variants=(vr.variant.name,),
+                location=demo.at(demo.expect_line),
+                environment=shown.environment.label if shown.environment else "",
+                message=(f"value {vr.variant.name} in {where}: both {a} ({said_a}) and {b} "
+                         f"({said_b}) apply, and they overlap there: narrow a scope so that one "
+                         "applies, or record one outcome")))
+    return tuple(found)
 
 
 def _check_one(result: DemoResult, named: bool) -> DemoResult:
@@ -190,7 +153,9 @@ def _check_one(result: DemoResult, named: bool) -> DemoResult:
 
 def _made(result: DemoResult) -> str:
     """Where a result of a result set comes from, after its torch: `` (result set, made ...)``."""
-    return f" ({result.environment.label}, {result.made})" if result.made and result.environment else ""
+    if result.source == "build" or result.environment is None:
+        return ""
+    return f" ({result.environment.label}, {result.made})"
 
 
 def _raised(result: DemoResult, name: str) -> str:

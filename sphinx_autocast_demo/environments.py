@@ -74,11 +74,13 @@ class Environments:
         self.from_own_set.add((demo.docname, demo.ident))
         return found
 
+    def from_own(self, docname: str, ident: str) -> bool:
+        """Whether this environment's own result set answered the demo's results."""
+        return self.own_set is not None and (docname, ident) in self.from_own_set
+
     def made_here(self, docname: str, ident: str) -> str:
         """How the own set made the demo's results, when it answered them; else empty."""
-        if self.own_set is None or (docname, ident) not in self.from_own_set:
-            return ""
-        return self.own_set.made
+        return self.own_set.made if self.own_set is not None and self.from_own(docname, ident) else ""
 
     def gap(self, label: str, demo: Demo, variant: Variant) -> VariantResult:
         """A value that ``label``'s sets have no result for: said once per environment."""
@@ -107,7 +109,8 @@ class Environments:
                                                   entry.eager, cached=True))
             out.append(DemoResult(demo=items[0].demo, codes=items[0].codes,
                                   variants=tuple(variants), torch_version=found.environment.torch,
-                                  environment=found.environment, made=found.made))
+                                  environment=found.environment,
+                                  source="set" if found.roots else "missing", made=found.made))
         return tuple(out)
 
     def shown(self, result: DemoResult, never: bool) -> DemoResult:

@@ -227,6 +227,7 @@ class Executor:
                 torch_version=self.versions.get((docname, ident), self.torch),
                 torch_equivalent=(docname, ident) in self.equivalent,
                 environment=self.envs.here, others=self.envs.elsewhere(items),
+                source="set" if self.envs.from_own(docname, ident) else "build",
                 made=self.envs.made_here(docname, ident),
             )
             out.append(self.envs.shown(result, not self.conf.execution.runs))

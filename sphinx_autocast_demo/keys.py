@@ -8,8 +8,8 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from . import __version__
 from .engine.cache import make_key
+from .version import __version__
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

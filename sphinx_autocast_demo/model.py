@@ -36,6 +36,10 @@ Severity = Literal["ok", "mismatch", "error", "missing"]
 #: torch has no such config (a fact about the release); ``eager-compiled``, dynamo compiled
 #: frames in the eager run.
 ErrorKind = Literal["", "no-config", "eager-compiled"]
+#: Where a demo's results in an environment come from: ``build``, this build (its runs or its
+#: cache); ``set``, a result set (autocast_demo_results); ``missing``, an expected environment
+#: that no result set holds.
+Source = Literal["build", "set", "missing"]
 
 
 @dataclass(frozen=True)
@@ -313,8 +317,10 @@ class DemoResult:
     torch_equivalent: bool = False
     # Where the results were made; None: this build's own environment, before it is known.
     environment: Environment | None = None
-    # From a result set (autocast_demo_results), not from this build: how it was made, in
-    # words (``made on 2026-11-30 by tox -e results-torch214``); empty for this build's own.
+    # Where the results come from: this build, a result set, or no set at all.
+    source: Source = "build"
+    # For a reader: how a result set's results were made (``made on 2026-11-30 by tox -e
+    # results-torch214``); empty for this build's own. Only shown, never asked.
     made: str = ""
     # The same demo's results in the other environments of the result sets, in their order.
     others: tuple[DemoResult, ...] = ()

@@ -29,8 +29,6 @@ from typing import TYPE_CHECKING, Any
 from sphinx.util import logging
 
 from . import (
-    STATIC,
-    __version__,
     accept,
     builder,
     check,
@@ -41,11 +39,11 @@ from . import (
     render,
     report,
     results,
-    scopes,
     summary,
 )
 from .model import WARNING_TYPE
 from .state import BUILD, Build, all_docs, build, merge, purge, state
+from .version import STATIC, __version__
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +81,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-resolved", render_page)
     app.connect("build-finished", finish)
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 4}
+            "env_version": 5}  # 5: DemoResult.source
 
 
 def configure(app: Sphinx, conf: Config) -> None:
@@ -207,9 +205,9 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
 
 
 def _checked(result: DemoResult) -> DemoResult:
-    """The check against the page, and the overlapping scoped records it met (scopes.py)."""
+    """The check against the page, and the overlapping scoped records it met (check.conflicts)."""
     checked = check.check(result)
-    overlaps = scopes.conflicts(checked)
+    overlaps = check.conflicts(checked)
     return replace(checked, findings=checked.findings + overlaps) if overlaps else checked
 
 

@@ -6,18 +6,18 @@ from typing import TYPE_CHECKING
 
 from docutils import nodes
 
+from .across import environments_table, provenance_lines
+from .cells import labelled, outcome_as_recorded, recorded_text, short_config, table, value_cell, verdict_text
 from .directives import results_placeholder
-from .report import not_checked, publish
+from .judge import judge
+from .report import publish
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
-    from .check import NotChecked
-    from .model import DemoResult, Environment, RunRecord, VariantResult
+    from .judge import Judgement
+    from .model import DemoResult, RunRecord, VariantResult
     from .state import DocState
-
-MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "no-config": "\u2014",
-        "error": "\u2014"}
 
 
 def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown: bool,
@@ -32,12 +32,13 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
     tabs = use_tabs(app)
     placeholders = list(doctree.findall(results_placeholder))
     results = [state.results.get(node["ident"]) if state else None for node in placeholders]
-    footers = {provenance(r, not_checked(r, torch), torch).astext() for r in results if r}
+    judged = [judge(r, torch) if r is not None else None for r in results]
+    footers = {provenance(j).astext() for j in judged if j}
     # Only when it is true of every demo: one that has not run says so itself, and is not
     # part of an "every demo on this page".
     shared = len(footers) == 1 and len(results) > 1 and all(r is not None for r in results)
     legend = footer = False  # said yet: the legend, the page's shared footer
-    for node, result in zip(placeholders, results, strict=True):
+    for node, result in zip(placeholders, judged, strict=True):
         if not shown:
             node.parent.remove(node)
         elif result is None:
@@ -45,40 +46,37 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
                                    classes=["autocast-demo-provenance"])
             node.replace_self(para)
         else:
-            if not legend and result.demo.show != "outputs":
+            if not legend and result.result.demo.show != "outputs":
                 # Before the demo, not in it: it speaks for every table of the page.
                 box = node.parent
-                box.parent.insert(box.parent.index(box), legend_line(result))
+                box.parent.insert(box.parent.index(box), legend_line(result.result))
                 legend = True
-            node.replace_self(result_nodes(result, app, torch, tabs,
+            node.replace_self(result_nodes(result, app, tabs,
                                            footer="page" if shared and not footer else not shared))
             footer = True
 
 
-def result_nodes(result: DemoResult, app: Sphinx, torch: str, tabs: bool = False,
+def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False,
                  footer: bool | str = True) -> list[nodes.Node]:
     """The demo's table (unless it shows only outputs), what it printed, its footer and, when
     the page's record no longer holds, a warning box. ``footer="page"``: the footer speaks for
     every demo of the page."""
-    missed = not_checked(result, torch)
+    result = judged.result
     out: list[nodes.Node] = []
-    if result.demo.show != "outputs" and result.others:
-        from .across import environments_table
-
-        out.append(environments_table(result, torch, html=app.builder.format == "html"))
+    if result.demo.show != "outputs" and judged.several:
+        out.append(environments_table(judged, html=app.builder.format == "html"))
     elif result.demo.show != "outputs":
-        out.append(results_table(result, missed, torch))
+        out.append(results_table(judged))
     out.extend(printed(result, app, tabs))
     if footer:
-        line = provenance(result, missed, torch)
+        line = provenance(judged)
         if footer == "page":
             line.insert(0, nodes.strong(text="Every demo on this page: "))
         out.append(line)
-    failures = [f for f in result.findings if f.failed]
-    if failures:
+    if judged.failures:
         note = nodes.warning(classes=["autocast-demo-stale"])
-        if any(f.severity == "mismatch" for f in failures):
-            where = sorted({f.environment for f in failures if f.environment and result.others})
+        if judged.mismatch:
+            where = judged.mismatch_in
             did = (f"torch did in {', '.join(where)}" if where else
                    f"torch {result.torch_version} did when the docs were built")
             lead = ("This page no longer describes what torch does: what it records differs "
@@ -87,7 +85,7 @@ def result_nodes(result: DemoResult, app: Sphinx, torch: str, tabs: bool = False
             lead = "This demo did not run as the page expects:"
         note += nodes.paragraph(text=lead)
         items = nodes.bullet_list()
-        for finding in failures:
+        for finding in judged.failures:
             first = publish(finding.message, app).splitlines()[0]
             items += nodes.list_item("", nodes.paragraph(text=first))
         note += items
@@ -110,163 +108,34 @@ def legend_line(result: DemoResult) -> nodes.paragraph:
     return nodes.paragraph(text=text, classes=["autocast-demo-legend"])
 
 
-def short_config(result: DemoResult) -> str:
-    return result.demo.config.rsplit(".", 1)[-1]
-
-
-def cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.entry:
-    entry = nodes.entry(classes=classes or [])
-    entry += content if isinstance(content, nodes.Node) else nodes.paragraph(text=content)
-    return entry
-
-
-def verdict_text(vr: VariantResult, why: NotChecked | None, torch: str) -> tuple[str, list[str]]:
-    if why is not None and why.other_torch:
-        # Another torch's result: what it said, without the mark of a checked one.
-        return (f"{outcome_text(vr)} with torch {why.other_torch} (cached; not checked with "
-                f"torch {torch})", ["autocast-demo-unchecked"])
-    if why is not None:
-        return f"{MARK['error']} {why.text}", ["autocast-demo-error", "autocast-demo-unchecked"]
-    v = vr.verdict
-    return f"{MARK[v.outcome]} {outcome_text(vr)}", [f"autocast-demo-{v.outcome}"]
-
-
-def outcome_text(vr: VariantResult) -> str:
-    """What compiled did against eager, as a table cell says it (no mark)."""
-    v = vr.verdict
-    if v.outcome == "matches":
-        text = "matches eager" + (f" (max |\u0394| {v.max_abs:.1e})" if v.max_abs else "")
-        return f"{text}; partly: {v.cut}" if v.cut else text
-    if v.outcome == "differs":
-        first = next((d for d in v.diffs if not d.equal), None)
-        if first is None:
-            return f"differs ({v.note})" if v.note else "differs"
-        if first.max_abs is not None:
-            what = f"{first.name}, max |\u0394| {first.max_abs:.2e}"
-        else:
-            what = f"{first.name}: {first.note}" if first.note else first.name
-        others = sum(not d.equal for d in v.diffs) - 1
-        return f"differs ({what})" + (f" and {others} more" if others > 0 else "")
-    if v.outcome == "no-config":
-        return "no such config in this torch"
-    if v.outcome == "raises":
-        if v.eager_exception:
-            same = v.eager_exception == v.exception
-            return f"raises {v.exception} (eager {'too' if same else 'raises ' + v.eager_exception})"
-        return f"raises {v.exception}"
-    return "not checked"
-
-
-def broken(result: DemoResult, value: str, environment: Environment | None = None) -> bool:
-    """Does a failing finding say the page's record for ``value`` no longer holds (in
-    ``environment``, when given)?"""
-    label = environment.label if environment is not None else None
-    return any(f.failed and f.concerns(value, label) for f in result.findings)
-
-
-def _recorded(result: DemoResult, vr: VariantResult, why: NotChecked | None) -> tuple[str, list[str]]:
-    expected = result.demo.expected(vr.variant.name, result.environment)
-    if expected is None:
-        return "not recorded", ["autocast-demo-unrecorded"]
-    if why is not None:  # neither holds nor broken: nobody looked
-        return f"records {expected} (not checked)", ["autocast-demo-unchecked"]
-    if broken(result, vr.variant.name, result.environment):
-        return f"{MARK['differs']} no: records {expected}", ["autocast-demo-stale-cell"]
-    return f"{MARK['matches']} yes ({expected})", ["autocast-demo-holds"]
-
-
 def _grads(vr: VariantResult) -> str:
     grads = [f"{t.name}: {t.dtype}" for t in vr.compiled.tensors if t.kind == "grad"]
     return ", ".join(grads) if grads else "\u2014"
 
 
-def set_line(result: DemoResult, vr: VariantResult) -> str:
-    """The line that sets this value in the reader's own code."""
-    return f"{result.demo.config} = {vr.variant.source}"
-
-
-def value_cell(result: DemoResult, vr: VariantResult) -> nodes.entry:
-    entry = nodes.entry(classes=["autocast-demo-value"])
-    entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
-    code = set_line(result, vr)
-    entry += nodes.literal_block(code, code, language="python", classes=["autocast-demo-set"])
-    if vr.compiled.config_set:  # the row did not run under its value alone
-        entry += nodes.paragraph(
-            text=f"then set by the snippet itself to {', '.join(vr.compiled.config_set)}",
-            classes=["autocast-demo-config-set"])
-    return entry
-
-
-def results_table(result: DemoResult, missed: dict[str, NotChecked], torch: str) -> nodes.table:
+def results_table(judged: Judgement) -> nodes.table:
     """One row per value: how to set it, whether compiled equals eager, whether the page's
     record holds; gradient dtypes only where they differ between values (else the footer's)."""
-    variants = result.variants
+    result, here = judged.result, judged.here
     record_only = result.demo.show == "record"
-    grads = [_grads(vr) for vr in variants]
+    grads = [_grads(v.result) for v in here.values]
     headers = [short_config(result)]
     headers += ["outcome, as recorded?"] if record_only else ["compiled = eager?", "as recorded?"]
     varying = len(set(grads)) > 1 and not record_only
     if varying:
         headers.append("gradient dtypes")
     rows: list[list[nodes.entry]] = []
-    for vr, grad in zip(variants, grads, strict=True):
-        why = missed.get(vr.variant.name)
-        row = [value_cell(result, vr)]
+    for value, grad in zip(here.values, grads, strict=True):
+        row = [value_cell(result, value.result)]
         if record_only:
-            row.append(labelled("outcome", *outcome_as_recorded(result, vr, why, torch)))
+            row.append(labelled("outcome", *outcome_as_recorded(value, here.torch)))
         else:
-            row += [labelled("verdict", *verdict_text(vr, why, torch)),
-                    labelled("recorded", *_recorded(result, vr, why))]
+            row += [labelled("verdict", *verdict_text(value, here.torch)),
+                    labelled("recorded", *recorded_text(value))]
         if varying:
             row.append(labelled("grads", grad, []))
         rows.append(row)
     return table(headers, rows)
-
-
-def table(headers: list[str], rows: list[list[nodes.entry]]) -> nodes.table:
-    out = nodes.table(classes=["autocast-demo-results"])
-    group = nodes.tgroup(cols=len(headers))
-    out += group
-    # Column widths in characters: the text builder lays the table out with them.
-    for index, header_text in enumerate(headers):
-        texts = [header_text, *(row[index].astext() for row in rows)]
-        group += nodes.colspec(colwidth=min(40, max(8, *map(len, texts))))
-    head = nodes.thead()
-    header = nodes.row()
-    for text in headers:
-        header += cell(text)
-    head += header
-    group += head
-    body = nodes.tbody()
-    for cells in rows:
-        line = nodes.row()
-        for entry in cells:
-            line += entry
-        body += line
-    group += body
-    return out
-
-
-def labelled(column: str, text: str, classes: list[str]) -> nodes.entry:
-    """A cell that says which column it is in (``autocast-demo-col-*``): on a phone the rows
-    stack into cards, and the stylesheet puts the column's name before each cell."""
-    return cell(text, [*classes, f"autocast-demo-col-{column}"])
-
-
-def outcome_as_recorded(result: DemoResult, vr: VariantResult, why: NotChecked | None,
-                         torch: str) -> tuple[str, list[str]]:
-    """``:show: record``: what happened, and whether the page says so, without the colour of a
-    verdict (the snippet is not about compiled against eager)."""
-    if why is not None:
-        return verdict_text(vr, why, torch)
-    happened = vr.verdict.text
-    expected = result.demo.expected(vr.variant.name, result.environment)
-    if expected is None:
-        return f"{happened} (not recorded)", ["autocast-demo-unrecorded"]
-    if broken(result, vr.variant.name, result.environment):
-        return (f"{MARK['differs']} {happened}, but the page records {expected}",
-                ["autocast-demo-stale-cell"])
-    return f"{MARK['matches']} {happened}, as recorded", ["autocast-demo-holds"]
 
 
 def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.Node]:
@@ -360,8 +229,9 @@ def _dtypes(value: object) -> list[str]:
     return []
 
 
-def provenance(result: DemoResult, missed: dict[str, NotChecked], torch: str) -> nodes.paragraph:
+def provenance(judged: Judgement) -> nodes.paragraph:
     """What this build checked of the demo, with which torch, and what it did not."""
+    result, here, torch = judged.result, judged.here, judged.torch
     demo = result.demo
     exact = "bitwise" if demo.tolerance.grad == 0 else f"within {demo.tolerance.grad:g}"
     # The dtypes the values themselves name (a list of autocast kwargs), not the option's
@@ -374,13 +244,13 @@ def provenance(result: DemoResult, missed: dict[str, NotChecked], torch: str) ->
     how = (f"device {demo.device}{dtype} \u00b7 backend {demo.backend} \u00b7 compiled "
            f"compared with the same code run eagerly (gradients {exact}, other tensors within "
            f"{demo.tolerance.output:g}){same}.")
-    every = len(result.variants)
-    checked = [vr for vr in result.variants if vr.variant.name not in missed]
+    every = len(here.values)
+    checked = [v for v in here.values if v.checked]
+    missed = [v for v in here.values if v.why is not None]
     said: list[str] = []
     if checked:
-        which = "" if len(checked) == every else " (" + ", ".join(
-            vr.variant.name for vr in checked) + ")"
-        cached = sum(vr.cached for vr in checked)
+        which = "" if len(checked) == every else " (" + ", ".join(v.name for v in checked) + ")"
+        cached = sum(v.result.cached for v in checked)
         # The torch that made each result, named as it was: a result cached by another build
         # that autocast_demo_cache_torch counts as this one ("release", a label) is checked,
         # but by that torch; results kept from an earlier build of the page likewise.
@@ -389,12 +259,12 @@ def provenance(result: DemoResult, missed: dict[str, NotChecked], torch: str) ->
         earlier = ("by an earlier build (cached result: same code, torch and Python)" if made == torch
                    else f"by an earlier build (cached result of the same code and Python; "
                         f"autocast_demo_cache_torch counts it as the installed torch {torch})")
-        if result.made and result.environment is not None:
+        if here.source != "build" and here.environment is not None:
             # Not "checked": this build ran nothing; the set's build compared compiled with
             # eager, this one only reads what it found against the page.
-            said.append(f"Results of torch {made} (Python {result.environment.python}, "
-                        f"{result.environment.device}) from the result set of "
-                        f"{result.environment.label!r}, {result.made}; not run by this build{which}")
+            said.append(f"Results of torch {made} (Python {here.environment.python}, "
+                        f"{here.environment.device}) from the result set of "
+                        f"{here.environment.label!r}, {result.made}; not run by this build{which}")
         elif not cached:
             said.append(f"Checked at build time with torch {ran}{which}")
         elif cached == len(checked):
@@ -403,29 +273,27 @@ def provenance(result: DemoResult, missed: dict[str, NotChecked], torch: str) ->
             said.append(f"Checked with torch {made}{which}, at build time and, for {cached} "
                         f"of {len(checked)} values, {earlier}")
         else:
-            now = ", ".join(vr.variant.name for vr in checked if not vr.cached)
-            kept = ", ".join(vr.variant.name for vr in checked if vr.cached)
+            now = ", ".join(v.name for v in checked if not v.result.cached)
+            kept = ", ".join(v.name for v in checked if v.result.cached)
             said.append(f"Checked at build time with torch {ran} ({now}) and with torch {made} "
                         f"{earlier} ({kept})")
-    older = sorted({why.other_torch for why in missed.values() if why.other_torch})
+    older = sorted({v.why.other_torch for v in missed if v.why is not None and v.why.other_torch})
     for version in older:
-        names = [n for n, why in missed.items() if why.other_torch == version]
+        names = [v.name for v in missed if v.why is not None and v.why.other_torch == version]
         which = "" if len(names) == every else " (" + ", ".join(names) + ")"
         said.append(f"Rendered from results of torch {version} cached earlier, not checked "
                     f"with the installed torch {torch}{which}")
     reasons: dict[str, list[str]] = {}
-    for name, why in missed.items():
-        if not why.other_torch:
-            reasons.setdefault(why.sentence, []).append(name)
+    for v in missed:
+        if v.why is not None and not v.why.other_torch:
+            reasons.setdefault(v.why.sentence, []).append(v.name)
     for text, names in reasons.items():
         which = "" if len(names) == every else " (" + ", ".join(names) + ")"
         said.append(f"Not checked in this build: {text}{which}")
     # Not-checked first: that is what a reader must not miss.
     said.sort(key=lambda line: not line.startswith(("Not", "Rendered")))
-    if result.others:
-        from .across import provenance_lines
-
-        said += provenance_lines(result, torch)
+    if judged.several:
+        said += provenance_lines(judged)
     text = ". ".join(said) + " \u00b7 " + how
     classes = ["autocast-demo-provenance"] + (["autocast-demo-unchecked"] if missed else [])
     return nodes.paragraph(text=text, classes=classes)

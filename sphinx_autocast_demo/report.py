@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 from sphinx.util.console import bold, red  # type: ignore[attr-defined]
 
-from .check import NotChecked, no_cuda, unchecked
 from .config import conf_line
+from .judge import judge_all
 from .model import WARNING_TYPE
 from .text import for_log, one_line, printable
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from .engine.protocol import Ready
     from .execute import Stats
+    from .judge import Judgement
     from .model import DemoResult, Finding
     from .results import EnvironmentSet
 
@@ -183,13 +184,6 @@ def unchecked_by(app: Sphinx, demos: int) -> None:
         location=str(conf_line(str(app.confdir), "extensions")))
 
 
-def not_checked(result: DemoResult, torch: str) -> dict[str, NotChecked]:
-    """Value name -> why it was not checked with ``torch`` (the build's), for the values of
-    ``result`` that were not."""
-    found = {vr.variant.name: unchecked(result, vr, torch) for vr in result.variants}
-    return {name: why for name, why in found.items() if why is not None}
-
-
 @dataclass(frozen=True)
 class Counts:
     """What one build did, as numbers: the summary says them, and ``autocast_demo_stats.json``
@@ -211,11 +205,11 @@ class Counts:
     seconds: float = 0.0
 
 
-def counts(results: list[DemoResult], problems: list[Finding], stats: Stats, torch: str) -> Counts:
-    values = sum(len(r.variants) for r in results)
-    skipped = sum(len(not_checked(r, torch)) for r in results)
-    failures = len(problems) + sum(f.failed for r in results for f in r.findings)
-    return Counts(demos=len(results), values=values, checked=values - skipped,
+def counts(judged: list[Judgement], problems: list[Finding], stats: Stats) -> Counts:
+    values = sum(len(j.here.values) for j in judged)
+    skipped = sum(not v.checked for j in judged for v in j.here.values)
+    failures = len(problems) + sum(len(j.failures) for j in judged)
+    return Counts(demos=len(judged), values=values, checked=values - skipped,
                   not_checked=skipped, failures=failures, runs=stats.executed,
                   cached=stats.cached, forked=stats.executed - stats.fresh, fresh=stats.fresh,
                   kept_worker=stats.kept, seconds=round(stats.seconds, 3))
@@ -229,11 +223,11 @@ def write_counts(found: Counts, path: Path) -> None:
 def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], stats: Stats,
               torch: str) -> Counts:
     """Print one summary of every demo checked in this build; return its numbers."""
-    found = counts(results, problems, stats, torch)
+    judged = judge_all(results, torch)
+    found = counts(judged, problems, stats)
     if not results and not problems:
         return found
-    failures = problems + [f for r in results for f in r.findings if f.failed]
-    missed = {(r.demo.docname, r.demo.ident): not_checked(r, torch) for r in results}
+    failures = problems + [f for j in judged for f in j.failures]
     logger.info(bold(
         f"autocast-demo: {found.demos} demos, {found.checked} values checked"
         + (f", {found.not_checked} not checked" if found.not_checked else "")
@@ -249,7 +243,7 @@ def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], s
             kept = f" ({whose}{ended if stats.kept_ended else ''})"
         logger.info(f"autocast-demo: {stats.executed - stats.fresh} runs forked from the "
                     f"worker{kept}, {stats.fresh} in a new interpreter{why}")
-    for line in _unchecked_lines(results, missed, torch):
+    for line in _unchecked_lines(judged):
         logger.info(f"autocast-demo: {line}")
     slowest = sorted(stats.per_demo.items(), key=lambda kv: -kv[1])[:3]
     if slowest and stats.executed:
@@ -262,20 +256,20 @@ def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], s
     return found
 
 
-def _unchecked_lines(results: list[DemoResult], missed: dict[tuple[str, str], dict[str, NotChecked]],
-                     torch: str) -> list[str]:
+def _unchecked_lines(judged: list[Judgement]) -> list[str]:
     """What the build did not check that no warning tells: skipped CUDA demos, older results."""
     lines = []
-    cuda = [r for r in results if any(vr.compiled.status == "skipped" and no_cuda(vr.compiled)
-                                      for vr in r.variants)]
+    cuda = [j for j in judged if any(v.why is not None and v.why.cause == "no-cuda"
+                                     and v.why.kind == "skipped" for v in j.here.values)]
     if cuda:
         lines.append(f"{len(cuda)} CUDA demo{'' if len(cuda) == 1 else 's'} skipped: the build "
                      "machine has no CUDA (autocast_demo_cuda_unavailable = 'skip')")
     older: dict[str, int] = {}
-    for found in missed.values():
-        for why in found.values():
-            if why.other_torch:
-                older[why.other_torch] = older.get(why.other_torch, 0) + 1
+    for j in judged:
+        for v in j.here.values:
+            if v.why is not None and v.why.other_torch:
+                older[v.why.other_torch] = older.get(v.why.other_torch, 0) + 1
+    torch = judged[0].torch if judged else ""
     for version, count in sorted(older.items()):
         lines.append(f"{count} value{'' if count == 1 else 's'} rendered from results of torch "
                      f"{version} cached earlier, not checked with the installed torch {torch}")

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
-    from .model import DemoResult, Environment, Finding
+    from .model import Environment
 
 #: A scope item: ``torch`` and a version specifier (``torch>=2.15``), a further specifier of
 #: the same (``<2.16``), or a device.
@@ -193,27 +193,3 @@ def _rank(name: str, variant: str, environment: Environment | None) -> int:
     if base not in (variant, "*") or (scope and not in_scope(scope, environment)):
         return -1
     return 2 * bool(scope) + (base == variant)
-
-
-def conflicts(result: DemoResult) -> tuple[Finding, ...]:
-    """A located error for each value of each environment (this build's and those of the
-    result sets) that falls in two scopes recording different outcomes. Overlaps the
-    directive proved are refused when the page is read; these are the rest."""
-    from .model import Finding
-
-    demo, found = result.demo, []
-    for shown in (result, *result.others):
-        for vr in shown.variants:
-            pair = conflict(demo.expect, vr.variant.name, shown.environment)
-            if pair is None:
-                continue
-            (a, said_a), (b, said_b) = pair
-            where = shown.environment.label if shown.environment else "this build"
-            found.append(Finding(
-                severity="error", subtype="scope-overlap", variants=(vr.variant.name,),
-                location=demo.at(demo.expect_line),
-                environment=shown.environment.label if shown.environment else "",
-                message=(f"value {vr.variant.name} in {where}: both {a} ({said_a}) and {b} "
-                         f"({said_b}) apply, and they overlap there: narrow a scope so that one "
-                         "applies, or record one outcome")))
-    return tuple(found)

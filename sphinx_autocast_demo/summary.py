@@ -8,21 +8,21 @@ demo was checked again, which is how the table follows changed results.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from .render import MARK, cell
-from .report import not_checked
+from .cells import MARK, cell, heading
+from .judge import judge
 from .state import all_docs, doc_state
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
 
-    from .check import NotChecked
-    from .model import DemoResult, VariantResult
+    from .judge import Judgement, Value
+    from .model import DemoResult
 
 class summary_placeholder(nodes.General, nodes.Element):
     """Replaced by the matrix when its page is written."""
@@ -90,55 +90,44 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
-def _verdict(vr: VariantResult | None, why: NotChecked | None) -> tuple[str, list[str]]:
-    if vr is None:
+def _verdict(value: Value | None) -> tuple[str, list[str]]:
+    if value is None:
         return "", ["autocast-demo-absent"]
-    outcome = vr.verdict.outcome
-    text = {"matches": "matches", "differs": "differs", "raises": f"raises {vr.verdict.exception}",
-            "no-config": "no such config", "error": "not checked"}[outcome]
+    verdict, why = value.result.verdict, value.why
+    text = {"matches": "matches", "differs": "differs", "raises": f"raises {verdict.exception}",
+            "no-config": "no such config", "error": "not checked"}[verdict.outcome]
     if why is not None:  # never the mark of a checked result
         said = f"{why.short}: {text}" if why.other_torch else why.short
         return f"{MARK['error']} {said}", ["autocast-demo-error", "autocast-demo-unchecked"]
-    return f"{MARK[outcome]} {text}", [f"autocast-demo-{outcome}"]
+    return f"{MARK[verdict.outcome]} {text}", [f"autocast-demo-{verdict.outcome}"]
 
 
-def across(result: DemoResult, value: str, torch: str) -> tuple[str, list[str]]:
+def across(judged: Judgement, value: str) -> tuple[str, list[str]]:
     """One value's verdict in every environment: once when they agree (no names), else each run of
     environments that agree (in their order: the first is this build's), so that a change
     between releases reads at a glance: ``✗ differs in torch 2.13.0, torch 2.14.1; ✓ matches
     in torch 2.15.0``."""
-    from .across import columns, heading
-
     groups: list[tuple[str, list[str], list[str]]] = []  # text, classes, environments
-    for shown, missed in columns(result, torch):
-        vr = next(v for v in shown.variants if v.variant.name == value)
-        text, classes = _verdict(vr, missed.get(value))
+    for column in judged.columns:
+        text, classes = _verdict(column.value(value))
         if groups and groups[-1][0] == text:
-            groups[-1][2].append(heading(shown))
+            groups[-1][2].append(heading(column))
         else:
-            groups.append((text, classes, [heading(shown)]))
+            groups.append((text, classes, [heading(column)]))
     if len(groups) == 1:  # the lead says it: a cell names environments only where they differ
         return groups[0][0], groups[0][1]
-    changed = [text for text, _, _ in groups if not text.startswith(MARK["error"])]
-    classes = groups[0][1] + (["autocast-demo-changed"] if len(set(changed)) > 1 else [])
+    changed = judged.value_across(value).changed
+    classes = groups[0][1] + (["autocast-demo-changed"] if changed else [])
     return "; ".join(f"{text} in {', '.join(envs)}" for text, _, envs in groups), classes
 
 
-def _record(result: DemoResult, missed: dict[str, NotChecked]) -> tuple[str, list[str]]:
-    """Does the page's record hold? Only the checked values can say it does not."""
-    names = [vr.variant.name for vr in result.variants]
-    own = result.environment.label if result.environment else ""
-    broken = [f for f in result.findings
-              if f.failed and any(f.concerns(n) and (n not in missed or f.environment != own)
-                                  for n in names)]
-    if broken:
-        return f"{MARK['differs']} no longer true", ["autocast-demo-stale-cell"]
-    if missed:
-        text = "not checked" if len(missed) == len(names) else "not all checked"
-        return f"{MARK['error']} {text}", ["autocast-demo-unchecked"]
-    if not result.demo.expect:
-        return "not recorded", ["autocast-demo-unrecorded"]
-    return f"{MARK['matches']} holds", ["autocast-demo-holds"]
+_RECORD = {
+    "broken": (f"{MARK['differs']} no longer true", ["autocast-demo-stale-cell"]),
+    "unchecked": (f"{MARK['error']} not checked", ["autocast-demo-unchecked"]),
+    "partly-unchecked": (f"{MARK['error']} not all checked", ["autocast-demo-unchecked"]),
+    "unrecorded": ("not recorded", ["autocast-demo-unrecorded"]),
+    "holds": (f"{MARK['matches']} holds", ["autocast-demo-holds"]),
+}
 
 
 def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
@@ -150,13 +139,11 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
         if state is not None:
             rows.extend((docname, ident, state.results.get(ident)) for ident in state.demos)
     values, others = columns([[v.name for v in docs[d].demos[i].variants] for d, i, _ in rows])
-    missed = {(d, i): not_checked(r, r.torch_version if r.made else torch)
-              for d, i, r in rows if r is not None}
-    checked = [vr for d, i, r in rows if r is not None for vr in r.variants
-               if vr.variant.name not in missed[d, i]]
-    unchecked = sum(len(docs[d].demos[i].variants) if r is None else len(missed[d, i])
-                    for d, i, r in rows)
-    matching = sum(vr.verdict.outcome == "matches" for vr in checked)
+    judged = [(d, i, judge(r, torch) if r is not None else None) for d, i, r in rows]
+    checked = [v for _, _, j in judged if j is not None for v in j.here.values if v.checked]
+    unchecked = sum(len(docs[d].demos[i].variants) if j is None
+                    else sum(not v.checked for v in j.here.values) for d, i, j in judged)
+    matching = sum(v.result.verdict.outcome == "matches" for v in checked)
     lead = nodes.paragraph(
         text=(f"{_count(len(rows), 'demo')} on {_count(len({d for d, _, _ in rows}), 'page')}, "
               f"{_count(len(checked), '(demo, value) pair')} checked with torch {torch}: "
@@ -166,7 +153,7 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
     )
     box = nodes.container(classes=["autocast-demo", "autocast-demo-summary"])
     box += lead
-    box += environments(rows, torch)
+    box += environments(judged)
     if not rows:
         box += nodes.paragraph(text="The documentation has no demos yet.")
         return [box]
@@ -193,7 +180,7 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
     group += head
     body = nodes.tbody()
     page = None
-    for docname, ident, result in rows:
+    for docname, ident, result in judged:
         if docname != page:  # one heading row per page keeps the table narrow
             page = docname
             heading = nodes.row(classes=["autocast-demo-matrix-page"])
@@ -204,38 +191,36 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
             entry["morecols"] = len(headers) - 1
             heading += entry
             body += heading
-        body += _demo_row(app, fromdocname, docname, ident, result, values, others, torch,
-                          missed.get((docname, ident), {}))
+        body += _demo_row(app, fromdocname, docname, ident, result, values, others)
     group += body
     box += table
     return [box]
 
 
-def environments(rows: list[tuple[str, str, DemoResult | None]], torch: str) -> list[nodes.Node]:
+def environments(rows: list[tuple[str, str, Judgement | None]]) -> list[nodes.Node]:
     """Where the matrix's results come from, when not only from this build: each environment,
     who made its results, and how many values changed between environments."""
-    from .across import columns as envs
-    from .across import heading
-
-    said: dict[str, str] = {}
+    # (environment, source) -> its heading, who made its results: this build's runs and its own
+    # result set are two lines of one environment.
+    said: dict[tuple[str, str], tuple[str, str]] = {}
     changed = 0
-    for _, _, result in rows:
-        if result is None or not (result.others or result.made):
+    for _, _, judged in rows:
+        if judged is None or not (judged.several or judged.here.source != "build"):
             continue
-        for shown, _ in envs(result, torch):
-            environment = shown.environment
-            if environment is not None and heading(shown) not in said:
-                said[heading(shown)] = (
+        for column in judged.columns:
+            environment = column.environment
+            if environment is not None and (column.key, column.source) not in said:
+                said[column.key, column.source] = (heading(column), (
                     f"torch {environment.torch}, Python {environment.python}, "
-                    f"{environment.device}, {shown.made}" if shown.made and environment.torch
-                    else "no result in the result sets" if shown.made or not environment.torch
-                    else f"run by this build with torch {torch}")
-        changed += sum("autocast-demo-changed" in across(result, vr.variant.name, torch)[1]
-                       for vr in result.variants)
+                    f"{environment.device}, {column.result.made}" if column.source == "set"
+                    else "no result in the result sets" if column.source == "missing"
+                    else f"run by this build with torch {judged.torch}"))
+        changed += sum("autocast-demo-changed" in across(judged, vr.variant.name)[1]
+                       for vr in judged.result.variants)
     if not said:
         return []
     items = nodes.bullet_list(classes=["autocast-demo-environments"])
-    for label, how in said.items():
+    for label, how in said.values():
         items += nodes.list_item("", nodes.paragraph("", "", nodes.strong(text=label),
                                                      nodes.Text(f": {how}")))
     lead = nodes.paragraph(text=(
@@ -265,42 +250,39 @@ def columns(used: list[list[str]]) -> tuple[list[str], bool]:
 
 
 def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
-              result: DemoResult | None, values: list[str], others: bool, torch: str,
-              missed: dict[str, NotChecked]) -> nodes.row:
+              judged: Judgement | None, values: list[str], others: bool) -> nodes.row:
     row = nodes.row(ids=[f"summary-{docname.replace('/', '-')}-{ident}"])
     title = all_docs(app.env)[docname].titles.get(ident, ident)
     uri = app.builder.get_relative_uri(fromdocname, docname) + "#" + ident
     link = nodes.reference("", "", nodes.Text(title), refuri=uri, internal=True)
     row += cell(nodes.paragraph("", "", link), ["autocast-demo-label"])
-    by_name: dict[str, Any] = {vr.variant.name: vr for vr in result.variants} if result else {}
+    by_name = {v.name: v for v in judged.here.values} if judged else {}
     names = [v.name for v in all_docs(app.env)[docname].demos[ident].variants]
     for value in values:
-        if result is None and value in names:
+        if judged is None and value in names:
             row += cell(f"{MARK['error']} not run", ["autocast-demo-error", "autocast-demo-unchecked"])
-        elif result is not None and result.others and value in names:
-            row += cell(*across(result, value, torch))
+        elif judged is not None and judged.several and value in names:
+            row += cell(*across(judged, value))
         else:
-            row += cell(*_verdict(by_name.get(value), missed.get(value)))
+            row += cell(*_verdict(by_name.get(value)))
     if others:
-        row += _others(result, [n for n in names if n not in values], missed, torch)
-    row += (cell(*_record(result, missed)) if result
+        row += _others(judged, [n for n in names if n not in values])
+    row += (cell(*_RECORD[judged.page]) if judged
             else cell(f"{MARK['error']} not checked", ["autocast-demo-unchecked"]))
     return row
 
 
-def _others(result: DemoResult | None, names: list[str], missed: dict[str, NotChecked],
-            torch: str) -> nodes.entry:
-    """The demo's rarer values in one cell, each with its own mark and colour (``result``:
+def _others(judged: Judgement | None, names: list[str]) -> nodes.entry:
+    """The demo's rarer values in one cell, each with its own mark and colour (``judged``:
     None when it has not run)."""
     entry = nodes.entry(classes=["autocast-demo-others"])
     for name in names:
-        if result is None:
+        if judged is None:
             text, classes = f"{MARK['error']} not run", ["autocast-demo-unchecked"]
-        elif result.others:
-            text, classes = across(result, name, torch)
+        elif judged.several:
+            text, classes = across(judged, name)
         else:
-            vr = next(v for v in result.variants if v.variant.name == name)
-            text, classes = _verdict(vr, missed.get(name))
+            text, classes = _verdict(judged.here.value(name))
         entry += nodes.paragraph("", "", nodes.strong(text=f"{name}: "),
                                  nodes.inline(text=text, classes=classes))
     return entry

@@ -1,7 +1,11 @@
-"""Shared helpers: real sphinx-build runs on the test roots, built once per module."""
+"""Shared helpers: real sphinx-build runs on the test roots, built once per module; and the
+suite's layers (``pytest -m "not torch"``: the tests that need no torch, in seconds)."""
 
 from __future__ import annotations
 
+import ast
+import functools
+import importlib.metadata
 import json
 import os
 import re
@@ -23,6 +27,79 @@ pytest_plugins = ("sphinx.testing.fixtures",)
 os.environ["NO_COLOR"] = "1"
 
 ROOTS = Path(__file__).parent / "roots"
+
+# -- layers: which tests need torch ------------------------------------------------------------
+#
+# A test needs torch when it, a fixture it asks for, or a helper of its module or of this file
+# that it calls, builds a test root (whose demos run), starts a worker, or names torch. Every
+# other test runs where torch is not installed: made-up results through check, judge and the
+# presenters (doctree snapshots), parsers, result sets. Marked here, once, from the tests' own
+# source, so that a new test lands in its layer without a mark of its own; a test the rule
+# misses takes ``@pytest.mark.torch`` itself. A module whose fixture builds a root only for
+# what needs no torch (directive errors, results from a cache it wrote) names that fixture in
+# ``TORCH_FREE_FIXTURES``; its tests that read what the demos did are marked themselves.
+
+#: What a test needs torch for: a build of a test root (CLI, in-process, Sphinx's test app, a
+#: process it starts itself), the engine's worker or its runs, torch itself (or its version).
+NEEDS_TORCH = frozenset({"sphinx_build", "app_build", "tagged_build", "SphinxTestApp", "app",
+                         "make_app", "subprocess", "Popen", "WorkerPool", "Executor", "Job",
+                         "job", "worker", "zygote", "warm", "torch", "installed_torch"})
+
+
+def installed_torch() -> str:
+    """The installed torch's version, read without importing it; "" where there is none (the
+    torch-free layer never uses it)."""
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
+@functools.cache
+def _uses(path: Path) -> dict[str, frozenset[str]]:
+    """Each module-level function of ``path`` -> the names it uses (its arguments, which name
+    fixtures, included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            # A name it calls or reads (a helper, a class), a fixture it asks for; "torch"
+            # only as torch itself (imported, or ``torch.``), not a variable that holds a version.
+            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id != "torch"}
+            names |= {a.arg for a in node.args.args}
+            names |= {"torch" for n in ast.walk(node) if isinstance(n, ast.Attribute)
+                      and isinstance(n.value, ast.Name) and n.value.id == "torch"}
+            names |= {"torch" for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)
+                      and any(m.split(".")[0] == "torch"
+                              for m in [getattr(n, "module", None) or "", *(a.name for a in n.names)])}
+            found[node.name] = frozenset(names)
+    return found
+
+
+def needs_torch(path: Path, name: str, free: tuple[str, ...] = ()) -> bool:
+    """Does test ``name`` of module ``path`` need torch (by the rule above)? ``free``: fixtures
+    whose builds need none."""
+    scopes = [_uses(path), _uses(Path(__file__))]
+    seen: set[str] = set(free)
+    todo = [name]
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if current in NEEDS_TORCH and current != name:
+            return True
+        for scope in scopes:
+            todo.extend(scope.get(current, ()))
+    return False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        function = getattr(item, "originalname", None) or item.name.split("[")[0]
+        free = tuple(getattr(getattr(item, "module", None), "TORCH_FREE_FIXTURES", ()))
+        if "torch" not in item.keywords and needs_torch(Path(str(item.path)), function, free):
+            item.add_marker(pytest.mark.torch)
 STATS = "autocast_demo_stats.json"  # pipeline.STATS: a build's numbers, in its doctree directory
 
 

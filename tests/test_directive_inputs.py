@@ -19,6 +19,8 @@ from sphinx_autocast_demo import config, syntax
 
 MATCH = "\u2713 matches eager"
 RST, MD = "index.rst", "options_md.md"
+# Their builds run demos, but most tests read only the directive errors (conftest.py).
+TORCH_FREE_FIXTURES = ("build", "numbers")
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +96,7 @@ def test_a_name_that_gives_no_id_is_located_at_its_name_line(build):
             ":name: fp16-overflow [autocast_demo.directive]")
 
 
+@pytest.mark.torch  # reads what its demos did
 def test_each_demo_keeps_its_own_id_code_and_result(build):
     soup = build.html("index")
     boxes = soup.select("div.autocast-demo")
@@ -114,6 +117,7 @@ def test_each_demo_keeps_its_own_id_code_and_result(build):
 SNIPPET = "x = torch.ones(4, 4, requires_grad=True)\nprint(x.sum().item())"
 
 
+@pytest.mark.torch  # reads what its demos did
 @pytest.mark.parametrize("ident", ["colon-form", "yaml-form"])
 def test_myst_options_over_several_lines_reach_the_demo(build, ident):
     soup = build.html("options_md")
@@ -125,6 +129,7 @@ def test_myst_options_over_several_lines_reach_the_demo(build, ident):
     assert column(soup, ident, ("as recorded?",))[0] == "\u2713 yes (matches)"  # off
 
 
+@pytest.mark.torch  # reads what its demos did
 def test_myst_expect_output_blocks_are_checked_at_their_line(build):
     # colon-form records 16.0 under [off] (true) and 99.0 under [same_as_forward] (false): only
     # the false one is reported, at the :expect-output: line; yaml-form's [*] 16.0 holds.
@@ -161,6 +166,7 @@ def test_the_forms_to_write_are_shown(build):
     assert "write it like this:\n---\nvalues: off, same_as_forward\nexpect: |\n" in build.stderr
 
 
+@pytest.mark.torch  # reads what its demos did
 def test_only_the_readable_demos_ran_and_every_mistake_counts(build):
     assert build.returncode == 1, build.stderr
     warnings = ours(build)

@@ -13,6 +13,8 @@ import pytest
 from conftest import processes_tagged, tagged_build, verdicts
 
 MATCH = "\u2713 matches eager"
+# Its build runs demos, but most tests read only the directive errors (conftest.py).
+TORCH_FREE_FIXTURES = ("build",)
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +92,7 @@ def test_an_empty_body_is_located_at_its_directive(build, page):
             "autocast-demo: the body is empty: write the Python snippet to run under it")
 
 
+@pytest.mark.torch  # reads what its demos did
 def test_every_mistake_is_counted_once_and_the_build_fails(build):
     assert build.returncode == 1, build.stderr
     warnings = [line for line in build.stderr.splitlines() if ": WARNING: " in line]
@@ -105,6 +108,7 @@ def test_myst_did_not_drop_the_unknown_option_silently(build):
     assert "myst.directive" not in build.stderr
 
 
+@pytest.mark.torch  # reads what its demos did
 def test_bad_demos_say_so_in_the_page_and_good_ones_ran(build):
     for docname, ident in (("index", "fine-rst"), ("bad_md", "fine-md")):
         soup = build.html(docname)

@@ -20,6 +20,8 @@ import pytest
 from conftest import CliBuild, copy_root, processes_tagged, read_stats, sphinx_build, verdicts
 
 REPO = Path(__file__).resolve().parents[1]
+# Its builds are of a site without torch: the point of them (conftest.py).
+TORCH_FREE_FIXTURES = ("no_torch",)
 MATCH = "\u2713 matches eager"
 NO_ENGINE = "\u2014 not run: no demo can run on the build machine"
 NOT_CACHED = "\u2014 not run: execution is off and nothing is cached"

@@ -166,6 +166,7 @@ def test_a_lazy_module_is_not_loaded_to_find_its_file(tmp_path):
     assert module_file(module) == str(path)  # and no RuntimeError: still not loaded
 
 
+@pytest.mark.torch  # the worker's view of sys.modules starts after torch's import
 def test_a_run_that_cannot_tell_its_files_says_so_instead_of_failing():
     import sys
 
@@ -279,6 +280,7 @@ def test_a_module_from_a_directory_the_snippet_removed_is_not_depended_on(tmp_pa
     assert again.runs() == (0, 0) and "reading sources... [" not in again.stdout
 
 
+@pytest.mark.torch  # the worker's view of sys.modules starts after torch's import
 def test_a_run_finds_the_modules_it_imported_from_the_end_of_sys_modules(tmp_path, monkeypatch):
     """Reading back only to the last module the worker had (touching all would copy the
     zygote's pages: 5.5 ms a run), and every module where that one was removed since."""

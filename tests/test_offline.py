@@ -22,6 +22,7 @@ from docutils.utils import new_document
 from sphinx_autocast_demo import accept, builder, check, config, directives, execute, render, report, syntax
 from sphinx_autocast_demo.engine.cache import Entry
 from sphinx_autocast_demo.execute import Stats
+from sphinx_autocast_demo.judge import judge
 from sphinx_autocast_demo.model import (
     DEFAULT_CONFIG,
     Code,
@@ -42,6 +43,8 @@ from sphinx_autocast_demo.model import (
 from sphinx_autocast_demo.state import all_docs, build
 
 TORCH = "9.9.0"  # the torch these made-up results were "checked" with
+# Their builds run nothing: execution is off, the results come from a cache written here.
+TORCH_FREE_FIXTURES = ("offline", "other_build")
 SRC = "/docs/index.rst"
 # The directive of every made-up demo, as its source map records it:
 #   1 .. autocast-demo::
@@ -91,6 +94,11 @@ APP = SimpleNamespace(srcdir="/docs", outdir="/out", doctreedir="/doctrees", ext
                       builder=SimpleNamespace(format="html"))
 
 
+def not_checked(found: DemoResult) -> dict[str, object]:
+    """Value -> why this build did not check it (judge.NotChecked), for those it did not."""
+    return {v.name: v.why for v in judge(found, TORCH).here.values if v.why is not None}
+
+
 def rows(table) -> list[list[str]]:
     return [[entry.astext() for entry in row.children] for row in table.findall(lambda n: n.tagname == "row")]
 
@@ -122,7 +130,7 @@ def test_an_engine_refusal_is_known_by_its_reason_not_by_its_words():
                for v in the_demo.variants]
     found = result(the_demo, *refused)
     assert {f.subtype for f in found.findings} == {"engine"}
-    why = report.not_checked(found, TORCH)
+    why = not_checked(found)
     assert {n: (w.kind, w.reason) for n, w in why.items()} == dict.fromkeys(
         ("same_as_forward", "off"), ("not run", "no demo can run on the build machine"))
     # Without the reason, the same words are an ordinary refusal.
@@ -135,7 +143,7 @@ def test_a_skipped_cuda_demo_has_no_finding():
     the_demo = demo()
     found = result(the_demo, *[skipped(v, "no GPU", why="no-cuda") for v in the_demo.variants])
     assert found.findings == ()
-    assert {w.short for w in report.not_checked(found, TORCH).values()} == {"skipped: no CUDA"}
+    assert {w.short for w in not_checked(found).values()} == {"skipped: no CUDA"}
 
 
 # -- render: the doctree of a result ------------------------------------------------------------
@@ -145,7 +153,7 @@ SET = "torch._functorch.config.backward_pass_autocast = "
 
 def test_the_results_table_of_a_held_and_a_broken_record():
     found = result(demo(), ran("differs", note="w.grad"), ran("matches", output="tensor(16.)\n"))
-    table, *printed, provenance, stale = render.result_nodes(found, APP, TORCH)  # type: ignore[arg-type]
+    table, *printed, provenance, stale = render.result_nodes(judge(found, TORCH), APP)  # type: ignore[arg-type]
     # One row per value: its name and the line that sets it, then the two questions.
     assert rows(table) == [
         ["backward_pass_autocast", "compiled = eager?", "as recorded?"],
@@ -165,7 +173,7 @@ def test_the_results_table_of_a_held_and_a_broken_record():
 
 def test_the_eager_output_is_shown_where_it_is_not_the_compiled_one():
     found = result(demo(), ran("matches", output="a\n"), ran("matches", output="b\n", eager_output="c\n"))
-    _table, *printed, _provenance = render.result_nodes(found, APP, TORCH)  # type: ignore[arg-type]
+    _table, *printed, _provenance = render.result_nodes(judge(found, TORCH), APP)  # type: ignore[arg-type]
     assert [p.astext() for p in printed] == [
         "Printed under same_as_forward:\n\na", "Printed under off:\n\nb",
         "Printed under off, run eagerly:\n\nc"]
@@ -174,13 +182,13 @@ def test_the_eager_output_is_shown_where_it_is_not_the_compiled_one():
 def test_show_record_and_show_outputs():
     outcomes = ran("differs", output="x\n"), ran("differs", output="x\n")
     recorded = result(replace(demo((("*", "differs"),)), show="record"), *outcomes)
-    table, *_ = render.result_nodes(recorded, APP, TORCH)  # type: ignore[arg-type]
+    table, *_ = render.result_nodes(judge(recorded, TORCH), APP)  # type: ignore[arg-type]
     assert [row[1] for row in rows(table)] == [
         "outcome, as recorded?", "\u2713 differs, as recorded", "\u2713 differs, as recorded"]
     # Not the red of a verdict: the point of such a demo is not compiled against eager.
     assert "autocast-demo-differs" not in str(table)
     only = result(replace(demo((("*", "differs"),)), show="outputs"), *outcomes)
-    shown = render.result_nodes(only, APP, TORCH)  # type: ignore[arg-type]
+    shown = render.result_nodes(judge(only, TORCH), APP)  # type: ignore[arg-type]
     assert not any(isinstance(n, nodes.table) for n in shown)
     assert shown[0].astext() == "Printed under every value:\n\nx"
 
@@ -221,7 +229,7 @@ def test_a_result_of_another_torch_never_looks_checked():
     cached = DemoResult(found.demo, found.codes, tuple(
         VariantResult(v.variant, v.verdict, v.compiled, v.eager, cached=True) for v in found.variants),
         "1.0.0", found.findings)
-    table, provenance = render.result_nodes(cached, APP, TORCH)  # type: ignore[arg-type]
+    table, provenance = render.result_nodes(judge(cached, TORCH), APP)  # type: ignore[arg-type]
     for row in rows(table)[1:]:
         assert row[1:] == [f"matches eager with torch 1.0.0 (cached; not checked with torch {TORCH})",
                            "records matches (not checked)"]
@@ -234,11 +242,11 @@ def test_cases_and_counts_of_made_up_results():
     held = result(demo(), ran("matches"), ran("matches"))
     broken = result(demo(), ran("differs"), raised())
     unrecorded = result(demo(expect=()), ran("matches"), ran("matches"))
-    statuses = [builder._variant_case(r, vr, None).status
-                for r in (held, broken, unrecorded) for vr in r.variants]
+    statuses = [builder._variant_case(judge(r, TORCH).here, value).status
+                for r in (held, broken, unrecorded) for value in judge(r, TORCH).here.values]
     assert statuses == ["passed", "passed", "failed", "error", "skipped", "skipped"]
     stats = Stats(executed=8, fresh=2, cached=4, seconds=1.25)
-    counts = report.counts([held, broken, unrecorded], [], stats, TORCH)
+    counts = report.counts([judge(r, TORCH) for r in (held, broken, unrecorded)], [], stats)
     assert counts == report.Counts(demos=3, values=6, checked=6, not_checked=0, failures=2,
                                    runs=8, cached=4, forked=6, fresh=2, seconds=1.25)
 
@@ -373,6 +381,7 @@ def other_build(tmp_path_factory):
     return other, b.torch, {"release": release, "exact": exact, "label": label}
 
 
+@pytest.mark.torch  # the installed torch's release is what it counts
 def test_release_counts_another_build_of_the_release_as_checked_and_names_it(other_build):
     other, installed, builds = other_build
     release = builds["release"]

@@ -8,14 +8,13 @@ eager: what is tested is how the records are read.
 
 from __future__ import annotations
 
-from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from conftest import copy_root, sphinx_build, verdicts
+from conftest import copy_root, installed_torch, sphinx_build, verdicts
 
 MATCH = "\u2713 matches eager"
-TORCH = version("torch")  # 2.13.0+cpu here: a local version, as the CPU wheels have
+TORCH = installed_torch()  # 2.13.0+cpu here: a local version, as the CPU wheels have
 
 
 def expect_line(path: Path, name: str, option: str = "expect") -> int:

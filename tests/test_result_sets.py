@@ -11,10 +11,12 @@ import pytest
 from test_offline import TORCH, demo, ran, result
 
 from sphinx_autocast_demo import __main__ as cli
-from sphinx_autocast_demo import accept, check, render, results, syntax
+from sphinx_autocast_demo import accept, check, results, syntax
+from sphinx_autocast_demo.check import conflicts
 from sphinx_autocast_demo.engine.cache import Entry
+from sphinx_autocast_demo.judge import judge, unchecked
 from sphinx_autocast_demo.model import Environment, RunRecord, VariantResult, Verdict
-from sphinx_autocast_demo.scopes import conflicts, in_scope, never, overlap
+from sphinx_autocast_demo.scopes import in_scope, never, overlap
 
 NEW = Environment("torch 2.16.0", "2.16.0", "3.11.7", "cpu")
 
@@ -82,7 +84,7 @@ def test_overlapping_scopes_no_witness_proves_are_caught_in_the_environment():
     found = conflicts(mine)
     assert [(f.subtype, f.variants, f.severity) for f in found] == [("scope-overlap", ("off",), "error")]
     assert "off[torch>2.13.0,<2.13.0.0.1] (matches) and off[torch>=2.13] (differs)" in found[0].message
-    assert render.broken(replace(mine, findings=found), "off", odd)
+    assert record_broken(replace(mine, findings=found), "off", odd)
     assert conflicts(replace(mine, environment=NEW)) == ()
     with pytest.raises(accept.Blocked, match="both apply in torch odd"):
         accept.new_expect(mine)
@@ -132,7 +134,14 @@ def test_a_bad_scope_says_what_to_write(text, says):
 
 def other(the_demo, env: Environment, *per_value):
     made = result(the_demo, *per_value, torch=env.torch)
-    return replace(made, environment=env, made="made on 2026-11-30 by tox -e x", findings=())
+    return replace(made, environment=env, source="set", made="made on 2026-11-30 by tox -e x",
+                   findings=())
+
+
+def record_broken(found, name: str, env: Environment) -> bool:
+    """Does the judgement of ``found`` say the record of ``name`` no longer holds in ``env``?"""
+    column = next(c for c in judge(found, TORCH).columns if c.environment == env)
+    return column.value(name).record == "broken"
 
 
 def test_a_record_is_checked_in_every_environment_and_accept_scopes_the_new_one():
@@ -145,8 +154,8 @@ def test_a_record_is_checked_in_every_environment_and_accept_scopes_the_new_one(
     broken = [f for f in checked.findings if f.failed]
     assert [(f.variants, f.environment) for f in broken] == [(("same_as_forward",), NEW.label)]
     assert "with torch 2.16.0 (torch 2.16.0, made on 2026-11-30" in broken[0].message
-    assert render.broken(checked, "same_as_forward", NEW)
-    assert not render.broken(checked, "same_as_forward", here)
+    assert record_broken(checked, "same_as_forward", NEW)
+    assert not record_broken(checked, "same_as_forward", here)
     assert accept.new_expect(checked) == [("same_as_forward[torch==2.16.0]", "matches")]
 
 
@@ -186,7 +195,7 @@ def test_a_missing_environment_is_not_checked_and_says_so():
     gap = VariantResult(the_demo.variants[0], Verdict(outcome="error"),
                         RunRecord("skipped", detail="no result", not_run="missing"),
                         RunRecord("skipped", not_run="missing"))
-    why = check.unchecked(result(the_demo, ran("matches"), ran("matches")), gap, TORCH)
+    why = unchecked(result(the_demo, ran("matches"), ran("matches")), gap, TORCH)
     assert why is not None and why.text == "no result: not in the result sets"
 
 

@@ -9,16 +9,15 @@ from the cache of the same torch, and from the cache of another torch.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import CliBuild, column, copy_root, sphinx_build, verdicts
+from conftest import CliBuild, column, copy_root, installed_torch, sphinx_build, verdicts
 
-TORCH = importlib.metadata.version("torch")
+TORCH = installed_torch()
 OLD_TORCH = "9.9.9+old"
 HAS_CUDA = Path("/dev/nvidiactl").exists()
 CHECK = ("-b", "autocast-check")

@@ -1,0 +1,147 @@
+"""A judged value as the text and CSS classes of a table cell; the table itself.
+
+Shared by the page's tables (render.py, across.py) and the summary matrix (summary.py). Every
+function here formats a judgement (judge.py); none decides what was checked or what holds.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from docutils import nodes
+
+if TYPE_CHECKING:
+    from .judge import Column, Value
+    from .model import DemoResult, VariantResult
+
+MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "no-config": "\u2014",
+        "error": "\u2014"}
+
+
+def heading(column: Column) -> str:
+    """An environment's name over its column: this build's says so."""
+    if column.environment is None:
+        return f"torch {column.result.torch_version}"
+    label = column.environment.label
+    return f"{label} (this build)" if column.source == "build" else label
+
+
+def short_config(result: DemoResult) -> str:
+    return result.demo.config.rsplit(".", 1)[-1]
+
+
+def cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.entry:
+    entry = nodes.entry(classes=classes or [])
+    entry += content if isinstance(content, nodes.Node) else nodes.paragraph(text=content)
+    return entry
+
+
+def labelled(column: str, text: str, classes: list[str]) -> nodes.entry:
+    """A cell that says which column it is in (``autocast-demo-col-*``): on a phone the rows
+    stack into cards, and the stylesheet puts the column's name before each cell."""
+    return cell(text, [*classes, f"autocast-demo-col-{column}"])
+
+
+def table(headers: list[str], rows: list[list[nodes.entry]]) -> nodes.table:
+    out = nodes.table(classes=["autocast-demo-results"])
+    group = nodes.tgroup(cols=len(headers))
+    out += group
+    # Column widths in characters: the text builder lays the table out with them.
+    for index, header_text in enumerate(headers):
+        texts = [header_text, *(row[index].astext() for row in rows)]
+        group += nodes.colspec(colwidth=min(40, max(8, *map(len, texts))))
+    head = nodes.thead()
+    header = nodes.row()
+    for text in headers:
+        header += cell(text)
+    head += header
+    group += head
+    body = nodes.tbody()
+    for cells in rows:
+        line = nodes.row()
+        for entry in cells:
+            line += entry
+        body += line
+    group += body
+    return out
+
+
+def verdict_text(value: Value, torch: str) -> tuple[str, list[str]]:
+    """What compiled did against eager, with its mark, or why it was not checked with ``torch``."""
+    why = value.why
+    if why is not None and why.other_torch:
+        # Another torch's result: what it said, without the mark of a checked one.
+        return (f"{outcome_text(value.result)} with torch {why.other_torch} (cached; not checked "
+                f"with torch {torch})", ["autocast-demo-unchecked"])
+    if why is not None:
+        return f"{MARK['error']} {why.text}", ["autocast-demo-error", "autocast-demo-unchecked"]
+    v = value.result.verdict
+    return f"{MARK[v.outcome]} {outcome_text(value.result)}", [f"autocast-demo-{v.outcome}"]
+
+
+def outcome_text(vr: VariantResult) -> str:
+    """What compiled did against eager, as a table cell says it (no mark)."""
+    v = vr.verdict
+    if v.outcome == "matches":
+        text = "matches eager" + (f" (max |\u0394| {v.max_abs:.1e})" if v.max_abs else "")
+        return f"{text}; partly: {v.cut}" if v.cut else text
+    if v.outcome == "differs":
+        first = next((d for d in v.diffs if not d.equal), None)
+        if first is None:
+            return f"differs ({v.note})" if v.note else "differs"
+        if first.max_abs is not None:
+            what = f"{first.name}, max |\u0394| {first.max_abs:.2e}"
+        else:
+            what = f"{first.name}: {first.note}" if first.note else first.name
+        others = sum(not d.equal for d in v.diffs) - 1
+        return f"differs ({what})" + (f" and {others} more" if others > 0 else "")
+    if v.outcome == "no-config":
+        return "no such config in this torch"
+    if v.outcome == "raises":
+        if v.eager_exception:
+            same = v.eager_exception == v.exception
+            return f"raises {v.exception} (eager {'too' if same else 'raises ' + v.eager_exception})"
+        return f"raises {v.exception}"
+    return "not checked"
+
+
+def recorded_text(value: Value) -> tuple[str, list[str]]:
+    """The "as recorded?" cell: does the page's record of the value hold here?"""
+    if value.record == "unrecorded":
+        return "not recorded", ["autocast-demo-unrecorded"]
+    if value.record == "unchecked":  # neither holds nor broken: nobody looked
+        return f"records {value.expected} (not checked)", ["autocast-demo-unchecked"]
+    if value.record == "broken":
+        return f"{MARK['differs']} no: records {value.expected}", ["autocast-demo-stale-cell"]
+    return f"{MARK['matches']} yes ({value.expected})", ["autocast-demo-holds"]
+
+
+def outcome_as_recorded(value: Value, torch: str) -> tuple[str, list[str]]:
+    """``:show: record``: what happened, and whether the page says so, without the colour of a
+    verdict (the snippet is not about compiled against eager)."""
+    if not value.checked:
+        return verdict_text(value, torch)
+    happened = value.result.verdict.text
+    if value.record == "unrecorded":
+        return f"{happened} (not recorded)", ["autocast-demo-unrecorded"]
+    if value.record == "broken":
+        return (f"{MARK['differs']} {happened}, but the page records {value.expected}",
+                ["autocast-demo-stale-cell"])
+    return f"{MARK['matches']} {happened}, as recorded", ["autocast-demo-holds"]
+
+
+def set_line(result: DemoResult, vr: VariantResult) -> str:
+    """The line that sets this value in the reader's own code."""
+    return f"{result.demo.config} = {vr.variant.source}"
+
+
+def value_cell(result: DemoResult, vr: VariantResult) -> nodes.entry:
+    entry = nodes.entry(classes=["autocast-demo-value"])
+    entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
+    code = set_line(result, vr)
+    entry += nodes.literal_block(code, code, language="python", classes=["autocast-demo-set"])
+    if vr.compiled.config_set:  # the row did not run under its value alone
+        entry += nodes.paragraph(
+            text=f"then set by the snippet itself to {', '.join(vr.compiled.config_set)}",
+            classes=["autocast-demo-config-set"])
+    return entry

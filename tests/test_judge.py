@@ -1,0 +1,167 @@
+"""The judge stage on made-up results (no torch): each reason a value is not checked is one
+typed cause, each presenter says what the judgement says."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from test_offline import TORCH, demo, raised, ran, result
+from test_snapshots import HERE, LATER, MADE
+
+from sphinx_autocast_demo import builder, cells, check, render, report, summary
+from sphinx_autocast_demo.execute import Stats
+from sphinx_autocast_demo.judge import judge
+from sphinx_autocast_demo.model import RunRecord, VariantResult, Verdict, skipped
+
+
+def first(found, torch: str = TORCH):
+    return judge(found, torch).here.values[0]
+
+
+def with_runs(compiled: RunRecord, eager: RunRecord | None = None, verdict: str = "error"):
+    the_demo = demo()
+    vr = VariantResult(the_demo.variants[0], Verdict(outcome=verdict), compiled, eager or compiled)  # type: ignore[arg-type]
+    return result(the_demo, vr, ran("matches"))
+
+
+@pytest.mark.parametrize("run, cause, text", [
+    (RunRecord("skipped", not_run="missing"), "missing", "no result: not in the result sets"),
+    (RunRecord("skipped", not_run="no-cuda"), "no-cuda", "skipped: no CUDA on the build machine"),
+    (RunRecord("refused", not_run="no-cuda"), "no-cuda", "not run: no CUDA on the build machine"),
+    (RunRecord("refused", not_run="engine"), "engine", "not run: no demo can run on the build machine"),
+    (RunRecord("refused", not_run="died"), "died", "not run: the build's worker stopped before it ran"),
+    (RunRecord("skipped", not_run="stale"), "stale", "not run: execution is off and a module it "
+     "imports has changed since its cached result"),
+    (RunRecord("skipped"), "never", "not run: execution is off and nothing is cached"),
+    (RunRecord("refused", detail="too big\nmore"), "refused", "not run: too big"),
+    (RunRecord("timeout"), "stopped", "not checked: the compiled run timed out"),
+    (RunRecord("crashed"), "stopped", "not checked: the compiled run crashed"),
+])
+def test_each_reason_a_value_was_not_run_is_one_cause(run, cause, text):
+    value = first(with_runs(run))
+    assert not value.checked and value.record == "unchecked"
+    assert (value.why.cause, value.why.text) == (cause, text)
+
+
+UNCHECKED_RUNS = [
+    RunRecord("skipped", not_run="missing"), RunRecord("skipped", not_run="no-cuda"),
+    RunRecord("refused", not_run="no-cuda"), RunRecord("refused", not_run="engine"),
+    RunRecord("refused", not_run="died"), RunRecord("skipped", not_run="stale"),
+    RunRecord("skipped"), RunRecord("refused", detail="too big"), RunRecord("timeout"),
+    RunRecord("crashed"),
+]
+
+
+def run_id(run: RunRecord) -> str:
+    return f"{run.status}-{run.not_run or 'plain'}"
+
+
+@pytest.mark.parametrize("run", UNCHECKED_RUNS, ids=run_id)
+def test_every_presenter_says_an_unchecked_value_is_unchecked(run):
+    """The page's cell, the matrix's, the check builder's case and the console's count agree:
+    never the mark of a checked result, never a passed case."""
+    judged = judge(with_runs(run), TORCH)
+    value = judged.here.values[0]
+    text, classes = cells.verdict_text(value, TORCH)
+    assert text.startswith("\u2014 ") and "autocast-demo-unchecked" in classes
+    assert cells.recorded_text(value)[0] == "records matches (not checked)"
+    assert summary._verdict(value)[0] == f"\u2014 {value.why.short}"
+    assert builder._variant_case(judged.here, value).status in ("skipped", "error")
+    assert report.counts([judged], [], Stats()).not_checked == 1
+    assert judged.page == "partly-unchecked" or judged.page == "broken"
+
+
+def test_a_verdict_of_error_is_not_checked():
+    value = first(with_runs(RunRecord("ok"), verdict="error"))
+    assert value.why is not None and value.why.cause == "no-verdict"
+
+
+def test_a_cached_result_of_another_torch_is_not_checked_unless_counted_or_from_a_set():
+    found = result(demo(), ran("matches"), ran("matches"), torch="1.0.0")
+    cached = replace(found, variants=tuple(replace(v, cached=True) for v in found.variants))
+    assert first(cached).why.cause == "other-torch"
+    assert first(replace(cached, torch_equivalent=True)).checked
+    assert first(replace(cached, source="set", environment=LATER, made=MADE)).checked
+
+
+def test_the_record_of_a_value():
+    broken = judge(result(demo(), ran("differs"), ran("matches")), TORCH)
+    assert [v.record for v in broken.here.values] == ["broken", "holds"]
+    assert broken.page == "broken" and broken.mismatch and broken.mismatch_in == ()
+    unrecorded = judge(result(demo(expect=()), ran("matches"), ran("matches")), TORCH)
+    assert [v.record for v in unrecorded.here.values] == ["unrecorded", "unrecorded"]
+    assert unrecorded.page == "unrecorded"
+
+
+def test_the_page_record_counts_only_what_was_checked():
+    the_demo = demo()
+    partly = judge(result(the_demo, skipped(the_demo.variants[0], "no GPU", why="no-cuda"),
+                          ran("matches")), TORCH)
+    assert partly.page == "partly-unchecked"
+    none = judge(result(the_demo, *(skipped(v, "no GPU", why="no-cuda") for v in the_demo.variants)),
+                 TORCH)
+    assert none.page == "unchecked"
+
+
+def test_an_error_is_an_error_case_and_a_broken_record_a_failed_one():
+    judged = judge(result(demo(), ran("differs"), raised()), TORCH)
+    statuses = [builder._variant_case(judged.here, v).status for v in judged.here.values]
+    assert statuses == ["failed", "error"]
+    assert judged.here.values[1].error and not judged.mismatch_in
+
+
+def several():
+    the_demo = demo()
+    mine = result(the_demo, ran("matches"), ran("matches"))
+    later = replace(result(the_demo, ran("matches"), ran("differs"), torch=LATER.torch),
+                    environment=LATER, source="set", made=MADE, findings=())
+    return judge(check.check(replace(mine, environment=HERE, others=(later,), findings=())), TORCH)
+
+
+def test_across_environments_a_change_and_where_the_record_broke():
+    judged = several()
+    assert [c.source for c in judged.columns] == ["build", "set"]
+    assert [c.torch for c in judged.columns] == [TORCH, LATER.torch]  # each judged by its own
+    same, off = judged.across
+    assert (same.record, same.changed) == ("holds", False)
+    assert (off.record, off.changed) == ("broken", True)
+    assert [c.key for c in off.broken_in] == [LATER.label]
+    assert judged.mismatch_in == (LATER.label,)
+
+
+def test_the_matrix_cell_names_environments_only_where_they_differ():
+    judged = several()
+    assert summary.across(judged, "same_as_forward") == ("\u2713 matches", ["autocast-demo-matches"])
+    text, classes = summary.across(judged, "off")
+    assert text == "\u2713 matches in torch 9.9.0 (this build); \u2717 differs in torch 2.16.0"
+    assert "autocast-demo-changed" in classes
+
+
+def test_a_release_without_the_config_is_no_change():
+    the_demo = demo((("*", "matches"),))
+    mine = result(the_demo, ran("matches"), ran("matches"))
+    later = replace(result(the_demo, ran("no-config"), ran("matches"), torch=LATER.torch),
+                    environment=LATER, source="set", made=MADE, findings=())
+    judged = judge(check.check(replace(mine, environment=HERE, others=(later,), findings=())), TORCH)
+    assert not judged.value_across("same_as_forward").changed
+
+
+@pytest.mark.parametrize("run", UNCHECKED_RUNS, ids=run_id)
+def test_the_footer_says_why_a_value_was_not_checked(run):
+    judged = judge(with_runs(run), TORCH)
+    why = judged.here.values[0].why
+    footer = render.provenance(judged)
+    assert f"Not checked in this build: {why.sentence} (same_as_forward)" in footer.astext()
+    assert "autocast-demo-unchecked" in footer["classes"]
+    assert footer.astext().index("Not checked") < footer.astext().index("Checked at build time")
+
+
+@pytest.mark.parametrize("run", UNCHECKED_RUNS, ids=run_id)
+def test_the_check_builder_never_passes_an_unchecked_value(run):
+    judged = judge(with_runs(run), TORCH)
+    case = builder._variant_case(judged.here, judged.here.values[0])
+    if case.status == "skipped":
+        assert case.message == f"not checked in this build: {judged.here.values[0].why.text}"
+    else:  # a run that did not finish, or a refusal: an error at its finding
+        assert case.status == "error" and case.kind in ("timeout", "crash", "engine", "not-run")

@@ -1,0 +1,127 @@
+"""Doctree snapshots of made-up judgements: what the page shows, node by node, without torch.
+
+Each case builds results by hand, checks and judges them, renders them as a page would
+(render.result_nodes) and compares the nodes' ``pformat()`` with ``tests/snapshots/<case>.txt``.
+A change of what a page shows then shows up as a diff of that file, in review.
+
+To write the snapshots again after an intended change, run
+``AUTOCAST_DEMO_SNAPSHOTS=write pytest tests/test_snapshots.py`` and read every changed file
+before committing it: a snapshot is what the page must say, not what the code happens to say.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from docutils import nodes
+from test_offline import APP, TORCH, demo, raised, ran, result
+
+from sphinx_autocast_demo import check, render
+from sphinx_autocast_demo.judge import judge
+from sphinx_autocast_demo.model import (
+    DemoResult,
+    Environment,
+    RunRecord,
+    Tolerance,
+    VariantResult,
+    skipped,
+)
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+HERE = Environment(f"torch {TORCH}", TORCH, "3.11.7")
+LATER = Environment("torch 2.16.0", "2.16.0", "3.11.7")
+MADE = "made on 2026-11-30 by tox -e results-torch216"
+
+
+def held_and_broken() -> DemoResult:
+    return result(demo(), ran("differs", note="w.grad"), ran("matches", output="tensor(16.)\n"))
+
+
+def show_record() -> DemoResult:
+    return result(replace(demo((("*", "differs"),)), show="record"),
+                  ran("differs", output="x\n"), ran("matches", output="x\n"))
+
+
+def not_run() -> DemoResult:
+    """One value skipped for want of CUDA, the other stopped by its timeout."""
+    the_demo = demo()
+    stopped = RunRecord(status="timeout", detail="stopped after 120 s", output="step 1\n")
+    return result(the_demo, skipped(the_demo.variants[0], "no GPU", why="no-cuda"),
+                  VariantResult(the_demo.variants[1], ran("error")[0], stopped, stopped))
+
+
+def other_torch() -> DemoResult:
+    found = result(demo(), ran("matches"), ran("matches"), torch="1.0.0")
+    return replace(found, variants=tuple(replace(v, cached=True) for v in found.variants))
+
+
+def environments() -> DemoResult:
+    """This build, a result set of a later torch that differs under one value, and an expected
+    environment that no set holds."""
+    the_demo = demo()
+    mine = result(the_demo, ran("matches"), ran("matches"))
+    later = replace(result(the_demo, ran("matches"), ran("differs"), torch=LATER.torch),
+                    environment=LATER, source="set", made=MADE, findings=())
+    gone = Environment("torch 2.12.0", "", "")
+    gaps = tuple(skipped(v, "no result from torch 2.12.0", why="missing") for v in the_demo.variants)
+    missing = DemoResult(the_demo, mine.codes, gaps, "", environment=gone, source="missing",
+                         made="made")
+    return check.check(replace(mine, environment=HERE, others=(later, missing), findings=()))
+
+
+def cached_earlier() -> DemoResult:
+    """One value from this torch's cache, one run now."""
+    found = result(demo(), ran("matches"), ran("matches"))
+    return replace(found, variants=(replace(found.variants[0], cached=True), found.variants[1]))
+
+
+def equivalent_torch() -> DemoResult:
+    """Cached by another build of the release, which autocast_demo_cache_torch counts as this."""
+    found = result(demo(), ran("matches"), ran("matches"), torch="9.9.0+other")
+    return replace(found, torch_equivalent=True,
+                   variants=tuple(replace(v, cached=True) for v in found.variants))
+
+
+def own_set() -> DemoResult:
+    """This environment's results, answered by its own result set."""
+    found = result(demo(), ran("matches"), ran("matches"))
+    return replace(found, environment=HERE, source="set", made=MADE,
+                   variants=tuple(replace(v, cached=True) for v in found.variants))
+
+
+def raises_as_recorded() -> DemoResult:
+    return result(demo((("*", "raises NameError"),)), raised(), raised())
+
+
+def snippet_sets_config() -> DemoResult:
+    """A row whose snippet set the varied config itself, and a tolerance that is not bitwise."""
+    the_demo = replace(demo(), tolerance=Tolerance(grad=1e-3, output=1e-3))
+    verdict, compiled, eager = ran("matches")
+    compiled = replace(compiled, config_set=("'off'",))
+    return result(the_demo, (verdict, compiled, eager), ran("matches"))
+
+
+def unrecorded() -> DemoResult:
+    return result(demo(expect=()), ran("matches", output="same\n"), ran("matches", output="same\n"))
+
+
+CASES = {"held-and-broken": held_and_broken, "show-record": show_record, "not-run": not_run,
+         "other-torch": other_torch, "environments": environments,
+         "cached-earlier": cached_earlier, "equivalent-torch": equivalent_torch, "own-set": own_set,
+         "raises-as-recorded": raises_as_recorded, "snippet-sets-config": snippet_sets_config,
+         "unrecorded": unrecorded}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_judgement_renders_as_its_snapshot(case):
+    box = nodes.container()
+    box.extend(render.result_nodes(judge(CASES[case](), TORCH), APP))  # type: ignore[arg-type]
+    text = box.pformat()
+    path = SNAPSHOTS / f"{case}.txt"
+    if os.environ.get("AUTOCAST_DEMO_SNAPSHOTS") == "write":
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"no snapshot {path.name}: write it (see this module's docstring)"
+    assert text == path.read_text(encoding="utf-8")
