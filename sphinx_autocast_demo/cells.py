@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 
 from docutils import nodes
 
+from .syntax import DEFAULT
+
 if TYPE_CHECKING:
     from .judge import Column, Value
     from .model import DemoResult, VariantResult
@@ -138,8 +140,13 @@ def set_line(result: DemoResult, vr: VariantResult) -> str:
 def value_cell(result: DemoResult, vr: VariantResult) -> nodes.entry:
     entry = nodes.entry(classes=["autocast-demo-value"])
     entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
-    code = set_line(result, vr)
-    entry += nodes.literal_block(code, code, language="python", classes=["autocast-demo-set"])
+    if vr.variant.name == DEFAULT:  # nothing to copy: the row is about what torch has
+        found = vr.compiled.config_default or vr.eager.config_default
+        said = f"not set: torch's default, here {found}" if found else "not set: torch's default"
+        entry += nodes.paragraph(text=said, classes=["autocast-demo-set-default"])
+    else:
+        code = set_line(result, vr)
+        entry += nodes.literal_block(code, code, language="python", classes=["autocast-demo-set"])
     if vr.compiled.config_set:  # the row did not run under its value alone
         entry += nodes.paragraph(
             text=f"then set by the snippet itself to {', '.join(vr.compiled.config_set)}",
