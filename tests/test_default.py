@@ -14,6 +14,10 @@ CHANGED = ("import torch._functorch.config as c; "
            "c._config['backward_pass_autocast'].default = 'off'")
 
 
+def starts(cells: list[str]) -> list[str]:
+    return [MATCH if c.startswith(MATCH) else DIFFER if c.startswith(DIFFER) else c for c in cells]
+
+
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory):
     src = copy_root("default", tmp_path_factory)
@@ -26,7 +30,7 @@ def builds(tmp_path_factory):
 def test_the_default_row_runs_under_torchs_default_and_says_which(builds):
     today, _ = builds
     assert today.returncode == 0, today.stderr
-    assert verdicts(today.html("index"), "default-inside") == [MATCH, MATCH, DIFFER]
+    assert starts(verdicts(today.html("index"), "default-inside")) == [MATCH, MATCH, DIFFER]
     row = today.html("index").select_one("#default-inside tbody tr").get_text(" ", strip=True)
     assert "not set" in row and "'same_as_forward'" in row, row
 
@@ -35,7 +39,7 @@ def test_a_changed_default_fails_the_build_at_the_demo(builds):
     _, changed = builds
     assert changed.returncode != 0
     # The default row now differs; the rows that set their value are as before.
-    assert verdicts(changed.html("index"), "default-inside") == [DIFFER, MATCH, DIFFER]
+    assert starts(verdicts(changed.html("index"), "default-inside")) == [DIFFER, MATCH, DIFFER]
     assert ("index.rst:18: WARNING: value default: the page records 'matches' but with torch"
             in changed.stderr), changed.stderr
     row = changed.html("index").select_one("#default-inside tbody tr").get_text(" ", strip=True)

@@ -32,7 +32,8 @@ def R(name: str) -> str:
 
 #: (page, demo) -> the start of each cell of its "compiled vs eager" row, value by value.
 EXPECTED: dict[tuple[str, str], list[str]] = {
-    ("index", "teaser"): [D, M, D],
+    # "default" sets nothing: torch's default is same_as_forward (the seed), wrong for AMP.
+    ("index", "teaser"): [D, D, M, D],
     # The recipes bind a compiled module (an OptimizedModule, parameters under "_orig_mod."):
     # its gradients must be compared by the module's own names, or they "differ" by name.
     # Under every value, so a wrong pick shows: the model's float32 head (the seed's fact: a
@@ -42,7 +43,7 @@ EXPECTED: dict[tuple[str, str], list[str]] = {
     ("behaviour", "recipe-another"): [D, D, M],  # same_as_forward, off, fp16
     ("behaviour", "recipe-patch"): [M],
     ("behaviour", "backward-inside"): [M, D, M],
-    ("behaviour", "backward-outside"): [D, M, D],
+    ("behaviour", "backward-outside"): [D, D, M, D],  # default, ...
     ("behaviour", "backward-elsewhere"): [D, D, D, M],  # ..., fp16
     ("behaviour", "fp16-overflow"): [D, M, D],
     ("behaviour", "patch-one-region"): [M, M, M],

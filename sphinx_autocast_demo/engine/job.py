@@ -326,10 +326,10 @@ def run_job(job: Job) -> dict[str, Any]:
         record = {"status": "raised", "error": {**describe_error(exc, parts, texts),
                                                 "kind": "no-config"}}
         return _finished(record, start, None)
+    unset = job["value"] == {"__unset__": True}
     try:
-        if job["value"] == {"__unset__": True}:  # the ``default`` row: torch's own value
+        if unset:  # the ``default`` row: torch's own value
             given = getattr(module, attr)
-            record["config_default"] = repr(given)
         else:
             given = decode_value(job["value"])
             setattr(module, attr, given)
@@ -352,6 +352,10 @@ def run_job(job: Job) -> dict[str, Any]:
         except Exception as exc:  # a tensor subclass or a storage we cannot read
             record = {"status": "raised", "error": describe_error(exc, parts, texts)}
             record["error"]["message"] = f"its tensors could not be read: {record['error']['message']}"
+    if unset:
+        # Read after the setups: what the compiled forward found (a setup may change the
+        # default, as a release would); a value the snippet set is said by config_set.
+        record["config_default"] = repr(getattr(module, attr))
     if job["mode"] == "eager" and (compiled := compiled_frames())[0]:
         # Not a verdict: compiled would be compared with compiled. Said where it compiled.
         # (not how many frames: that varies with the value, and one problem is said once)
