@@ -43,6 +43,7 @@ from . import (
     results,
     scopes,
     summary,
+    writers,
 )
 from .model import WARNING_TYPE
 from .state import BUILD, Build, all_docs, build, merge, purge, state
@@ -82,6 +83,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-updated", run)
     app.connect("doctree-resolved", render_page)
     app.connect("build-finished", finish)
+    writers.setup(app)  # what LaTeX, Texinfo and plain text need of the results
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 4}
 

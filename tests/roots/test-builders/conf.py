@@ -1,0 +1,6 @@
+extensions = ["sphinx_autocast_demo"]
+exclude_patterns = ["_build"]
+project = "builders"
+# What this root tests is how each builder writes the results, not what a backend does: the
+# faster aot_eager.
+autocast_demo_backend = "aot_eager"
