@@ -230,7 +230,8 @@ def _warn(app: Sphinx, result: DemoResult) -> None:
 
 def render_page(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     b, shown = build(app), builder.runs_demos(app.builder)
-    render.resolve(app, doctree, all_docs(app.env).get(docname), shown, b.torch)
+    for part, name in writers.documents(doctree, docname):  # several in an assembled tree
+        render.resolve(app, part, all_docs(app.env).get(name), shown, b.torch)  # type: ignore[arg-type]
     summary.resolve(app, doctree, docname, shown, b.torch)
 
 

@@ -14,9 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
+from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from sphinx.application import Sphinx
 
 #: Declares ✓ ✗ ⚠ (and Δ for pdflatex) for every LaTeX engine: see the file itself.
@@ -59,6 +62,26 @@ class CaptionedCode(SphinxPostTransform):
                                       classes=["literal-block-wrapper"])
             wrapper.source, wrapper.line = code.source, code.line
             box.insert(0, wrapper)
+
+
+def documents(doctree: nodes.document, docname: str) -> Iterator[tuple[nodes.Element, str]]:
+    """Each document's part of ``doctree``, innermost first, with its name.
+
+    LaTeX, Texinfo, manual pages and singlehtml resolve one tree assembled from the root
+    document and every document its toctrees include (each under a ``start_of_file`` node), as
+    ``docname``'s: the results of an included page are that page's, not the root's.
+    """
+    parts = sorted(doctree.findall(addnodes.start_of_file), key=_depth, reverse=True)
+    for part in parts:
+        yield part, part["docname"]
+    yield doctree, docname
+
+
+def _depth(node: nodes.Node) -> int:
+    depth = 0
+    while node.parent is not None:
+        node, depth = node.parent, depth + 1
+    return depth
 
 
 def copy_latex_package(app: Sphinx, exc: Exception | None) -> None:
