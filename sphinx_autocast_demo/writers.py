@@ -105,11 +105,14 @@ def unspan_man_cells(app: Sphinx, doctree: nodes.document, docname: str) -> None
 
 
 _WORD = re.compile(r"\S+")
+#: A line of code up to this long stays on one line of its cell; a longer one (a list of
+#: autocast kwargs) breaks between words, so that the table still fits a wide terminal.
+CODE_WIDTH = 72
 
 
 def widen_text_columns(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     """Plain text: each column of a results table at least as wide as its longest word and its
-    longest line of code.
+    longest line of code (up to ``CODE_WIDTH``).
 
     The text writer wraps a cell to its column's width and cuts any word longer than that
     (``torch._functorch.co|nfig``); a line that sets a value is for copying, so it stays whole.
@@ -133,4 +136,5 @@ def widen(group: nodes.tgroup) -> None:
             words = [len(w) for w in _WORD.findall(entry.astext())]
             lines = [len(line) for block in entry.findall(nodes.literal_block)
                      for line in block.astext().splitlines()]
-            colspec["colwidth"] = max(colspec["colwidth"], *words, *lines, 1)
+            code = min(CODE_WIDTH, max(lines, default=0))
+            colspec["colwidth"] = max(colspec["colwidth"], code, *words, 1)
