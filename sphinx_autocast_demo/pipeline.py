@@ -40,6 +40,7 @@ from . import (
     report,
     results,
     summary,
+    writers,
 )
 from .model import WARNING_TYPE
 from .state import BUILD, Build, all_docs, build, merge, purge, state
@@ -80,6 +81,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-updated", run)
     app.connect("doctree-resolved", render_page)
     app.connect("build-finished", finish)
+    writers.setup(app)  # what LaTeX, Texinfo and plain text need of the results
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 5}  # 5: DemoResult.source
 
@@ -226,7 +228,8 @@ def _warn(app: Sphinx, result: DemoResult) -> None:
 
 def render_page(app: Sphinx, doctree: nodes.document, docname: str) -> None:
     b, shown = build(app), builder.runs_demos(app.builder)
-    render.resolve(app, doctree, all_docs(app.env).get(docname), shown, b.torch)
+    for part, name in writers.documents(doctree, docname):  # several in an assembled tree
+        render.resolve(app, part, all_docs(app.env).get(name), shown, b.torch)  # type: ignore[arg-type]
     summary.resolve(app, doctree, docname, shown, b.torch)
 
 
