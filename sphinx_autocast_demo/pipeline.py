@@ -36,6 +36,7 @@ from . import (
     config,
     directives,
     execute,
+    html,
     render,
     report,
     results,
@@ -71,6 +72,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("autocast-demo-summary", summary.AutocastDemoSummary)
     app.add_builder(builder.AutocastCheckBuilder)
     app.add_css_file("autocast_demo.css")
+    app.add_js_file("autocast_demo.js")
     app.connect("config-inited", configure)
     app.connect("builder-inited", begin)
     app.connect("env-get-outdated", outdated)
@@ -82,6 +84,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-resolved", render_page)
     app.connect("build-finished", finish)
     writers.setup(app)  # what LaTeX, Texinfo and plain text need of the results
+    html.setup(app)  # what a reader who does not see the tables needs of them
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 5}  # 5: DemoResult.source
 

@@ -234,7 +234,7 @@ def column(soup: BeautifulSoup, ident: str, names: tuple[str, ...]) -> list[str]
     index = next(header.index(n) for n in names if n in header)
     for label in table.select(".autocast-demo-env-label"):  # shown on phones only
         label.decompose()
-    return [tr.select("td")[index].get_text(" ", strip=True) for tr in table.select("tbody tr")]
+    return [tr.select("th, td")[index].get_text(" ", strip=True) for tr in table.select("tbody tr")]
 
 
 def processes_tagged(tag: str) -> list[int]:

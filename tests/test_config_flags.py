@@ -33,7 +33,7 @@ def test_directive_config_runs_each_named_value(builds):
     soup = builds[0].html("index")
     assert header(soup, "scalars") == ["capture_scalar_outputs", "graph_break", "captured"]
     # Each value's row says how to set it: the config's full path, the value as Python.
-    lines = [pre.get_text().strip() for pre in soup.find(id="scalars").select("td.autocast-demo-value pre")]
+    lines = [pre.get_text().strip() for pre in soup.find(id="scalars").select(".autocast-demo-value pre")]
     assert lines == [f"{SCALARS} = False", f"{SCALARS} = True"]
     # The tensors match; what differs is the graph count it prints, which eagerly is 0.
     assert verdicts(soup, "scalars") == [

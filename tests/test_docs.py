@@ -206,7 +206,7 @@ def test_the_matrix_has_every_demo_and_agrees_with_each_table(build):
         name = target.removesuffix(".html")
         assert page(build, name).find(id=ident) is not None, href  # the link lands on the demo
         linked.append((name, ident))
-        tds = row.select("td")
+        tds = row.select("th, td")  # (the demo's cell is the row header)
         assert len(tds) == len(header)
         shown = {v: tds[1 + i].get_text(" ", strip=True) for i, v in enumerate(values)
                  if tds[1 + i].get_text(strip=True)}
@@ -215,7 +215,7 @@ def test_the_matrix_has_every_demo_and_agrees_with_each_table(build):
             shown[value] = verdict
         soup = page(build, name)
         if EXPECTED.get((name, ident)) != OUTPUTS:  # a demo that shows only outputs has no table
-            names = [tr.select_one("td strong").get_text() for tr in
+            names = [tr.select_one("th strong, td strong").get_text() for tr in
                      soup.find(id=ident).select("table.autocast-demo-results tbody tr")]
             own = dict(zip(names, verdicts(soup, ident), strict=True))
             assert {v: outcome(c) for v, c in shown.items()} == {v: outcome(c) for v, c in own.items()}, (

@@ -44,7 +44,7 @@ def write_page(src: Path, i: int, code: str, expect: str) -> None:
 def matrix(out: Path) -> dict[str, list[str]]:
     soup = BeautifulSoup((out / "matrix.html").read_text(encoding="utf-8"), "html.parser")
     rows = soup.select("table.autocast-demo-matrix tbody tr:not(.autocast-demo-matrix-page)")
-    found = {row.find("a")["href"]: [td.get_text(" ", strip=True) for td in row.select("td")]
+    found = {row.find("a")["href"]: [td.get_text(" ", strip=True) for td in row.select("th, td")]
              for row in rows}
     found["lead"] = [soup.select_one(".autocast-demo-summary p").get_text()]
     found["header"] = [th.get_text(strip=True) for th in soup.select("table.autocast-demo-matrix thead th")]

@@ -165,7 +165,7 @@ def test_another_environment_is_shown_and_checked_beside_this_one(flow: dict[str
     # On a phone the header is hidden and each environment's cell names it.
     labels = [span.extract().get_text() for span in table.select(".autocast-demo-env-label")]
     assert labels[:2] == [f"{headers[1]}: ", "flavour b: "]
-    rows = [[td.get_text(" ", strip=True) for td in tr.select("td")] for tr in table.select("tbody tr")]
+    rows = [[td.get_text(" ", strip=True) for td in tr.select("th, td")] for tr in table.select("tbody tr")]
     assert rows[0][1].startswith("\u2717 differs") and rows[0][2].startswith("\u2713 matches")
     assert rows[0][3].startswith("\u2717 no, in flavour b")
     after = soup.find(id="after").select_one("table.autocast-demo-results")

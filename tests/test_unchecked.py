@@ -46,7 +46,7 @@ def matrix(build: CliBuild) -> dict[str, list[str]]:
     soup = build.html("matrix")
     rows = soup.select("table.autocast-demo-matrix tbody tr:not(.autocast-demo-matrix-page)")
     found = {row.find("a")["href"].split("#")[1]:
-             [td.get_text(" ", strip=True) for td in row.select("td")[1:]] for row in rows}
+             [td.get_text(" ", strip=True) for td in row.select("th, td")[1:]] for row in rows}
     found["lead"] = [soup.select_one(".autocast-demo-summary p").get_text(" ", strip=True)]
     return found
 

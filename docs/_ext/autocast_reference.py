@@ -67,10 +67,11 @@ class Reference(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         what = self.arguments[0]
         if what == "conf":
-            rows = [[f"``{config.PREFIX}{o.name}``", " or ".join(t.__name__ for t in o.types),
+            conf_rows = [[f"``{config.PREFIX}{o.name}``", " or ".join(t.__name__ for t in o.types),
                      f"``{o.default!r}``", _plain_bars(o.description) + _choices(o.choices)]
                     for o in config.OPTIONS]
-            return [self.table(["name", "type", "default", "what it does"], rows, [26, 10, 20, 60])]
+            return [self.table(["name", "type", "default", "what it does"], conf_rows,
+                               [26, 10, 20, 60])]
         if what not in options.DIRECTIVES:
             logger.warning(f"autocast-demo-reference: unknown argument {what!r}",
                            location=self.get_location())

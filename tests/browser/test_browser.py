@@ -174,7 +174,7 @@ def test_tables_show_the_measured_verdicts(browser, site, mode):
               const at = head.findIndex(h => h === 'compiled = eager?' || h === 'outcome, as recorded?'
                                              || h.endsWith('(this build)'));
               return [box.id, Array.from(table.querySelectorAll('tbody tr')).map(tr =>
-                tr.querySelectorAll('td')[at].innerText.split(/\\s+/).join(' ').trim())];
+                tr.querySelectorAll('th, td')[at].innerText.split(/\\s+/).join(' ').trim())];
             }))""")
         for (page_name, ident), expected in EXPECTED.items():
             if page_name != name:
@@ -246,7 +246,8 @@ def test_screenshots(browser, site):
 READER = """
 () => {
   const broken = [];
-  for (const th of document.querySelectorAll('table th')) {
+  // Column headers (a row header holds a line of code, which wraps where it must).
+  for (const th of document.querySelectorAll('table thead th')) {
     const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
       for (const match of node.textContent.matchAll(/\\S+/g)) {

@@ -9,7 +9,11 @@ that is added later is covered without a word here.
 from __future__ import annotations
 
 import pytest
+import test_browser
 from test_browser import HTML, MODES, NARROW, WIDE, contrast, visit
+
+# test_browser's served site and browser, as this module's fixtures too.
+site, browser = test_browser.site, test_browser.browser
 
 FULL_HD = {"width": 1920, "height": 1080}
 
@@ -31,7 +35,8 @@ FIT = """
   const scrolls = ['auto', 'scroll'].includes(getComputedStyle(box).overflowX);
   const cut = box === table ? table.scrollWidth > table.clientWidth + 1
                             : table.getBoundingClientRect().width > box.clientWidth + 1;
-  const hinted = scrolls && box.closest('[data-scroll-hint]') !== null;
+  // autocast_demo.js marks a box that scrolls at this width; the CSS then shows its hint.
+  const hinted = scrolls && box.closest('[data-scrolls]') !== null;
   return {id: (table.closest('[id]') || {}).id, cls: table.className, cut, scrolls, hinted,
           need: table.scrollWidth, has: box.clientWidth};
 })
