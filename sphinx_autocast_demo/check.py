@@ -52,6 +52,8 @@ def check(result: DemoResult) -> DemoResult:
     hold too, unless scoped to some torch releases or a device)."""
     several = bool(result.others) or result.source != "build"  # name the environment in messages
     checked = _check_one(result, several)
+    if result.source == "build" and (alike := _alike(result)) is not None:
+        checked = replace(checked, findings=(*checked.findings, alike))
     others = tuple(_check_one(other, True) for other in result.others)
     findings = list(checked.findings)
     # A missing expectation is said once, for the first environment that lacks it.
@@ -149,6 +151,28 @@ def _check_one(result: DemoResult, named: bool) -> DemoResult:
                      + f"; add to the directive:\n   :expect: {suggestion}"),
         ))
     return replace(result, findings=tuple(findings))
+
+
+def _alike(result: DemoResult) -> Finding | None:
+    """A demo whose values all give one verdict proves nothing about the value: under the wrong
+    one its table would look the same. Said at the demo, unless ``:alike:`` says that is the
+    point. Only this build's own verdicts, and only when every value has one."""
+    demo = result.demo
+    outcomes = {vr.verdict.outcome for vr in result.variants}
+    if demo.alike or len(result.variants) < 2 or len(outcomes) != 1:
+        return None
+    outcome = outcomes.pop()
+    if outcome not in ("matches", "differs"):  # an error everywhere is said as that error
+        return None
+    names = [vr.variant.name for vr in result.variants]
+    listed = ", ".join(names[:-1]) + " and " + names[-1]
+    every = "matches eager" if outcome == "matches" else "differs from eager"
+    return Finding(
+        severity="missing", subtype="alike", location=demo.location,
+        message=(f"this demo cannot tell {listed} apart: every one {every}, so it would look "
+                 "the same under the wrong value; make the snippet depend on the value (a "
+                 "float32 matrix product in the backward does), or add :alike: if sameness "
+                 "is its point"))
 
 
 def _made(result: DemoResult) -> str:

@@ -391,6 +391,7 @@ class AutocastDemo(_Base):
             source_map=self.source_map,
             show=cast("Show", self.value("show", conf)),
             global_setup=global_setup_code(str(self.env.app.confdir), conf.global_setup),
+            alike="alike" in self.options,
         )
 
     def ident(self) -> str:

@@ -170,6 +170,9 @@ class Demo:
     show: Show = "table"
     # autocast_demo_global_setup, run before the page's setups (its lines are conf.py's).
     global_setup: Code | None = None
+    # ``:alike:``: every value giving one outcome is the demo's point, not a demo that cannot
+    # tell its values apart.
+    alike: bool = False
 
     @property
     def expect_line(self) -> int:

@@ -106,8 +106,9 @@ DEMO = (
     DirectiveOption(
         "values", "text", "comma-separated values",
         "Values the demo runs under: ``same_as_forward``, ``off``, ``autocast`` (the forward's "
-        "own autocast as a one-item kwargs list), or ``name=<Python literal>``, e.g. "
-        "``fp16=[{\"device_type\": \"cpu\", \"dtype\": torch.float16}]``.", mirrors="values"),
+        "own autocast as a one-item kwargs list), ``default`` (sets nothing: torch's own "
+        "default, so a page's claim about the default is checked), or ``name=<Python literal>``, "
+        "e.g. ``fp16=[{\"device_type\": \"cpu\", \"dtype\": torch.float16}]``.", mirrors="values"),
     DirectiveOption(
         "expect", "text", "``value: outcome`` pairs",
         "What compiled does against eager under each value: ``matches``, ``differs`` or "
@@ -151,6 +152,11 @@ DEMO = (
         default="``autocast-demo-N``"),
     DirectiveOption("caption", "text", "text",
                     "A caption shown above the code, and used by the matrix.", default="none"),
+    DirectiveOption(
+        "alike", "flag", "flag",
+        "The demo means to show that every value gives the same outcome: no warning that its "
+        "values cannot be told apart.", default="off (a demo whose values all give one "
+        "outcome warns)"),
     DirectiveOption(
         "show", "choice", "",
         "What the page shows of the results: the full table; only each value's outcome and "

@@ -21,7 +21,7 @@ def starts(cells: list[str]) -> list[str]:
 @pytest.fixture(scope="module")
 def builds(tmp_path_factory):
     src = copy_root("default", tmp_path_factory)
-    today = sphinx_build(src, src / "_build" / "html", "-W", "--keep-going")
+    today = sphinx_build(src, src / "_build" / "html", "--keep-going")
     changed = sphinx_build(src, src / "_build" / "changed", "-W", "--keep-going",
                            "-D", f"autocast_demo_global_setup={CHANGED}")
     return today, changed
@@ -30,6 +30,7 @@ def builds(tmp_path_factory):
 def test_the_default_row_runs_under_torchs_default_and_says_which(builds):
     today, _ = builds
     assert today.returncode == 0, today.stderr
+    assert "index.rst:15: WARNING" not in today.stderr, today.stderr
     assert starts(verdicts(today.html("index"), "default-inside")) == [MATCH, MATCH, DIFFER]
     row = today.html("index").select_one("#default-inside tbody tr").get_text(" ", strip=True)
     assert "not set" in row and "'same_as_forward'" in row, row
@@ -44,3 +45,15 @@ def test_a_changed_default_fails_the_build_at_the_demo(builds):
             in changed.stderr), changed.stderr
     row = changed.html("index").select_one("#default-inside tbody tr").get_text(" ", strip=True)
     assert "'off'" in row, row
+
+
+def test_a_demo_whose_values_cannot_be_told_apart_warns_unless_it_says_alike(builds):
+    today, _ = builds
+    warnings = [line for line in today.stderr.splitlines() if "WARNING" in line]
+    # One warning, at the demo without :alike: (line 29), naming every value; none elsewhere.
+    assert len(warnings) == 1, today.stderr
+    assert ("index.rst:29: WARNING: this demo cannot tell same_as_forward, off and autocast "
+            "apart: every one matches eager" in warnings[0]), warnings
+    assert warnings[0].endswith("[autocast_demo.alike]"), warnings
+    assert starts(verdicts(today.html("index"), "cannot-tell")) == [MATCH] * 3
+    assert starts(verdicts(today.html("index"), "alike-on-purpose")) == [MATCH] * 3
