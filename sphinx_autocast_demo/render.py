@@ -96,15 +96,11 @@ def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False,
 def legend_line(result: DemoResult) -> nodes.paragraph:
     """How to read the tables, once per page: a reader must not need the prose for it."""
     exact = "bitwise" if result.demo.tolerance.grad == 0 else f"within {result.demo.tolerance.grad:g}"
-    text = (f"How to read these tables: each row runs the snippet with one value of "
-            f"{short_config(result)}, compiled and then eagerly, each in a clean process. "
-            f"compiled = eager? \u2713 matches: every tensor the snippet leaves within reach "
-            f"(in its names, containers and modules, gradients wherever they were put) and "
-            f"every line it printed is equal (gradients {exact}); \u2717 differs: what "
-            f"differs first, with its largest difference; \u26a0 raises: the compiled "
-            f"run's exception. as recorded? "
-            f"\u2713: what this page records still holds; \u2717: it no longer does. Each "
-            f"value's line sets it in your own code, before the first compiled call.")
+    text = (f"How to read these tables: a row per value of {short_config(result)}, the "
+            f"snippet run compiled and eagerly. \u2713 matches: every tensor, gradient "
+            f"({exact}) and printed line is the same; \u2717 differs: the first difference; "
+            f"\u26a0 raises: the compiled run's error. as recorded?: whether this page still "
+            f"says what torch did. A row's line sets its value in your code.")
     return nodes.paragraph(text=text, classes=["autocast-demo-legend"])
 
 
