@@ -13,3 +13,7 @@ autocast_demo_global_setup = """
 import torch
 import amp_helpers
 """
+
+# The demos here show the extension's mechanics, not a value's effect: the warning that a
+# demo cannot tell its values apart (tests/test_default.py tests it) would be said at each.
+suppress_warnings = ["autocast_demo.alike"]
