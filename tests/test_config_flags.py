@@ -26,7 +26,7 @@ def header(soup, ident):
     """The config the table varies (its first header), then its values (a row each)."""
     box = soup.find(id=ident)
     first = box.select_one("thead th").get_text(strip=True)
-    return [first, *(tr.select_one("td strong").get_text() for tr in box.select("tbody tr"))]
+    return [first, *(tr.select_one("th strong, td strong").get_text() for tr in box.select("tbody tr"))]
 
 
 def test_directive_config_runs_each_named_value(builds):

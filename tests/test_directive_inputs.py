@@ -123,7 +123,7 @@ def test_myst_options_over_several_lines_reach_the_demo(build, ident):
     soup = build.html("options_md")
     box = soup.find(id=ident)
     assert box.select_one("pre").get_text().strip() == SNIPPET  # no option line became code
-    values = [tr.select_one("td strong").get_text() for tr in box.select("tbody tr")]
+    values = [tr.select_one("th strong, td strong").get_text() for tr in box.select("tbody tr")]
     assert values == ["off", "same_as_forward"]  # :values: over two lines
     assert verdicts(soup, ident) == [MATCH, MATCH]
     assert column(soup, ident, ("as recorded?",))[0] == "\u2713 yes (matches)"  # off

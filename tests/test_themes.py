@@ -34,7 +34,8 @@ def test_results_table_renders_under_each_theme(builds, theme):
     assert verdicts(soup, "same-everywhere") == [MATCH, MATCH]
     header = [th.get_text(strip=True) for th in soup.find(id="per-value").select("thead th")]
     assert header == ["backward_pass_autocast", "compiled = eager?", "as recorded?"]
-    values = [tr.select_one("td strong").get_text() for tr in soup.find(id="per-value").select("tbody tr")]
+    values = [tr.select_one("th strong, td strong").get_text()
+              for tr in soup.find(id="per-value").select("tbody tr")]
     assert values == ["same_as_forward", "off"]
     assert soup.select_one('link[href*="autocast_demo.css"]') is not None
     assert (build.out / "_static" / "autocast_demo.css").exists()
