@@ -52,8 +52,8 @@ def check(result: DemoResult) -> DemoResult:
     hold too, unless scoped to some torch releases or a device)."""
     several = bool(result.others) or result.source != "build"  # name the environment in messages
     checked = _check_one(result, several)
-    # (_alike is not attached yet: a finding of a build's own result makes its page be read
-    # again on every build, so a warning that is suppressed would still cost a rebuild.)
+    if result.source == "build" and (alike := _alike(result)) is not None:
+        checked = replace(checked, findings=(*checked.findings, alike))
     others = tuple(_check_one(other, True) for other in result.others)
     findings = list(checked.findings)
     # A missing expectation is said once, for the first environment that lacks it.

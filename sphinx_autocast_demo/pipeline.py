@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sphinx.util import logging
+from sphinx.util.logging import is_suppressed_warning
 
 from . import (
     accept,
@@ -43,7 +44,7 @@ from . import (
     summary,
     writers,
 )
-from .model import WARNING_TYPE
+from .model import WARNING_TYPE, Finding
 from .state import BUILD, Build, all_docs, build, merge, purge, state
 from .version import STATIC, __version__
 
@@ -139,8 +140,15 @@ def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[s
     if state(env).fingerprint != fingerprint(b) or not b.settings.execution.reuses:
         return [d for d, s in docs.items() if s.demos and d not in removed]
     return [d for d, s in docs.items()
-            if d not in removed and (s.failed or any(f for r in s.results.values() for f in r.findings)
+            if d not in removed and (s.failed or any(_said(app, f) for r in s.results.values()
+                                                     for f in r.findings)
                                      or any(b.executor.files_changed(demo, s) for demo in s.demos.values()))]
+
+
+def _said(app: Sphinx, finding: Finding) -> bool:
+    """A finding whose warning this build says, so its page is read again to say it again; one
+    that conf.py's suppress_warnings silences costs no rebuild."""
+    return not is_suppressed_warning(WARNING_TYPE, finding.subtype, app.config.suppress_warnings)
 
 
 def before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:

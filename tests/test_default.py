@@ -46,3 +46,14 @@ def test_a_changed_default_fails_the_build_at_the_demo(builds):
     row = changed.html("index").select_one("#default-inside tbody tr").get_text(" ", strip=True)
     assert "'off'" in row, row
 
+
+def test_a_demo_whose_values_cannot_be_told_apart_warns_unless_it_says_alike(builds):
+    today, _ = builds
+    warnings = [line for line in today.stderr.splitlines() if "WARNING" in line]
+    # One warning, at the demo without :alike: (line 29), naming every value; none elsewhere.
+    assert len(warnings) == 1, today.stderr
+    assert ("index.rst:29: WARNING: this demo cannot tell same_as_forward, off and autocast "
+            "apart: every one matches eager" in warnings[0]), warnings
+    assert warnings[0].endswith("[autocast_demo.alike]"), warnings
+    assert starts(verdicts(today.html("index"), "cannot-tell")) == [MATCH] * 3
+    assert starts(verdicts(today.html("index"), "alike-on-purpose")) == [MATCH] * 3
