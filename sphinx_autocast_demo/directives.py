@@ -18,7 +18,7 @@ from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
 from . import docstrings, options, syntax
-from .config import Settings, default_dtype, global_setup_code, settings
+from .config import Settings, default_dtype, settings
 from .model import (
     DEFAULT_CONFIG,
     WARNING_TYPE,
@@ -33,7 +33,7 @@ from .model import (
     Tolerance,
 )
 from .scopes import never, split_scope
-from .state import doc_state
+from .state import doc_state, state
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -329,8 +329,8 @@ class AutocastDemo(_Base):
             demo = self.demo()
         except syntax.SyntaxProblem as exc:
             return self.problem(str(exc), getattr(exc, "line", None))
-        state = doc_state(self.env, self.env.docname)
-        state.demos[demo.ident] = demo
+        page = doc_state(self.env, self.env.docname)
+        page.demos[demo.ident] = demo
         return [self.container(demo)]
 
     def value(self, name: str, conf: Settings, default: Any = None) -> Any:
@@ -390,7 +390,7 @@ class AutocastDemo(_Base):
                                 output=self.value("output-tolerance", conf)),
             source_map=self.source_map,
             show=cast("Show", self.value("show", conf)),
-            global_setup=global_setup_code(str(self.env.app.confdir), conf.global_setup),
+            global_setup=state(self.env).global_setup,
             alike="alike" in self.options,
         )
 

@@ -107,6 +107,8 @@ def begin(app: Sphinx) -> None:
     torch = execute.installed_torch()  # the one place the build asks which torch it checks with
     sets = _load_sets(app, settings.results)
     setattr(app, BUILD, Build(settings, torch, execute.Executor(app, settings, torch, sets)))
+    state(app.env).global_setup = config.global_setup_code(str(app.confdir),
+                                                           settings.global_setup)
     report.show_warning_types(app)
 
 

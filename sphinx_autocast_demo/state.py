@@ -55,6 +55,9 @@ class State:
     # (extension, torch, Python) of the build that last checked: another one re-reads every
     # page with demos, so that no result of another torch passes for a checked one.
     fingerprint: tuple[str, ...] | None = None
+    # This build's autocast_demo_global_setup as code located in conf.py: set at
+    # builder-inited, since a directive cannot reach conf.py's directory.
+    global_setup: Code | None = None
 
 
 @dataclass

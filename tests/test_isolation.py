@@ -14,12 +14,16 @@ import), which must neither stop the worker from forking nor be hidden from the 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from conftest import copy_root, sphinx_build, verdicts
 
+from sphinx_autocast_demo.engine import isolation
+
 MATCH = "\u2713 matches eager"
 MANY_CORES = {"OPENBLAS_NUM_THREADS": "8", "OMP_NUM_THREADS": "8", "MKL_NUM_THREADS": "8"}
+USERS_OWN = {"AUTOCAST_DEMO_USERS_OWN": "1"}  # a user's variable in our namespace is theirs
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +32,7 @@ def build(tmp_path_factory):
     cache = tmp_path_factory.mktemp("cache")
     pids = tmp_path_factory.mktemp("pids")
     result = sphinx_build(src, src / "_build" / "html", "-D", f"autocast_demo_cache_dir={cache}",
-                          env={**MANY_CORES, "ISOLATION_PID_DIR": str(pids)})
+                          env={**MANY_CORES, **USERS_OWN, "ISOLATION_PID_DIR": str(pids)})
     return result, outputs(cache), sorted(p.name for p in pids.iterdir())
 
 
@@ -62,8 +66,12 @@ def test_every_run_has_its_own_process_and_the_users_thread_settings(build):
     assert {line[2] for line in lines} == {"True"}
     assert {line[-1] for line in lines} == {"8"}  # what the user set, not the worker's 1
     # The build's and the pool's words to the worker (config, pipes, switches) are not the
-    # snippet's: none is left in its environment (the build sets no switch here).
-    assert {text.splitlines()[2] for text in found["observer"]} == {"ours: []"}
+    # snippet's: none is left in its environment; the user's own variables are (CI's
+    # AUTOCAST_DEMO_LATEX, say), as every other variable of theirs.
+    users = sorted(k for k in {**os.environ, **USERS_OWN}
+                   if k.startswith("AUTOCAST_DEMO_") and k not in isolation.NAMES.values())
+    assert "AUTOCAST_DEMO_USERS_OWN" in users
+    assert {text.splitlines()[2] for text in found["observer"]} == {f"ours: {users}"}
 
 
 def test_a_relative_write_lands_in_a_scratch_directory_not_the_sources(build):
