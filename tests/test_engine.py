@@ -270,13 +270,16 @@ def test_while_the_worker_warms_up_eager_runs_leave_it_a_core(jobs, cpus, eager_
     at -j 2 on 2 cores a second eager run at a time took the warm-up's core (measured: cold
     -j 2 builds 0.976x in 8 alternating pairs without it). Which runs go where never changes
     what they do: test_worker_memory compares them bit for bit at one run per core."""
+    from types import SimpleNamespace
+
     from sphinx_autocast_demo.engine.channels import Channel, Waiting
     from sphinx_autocast_demo.engine.pool import WorkerPool, eager_jobs
     from sphinx_autocast_demo.engine.records import Run
 
     pool = WorkerPool.__new__(WorkerPool)  # its scheduling only: no worker
     pool.jobs, pool.eager_jobs = jobs, eager_jobs(jobs, cpus)
-    pool.warm, pool.eager = Channel(-1, -1), Channel(-1, -1)
+    pool.worker = SimpleNamespace(channel=Channel(-1, -1))  # type: ignore[assignment]
+    pool.eager = Channel(-1, -1)
     waiting = Waiting([Run(key=f"{i}-{mode}", job={"mode": mode}, timeout=1.0)  # type: ignore[typeddict-item]
                        for i in range(8) for mode in ("compiled", "eager")])
     sent = 0

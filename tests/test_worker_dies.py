@@ -128,11 +128,9 @@ def test_a_worker_stuck_at_close_gets_sigterm_before_sigkill(tmp_path, monkeypat
     zygote's) ends its runs' process groups with what snippets started there; SIGKILL only if
     that does not end it either. The stuck worker is a stand-in: a real process that ignores
     its stdin and notes the SIGTERM it gets."""
-    from types import SimpleNamespace
+    from sphinx_autocast_demo.engine import handles
 
-    from sphinx_autocast_demo.engine import pool
-
-    monkeypatch.setattr(pool, "CLOSE_GRACE", 2.0)
+    monkeypatch.setattr(handles, "CLOSE_GRACE", 2.0)
     marker = tmp_path / "sigterm"
     script = (f"import signal, sys, time\n"
               f"def heard(*_):\n    open({str(marker)!r}, 'w').close()\n"
@@ -143,9 +141,7 @@ def test_a_worker_stuck_at_close_gets_sigterm_before_sigkill(tmp_path, monkeypat
                             stdout=subprocess.PIPE)
     try:
         assert proc.stdout is not None and proc.stdout.readline() == b"up\n"  # handler in place
-        stuck = object.__new__(pool.WorkerPool)  # (its __init__ would start a real worker)
-        stuck.warm = SimpleNamespace(ready={"event": "ready"})
-        stuck._end_worker(proc)
+        handles.end_process(proc, warmed=True)
         assert marker.exists()
         assert proc.returncode == (0 if on_sigterm == "ends" else -signal.SIGKILL)
     finally:

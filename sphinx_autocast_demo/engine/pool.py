@@ -2,19 +2,16 @@
 
 The worker (a warm zygote, see :mod:`.worker`) does the forking, the timeouts and the killing;
 this side only keeps at most ``jobs`` runs in flight and turns exits into records
-(:mod:`.records`).
+(:mod:`.records`). Which worker serves the build, its own or a kept one's session, is behind
+one handle (:mod:`.handles`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import select
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import replace
@@ -24,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from . import kept
 from .channels import Channel, Waiting, above_stdio
 from .cpus import cores
+from .handles import KeptSession, OwnWorker
 from .isolation import NAMES, SINGLE_THREADED, Words, to_env
 from .protocol import EngineFault, Job, Ready, RunRequest
 from .records import Finished, Run, collect, run_paths
@@ -33,9 +31,6 @@ if TYPE_CHECKING:
 
 #: How long the worker may take to import torch and warm up before we give up on it.
 STARTUP_TIMEOUT = 300.0
-
-#: Seconds a worker gets to end once its stdin closed (it kills its runs and exits at once).
-CLOSE_GRACE = 10.0
 
 
 class EngineError(Exception):
@@ -80,10 +75,6 @@ class WorkerPool:
         self.info: Ready | None = None  # the first ready (the eager zygote's, when it has one)
         # Why no kept worker serves this build although one was asked for (the build says it).
         self.not_kept: str | None = None
-        # A kept worker that was warm already: when its session must have answered.
-        self.answer_by: float | None = None
-        self.joined: kept.Joined | None = None  # the kept worker asked, if one was
-        self.proc: subprocess.Popen[bytes] | None = None  # None: a kept worker's session
         cpus = cores()
         self.eager_jobs = eager_jobs(self.jobs, cpus)
         # Prefer a fork-safe CUDA probe and single-threaded compile workers: both forked.
@@ -109,8 +100,8 @@ class WorkerPool:
         child_env.update(to_env(self.words))
         self._child_env = child_env  # for a kept worker that ends before serving us
         try:
-            kept = self._join_kept(child_env, keep, theirs) if keep > 0 else None
-            self.warm = kept or self._start(child_env, theirs)
+            session = self._join_kept(child_env, keep, theirs) if keep > 0 else None
+            self.worker: OwnWorker | KeptSession = session or self._start(child_env, theirs)
         except BaseException:
             for fd in ours or ():
                 os.close(fd)
@@ -121,60 +112,30 @@ class WorkerPool:
         self.eager = Channel(*ours) if ours else None
 
     @property
-    def in_session(self) -> bool:
-        """Whether a kept worker's session serves this build (else a worker of its own, ours
-        to watch and end: ``proc``)."""
-        return self.proc is None
+    def warm(self) -> Channel:
+        """The worker's channel (it warms up, then runs everything once ready)."""
+        return self.worker.channel
 
-    def _start(self, child_env: dict[str, str], eager: tuple[int, ...]) -> Channel:
-        """This build's own worker, which ends with it."""
+    def _start(self, child_env: dict[str, str], eager: tuple[int, ...]) -> OwnWorker:
         if eager:
             child_env = {**child_env, **to_env(replace(self.words, eager_fds=(eager[0], eager[1])))}
-        with open(self.log, "wb") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "sphinx_autocast_demo.engine.worker"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                env=child_env,
-                cwd=self.tmp,
-                pass_fds=eager,
-            )
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        return Channel(self.proc.stdin.fileno(), self.proc.stdout.fileno())
+        return OwnWorker(child_env, self.tmp, self.log, eager)
+
+    def _join_kept(self, child_env: dict[str, str], keep: float,
+                   eager: tuple[int, ...]) -> KeptSession | None:
+        """A kept worker's session; None, with why in ``not_kept``, if there is none."""
+        try:
+            return KeptSession(child_env, keep, self.tmp, self.log, eager)
+        except (kept.KeptUnavailable, OSError) as exc:
+            self.not_kept = str(exc)
+            return None
 
     def _own_worker_after_all(self, why: str) -> None:
         """A worker of our own, after all: the kept one's session never came."""
-        self.not_kept, self.answer_by = why, None
-        self.warm.close()  # (the eager zygote, if any, goes on until the new worker is ready)
-        os.close(self.warm.events)
-        self.warm = self._start(self._child_env, ())
-
-    def _join_kept(self, child_env: dict[str, str], keep: float,
-                   eager: tuple[int, ...]) -> Channel | None:
-        """A session of the kept worker for this environment (started if none runs), on pipes
-        of ours (see :mod:`.kept`); None, with why in ``not_kept``, if there is none."""
-        requests, to_session = os.pipe()
-        from_session, events = os.pipe()
-        log = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        theirs = {"requests": requests, "events": events, "log": log}
-        if eager:
-            theirs.update(eager_in=eager[0], eager_out=eager[1])
-        try:
-            joined = kept.connect(child_env, keep)
-            kept.hand_over(joined.sock, theirs, child_env, str(self.tmp), keep)
-            self.joined = joined
-            if joined.warm:  # its session answers at once, or it is stopped or stuck
-                self.answer_by = time.monotonic() + kept.ANSWER_TIMEOUT
-        except (kept.KeptUnavailable, OSError) as exc:
-            self.not_kept = str(exc)
-            os.close(to_session)
-            os.close(from_session)
-            return None
-        finally:
-            for fd in (requests, events, log):
-                os.close(fd)
-        return Channel(to_session, from_session)
+        assert isinstance(self.worker, KeptSession)
+        self.not_kept = why
+        self.worker.abandon()  # (the eager zygote, if any, goes on until the new worker is ready)
+        self.worker = self._start(self._child_env, ())
 
     def _channels(self) -> list[Channel]:
         return [c for c in (self.warm, self.eager) if c is not None and (c.open or c.in_flight)]
@@ -205,17 +166,17 @@ class WorkerPool:
                 if channel is not self.warm and not channel.in_flight:
                     self._drop_eager()  # none was forked (or it died idle): the warm worker runs
                     continue
-                if channel is self.warm and self.in_session and channel.ready is None:
+                if channel is self.warm and self.worker.kept and channel.ready is None:
                     # The kept worker ended (or stopped listening) before it served us.
                     self._own_worker_after_all("the kept worker ended before it served this build")
                     continue
-                stopped_by = self._stopped_by()
+                stopped_by = self.worker.stopped_by()
                 if stopped_by:  # Ctrl-C or a kill reached the worker itself: no run is to blame
                     raise WorkerDied(f"the autocast-demo worker was stopped by {stopped_by}",
                                      blame=False)
                 raise self._died(timed_out=False, channel=channel)
             fds = {c.events: c for c in self._channels()}
-            answer = self.answer_by  # (None once the warm worker is ready: _note_ready)
+            answer = self.worker.answer_by  # (None once it is ready: _note_ready)
             wait = timeout if answer is None else min(timeout, max(0.0, answer - time.monotonic()))
             ready, _, _ = select.select(list(fds), [], [], wait)
             if not ready and answer is not None and time.monotonic() >= answer:
@@ -238,23 +199,12 @@ class WorkerPool:
 
     def _no_answer(self) -> None:
         """The warm kept worker did not answer in time: a worker of our own, and why."""
-        assert self.joined is not None
-        pid = self.joined.pid
+        assert isinstance(self.worker, KeptSession)
+        pid = self.worker.pid
         self._own_worker_after_all(
             f"the kept worker, pid {pid}, did not answer in {kept.ANSWER_TIMEOUT:g} s: stopped "
             f"or stuck? Resume it (kill -CONT {pid}) or end it (kill -KILL {pid}); 'python -m "
             "sphinx_autocast_demo stop-workers' makes the next build start a new one")
-
-    def _stopped_by(self) -> str | None:
-        """SIGINT or SIGTERM when the worker ended by its handler for it (128 + the signal)."""
-        if self.proc is None:  # a kept worker's session: not our child, its end is not ours to see
-            return None
-        try:
-            code = self.proc.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            return None
-        by = {128 + signal.SIGINT: "SIGINT", 128 + signal.SIGTERM: "SIGTERM"}
-        return by.get(code)
 
     def _died(self, timed_out: bool, channel: Channel | None = None) -> WorkerDied:
         what = "did not answer" if timed_out else "stopped unexpectedly"
@@ -266,7 +216,7 @@ class WorkerPool:
             raise EngineError(event["error"], event.get("fault", ""))
         channel.ready = event
         if channel is self.warm:
-            self.answer_by = None
+            self.worker.answer_by = None
         if self.info is None or channel is self.warm:  # the warm worker's says everything
             self.info = event
 
@@ -354,68 +304,13 @@ class WorkerPool:
     def kept_ended(self) -> bool:
         """Whether the kept worker serving this build will serve no later one (``stop-workers``
         or a kill ended it meanwhile)."""
-        return (self.in_session and self.joined is not None
-                and not kept.serves_later(self.joined.path, self.joined.pid))
+        return self.worker.ended_for_later_builds()
 
     def close(self) -> None:
-        """End the worker; it kills its children (and the eager zygote) when its stdin closes."""
-        if self.proc is None:  # (in_session)
-            self._leave_kept()
-        else:
-            self._drop_eager()
-            self._end_worker(self.proc)
+        """End the worker (and the eager zygote) or leave its session; remove our files."""
+        self.worker.close(self.eager)
+        self.eager = None
         shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def _end_worker(self, proc: subprocess.Popen[bytes]) -> None:
-        if self.warm.ready is None and proc.poll() is None:
-            # Still importing or warming up: it has no run of its own, and the eager zygote
-            # kills its runs when it hears of the worker's death (SIGTERM).
-            proc.kill()
-        if proc.poll() is None:
-            try:
-                if proc.stdin:
-                    proc.stdin.close()
-                proc.wait(timeout=CLOSE_GRACE)
-            except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
-                # Stuck: SIGTERM first, whose handler ends its runs' process groups (with what
-                # a snippet started in them), which SIGKILL would leave running.
-                proc.terminate()
-                try:
-                    proc.wait(timeout=CLOSE_GRACE / 2)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
-        if proc.stdout:
-            proc.stdout.close()
-
-    def _leave_kept(self) -> None:
-        """Close a kept worker's session: it kills its runs and ends when its pipe closes. Wait
-        for its end, and the eager zygote's (their events close), so that no run writes into
-        what we remove next; kill a session that does not end."""
-        self.warm.close()
-        if self.eager is not None:
-            self.eager.close()
-        # (A zygote not ready yet has had no run, and ends, when it is, on its own.)
-        self._wait_ended([c for c in (self.warm, self.eager) if c is not None and c.ready], 10)
-        session = (self.warm.ready or {}).get("kept", {}).get("session")
-        if session and not self.warm.ended:  # stuck: SIGTERM first, its handler ends its runs
-            for sig, grace in ((signal.SIGTERM, 5), (signal.SIGKILL, 0)):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(session, sig)
-                self._wait_ended([self.warm], grace)
-        os.close(self.warm.events)
-        if self.eager is not None:
-            os.close(self.eager.events)
-            self.eager = None
-
-    @staticmethod
-    def _wait_ended(channels: list[Channel], seconds: float) -> None:
-        """Read (and drop) what ``channels`` say until each has ended, ``seconds`` at most."""
-        deadline = time.monotonic() + seconds
-        for channel in channels:
-            while not channel.ended and (left := deadline - time.monotonic()) > 0:
-                if select.select([channel.events], [], [], left)[0]:
-                    channel.ended = not os.read(channel.events, 65536)
 
     def __enter__(self) -> WorkerPool:
         return self
