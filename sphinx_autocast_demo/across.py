@@ -68,15 +68,16 @@ def recorded(across: Across) -> tuple[str, list[str]]:
     return f"{MARK['matches']} yes{every} ({what}){later}", ["autocast-demo-holds"]
 
 
-def provenance_lines(judged: Judgement) -> list[str]:
-    """One sentence per other environment: who made its results, and what is missing."""
+def provenance_lines(judged: Judgement) -> list[tuple[str, str]]:
+    """One sentence per other environment, with its label: who made its results, and what is
+    missing."""
     lines = []
     for column in judged.columns[1:]:
         environment = column.environment
         if environment is None:
             continue
         if column.empty:
-            lines.append(f"{environment.label}: no result in the result sets")
+            lines.append((environment.label, f"{environment.label}: no result in the result sets"))
             continue
         how = (f"{environment.label}: results of torch {environment.torch} (Python "
                f"{environment.python}, {environment.device}) from a result set "
@@ -84,5 +85,5 @@ def provenance_lines(judged: Judgement) -> list[str]:
         gaps = [v.name for v in column.values if not v.checked]
         if gaps:
             how += f"; no result for {', '.join(gaps)}"
-        lines.append(how)
+        lines.append((environment.label, how))
     return lines

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections import Counter
+from typing import TYPE_CHECKING, NamedTuple
 
 from docutils import nodes
 
@@ -13,6 +14,8 @@ from .judge import judge
 from .report import publish
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from sphinx.application import Sphinx
 
     from .judge import Judgement
@@ -20,24 +23,59 @@ if TYPE_CHECKING:
     from .state import DocState
 
 
+class Part(NamedTuple):
+    """A part of a footer: a sentence about where results come from, or a fact of how they
+    were made (``how``). ``key``: what it is about (the backend, an environment...), one part
+    per key and demo; ``missed``: it says that a value was not checked."""
+
+    key: str
+    text: str
+    missed: bool = False
+    how: bool = False
+
+
+def page_parts(footers: list[list[Part]]) -> list[Part]:
+    """What the page says once for its demos: for each key that every demo's footer has, what
+    most of them say (a demo that says otherwise keeps its own part)."""
+    shared = []
+    for key in [part.key for part in footers[0]]:
+        said = [part for footer in footers for part in footer if part.key == key]
+        if len(said) < len(footers):
+            continue  # (a demo without it would seem to have it)
+        best, count = Counter(said).most_common(1)[0]
+        if count * 2 > len(footers):
+            shared.append(best)
+    return shared
+
+
 def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown: bool,
             torch: str) -> None:
     """Replace each placeholder with its demo's results, as checked with ``torch``.
 
-    A legend goes before the page's first table; a footer that every demo of the page shares is
-    said once, under that first table. A builder that runs no demo (``shown`` false: gettext,
-    linkcheck...) gets no results at all: nothing was checked for it, and their text is no
-    message to translate.
+    A legend goes before the page's first table. What the footers of every demo of the page
+    say alike (the torch, device, backend, how compiled is compared) is said once, under that
+    first table; each demo's footer says only what is its own. A builder that runs no demo
+    (``shown`` false: gettext, linkcheck...) gets no results at all: nothing was checked for
+    it, and their text is no message to translate.
     """
     tabs = use_tabs(app)
     placeholders = list(doctree.findall(results_placeholder))
     results = [state.results.get(node["ident"]) if state else None for node in placeholders]
     judged = [judge(r, torch) if r is not None else None for r in results]
-    footers = {provenance(j).astext() for j in judged if j}
-    # Only when it is true of every demo: one that has not run says so itself, and is not
-    # part of an "every demo on this page".
-    shared = len(footers) == 1 and len(results) > 1 and all(r is not None for r in results)
-    legend = footer = False  # said yet: the legend, the page's shared footer
+    # Only what is true of every demo: one that has not run says so itself, and is not part
+    # of an "every demo on this page".
+    shared: list[Part] = []
+    page: nodes.paragraph | None = None
+    if len(judged) > 1 and all(j is not None for j in judged):
+        footers = [provenance_parts(j) for j in judged if j is not None]
+        shared = page_parts(footers)
+        keys = {part.key for part in shared}
+        otherwise = any(p.key in keys and p not in shared for footer in footers for p in footer)
+        page = footer_line(shared) if shared else None
+        if page is not None:
+            page.insert(0, nodes.strong(text="Every demo on this page" + (
+                ", unless its own line says otherwise: " if otherwise else ": ")))
+    legend = False  # said yet
     for node, result in zip(placeholders, judged, strict=True):
         if not shown:
             node.parent.remove(node)
@@ -51,16 +89,15 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
                 box = node.parent
                 box.parent.insert(box.parent.index(box), legend_line(result.result))
                 legend = True
-            node.replace_self(result_nodes(result, app, tabs,
-                                           footer="page" if shared and not footer else not shared))
-            footer = True
+            node.replace_self(result_nodes(result, app, tabs, said=shared, page=page))
+            page = None  # (said once, under the first table)
 
 
-def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False,
-                 footer: bool | str = True) -> list[nodes.Node]:
+def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, said: Sequence[Part] = (),
+                 page: nodes.paragraph | None = None) -> list[nodes.Node]:
     """The demo's table (unless it shows only outputs), what it printed, its footer and, when
-    the page's record no longer holds, a warning box. ``footer="page"``: the footer speaks for
-    every demo of the page."""
+    the page's record no longer holds, a warning box. The footer leaves out what the page
+    says for every demo (``said``); ``page``: the line that says it, to put here."""
     result = judged.result
     out: list[nodes.Node] = []
     if result.demo.show != "outputs" and judged.several:
@@ -68,11 +105,11 @@ def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False,
     elif result.demo.show != "outputs":
         out.append(results_table(judged))
     out.extend(printed(result, app, tabs))
-    if footer:
-        line = provenance(judged)
-        if footer == "page":
-            line.insert(0, nodes.strong(text="Every demo on this page: "))
-        out.append(line)
+    own = [part for part in provenance_parts(judged) if part not in said]
+    if own:
+        out.append(footer_line(own))
+    if page is not None:
+        out.append(page)
     if judged.failures:
         note = nodes.warning(classes=["autocast-demo-stale"])
         if judged.mismatch:
@@ -226,24 +263,41 @@ def _dtypes(value: object) -> list[str]:
 
 
 def provenance(judged: Judgement) -> nodes.paragraph:
-    """What this build checked of the demo, with which torch, and what it did not."""
+    """The demo's whole footer, as a page with only this demo shows it."""
+    return footer_line(provenance_parts(judged))
+
+
+def footer_line(parts: Sequence[Part]) -> nodes.paragraph:
+    """Parts as one line; marked unchecked when one says a value was not checked."""
+    said = ". ".join(part.text for part in parts if not part.how)
+    how = " \u00b7 ".join(part.text for part in parts if part.how)
+    text = (said + " \u00b7 " + how if said and how else said or how) + "."
+    unchecked = any(part.missed for part in parts)
+    classes = ["autocast-demo-provenance"] + (["autocast-demo-unchecked"] if unchecked else [])
+    return nodes.paragraph(text=text, classes=classes)
+
+
+def provenance_parts(judged: Judgement) -> list[Part]:
+    """What this build checked of the demo, with which torch, and what it did not: the
+    not-checked first (what a reader must not miss), then where results come from, then how
+    they were made."""
     result, here, torch = judged.result, judged.here, judged.torch
     demo = result.demo
     exact = "bitwise" if demo.tolerance.grad == 0 else f"within {demo.tolerance.grad:g}"
     # The dtypes the values themselves name (a list of autocast kwargs), not the option's
     # default: that one is true only of the built-in ``autocast`` value.
     named = sorted({d for vr in result.variants for d in _dtypes(vr.variant.value)})
-    dtype = f" \u00b7 autocast dtypes in the values: {', '.join(named)}" if named else ""
+    dtype = [("dtypes", f"autocast dtypes in the values: {', '.join(named)}")] if named else []
     grads = {_grads(vr) for vr in result.variants if vr.compiled.status == "ok"}
-    same = (f" \u00b7 gradient dtypes under every value: {grads.pop()}"
-            if len(grads) == 1 and "\u2014" not in grads else "")
-    how = (f"device {demo.device}{dtype} \u00b7 backend {demo.backend} \u00b7 compiled "
-           f"compared with the same code run eagerly (gradients {exact}, other tensors within "
-           f"{demo.tolerance.output:g}){same}.")
+    same = ([("grads", f"gradient dtypes under every value: {grads.pop()}")]
+            if len(grads) == 1 and "\u2014" not in grads else [])
+    how = [("device", f"device {demo.device}"), *dtype, ("backend", f"backend {demo.backend}"),
+           ("compare", f"compiled compared with the same code run eagerly (gradients {exact}, "
+                       f"other tensors within {demo.tolerance.output:g})"), *same]
     every = len(here.values)
     checked = [v for v in here.values if v.checked]
     missed = [v for v in here.values if v.why is not None]
-    said: list[str] = []
+    parts: list[Part] = []
     if checked:
         which = "" if len(checked) == every else " (" + ", ".join(v.name for v in checked) + ")"
         cached = sum(v.result.cached for v in checked)
@@ -258,38 +312,40 @@ def provenance(judged: Judgement) -> nodes.paragraph:
         if here.source != "build" and here.environment is not None:
             # Not "checked": this build ran nothing; the set's build compared compiled with
             # eager, this one only reads what it found against the page.
-            said.append(f"Results of torch {made} (Python {here.environment.python}, "
-                        f"{here.environment.device}) from the result set of "
-                        f"{here.environment.label!r}, {result.made}; not run by this build{which}")
+            source = (f"Results of torch {made} (Python {here.environment.python}, "
+                      f"{here.environment.device}) from the result set of "
+                      f"{here.environment.label!r}, {result.made}; not run by this build{which}")
         elif not cached:
-            said.append(f"Checked at build time with torch {ran}{which}")
+            source = f"Checked at build time with torch {ran}{which}"
         elif cached == len(checked):
-            said.append(f"Checked with torch {made} {earlier}{which}")
+            source = f"Checked with torch {made} {earlier}{which}"
         elif ran == made:
-            said.append(f"Checked with torch {made}{which}, at build time and, for {cached} "
-                        f"of {len(checked)} values, {earlier}")
+            source = (f"Checked with torch {made}{which}, at build time and, for {cached} "
+                      f"of {len(checked)} values, {earlier}")
         else:
             now = ", ".join(v.name for v in checked if not v.result.cached)
             kept = ", ".join(v.name for v in checked if v.result.cached)
-            said.append(f"Checked at build time with torch {ran} ({now}) and with torch {made} "
-                        f"{earlier} ({kept})")
+            source = (f"Checked at build time with torch {ran} ({now}) and with torch {made} "
+                      f"{earlier} ({kept})")
+        parts.append(Part("source", source))
+    # Not-checked first: that is what a reader must not miss (each its own key: a page says
+    # one only when every demo of it says the same).
     older = sorted({v.why.other_torch for v in missed if v.why is not None and v.why.other_torch})
     for version in older:
         names = [v.name for v in missed if v.why is not None and v.why.other_torch == version]
         which = "" if len(names) == every else " (" + ", ".join(names) + ")"
-        said.append(f"Rendered from results of torch {version} cached earlier, not checked "
-                    f"with the installed torch {torch}{which}")
+        text = (f"Rendered from results of torch {version} cached earlier, not checked "
+                f"with the installed torch {torch}{which}")
+        parts.append(Part(text, text, missed=True))
     reasons: dict[str, list[str]] = {}
     for v in missed:
         if v.why is not None and not v.why.other_torch:
             reasons.setdefault(v.why.sentence, []).append(v.name)
-    for text, names in reasons.items():
+    for reason, names in reasons.items():
         which = "" if len(names) == every else " (" + ", ".join(names) + ")"
-        said.append(f"Not checked in this build: {text}{which}")
-    # Not-checked first: that is what a reader must not miss.
-    said.sort(key=lambda line: not line.startswith(("Not", "Rendered")))
+        text = f"Not checked in this build: {reason}{which}"
+        parts.append(Part(text, text, missed=True))
+    parts.sort(key=lambda part: not part.missed)
     if judged.several:
-        said += provenance_lines(judged)
-    text = ". ".join(said) + " \u00b7 " + how
-    classes = ["autocast-demo-provenance"] + (["autocast-demo-unchecked"] if missed else [])
-    return nodes.paragraph(text=text, classes=classes)
+        parts += [Part(f"environment {label}", line) for label, line in provenance_lines(judged)]
+    return parts + [Part(key, text, how=True) for key, text in how]

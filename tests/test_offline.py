@@ -224,6 +224,32 @@ def test_a_page_shares_one_legend_and_one_footer():
     assert not any(text.startswith("Every demo") for text in said)
 
 
+def test_a_footer_says_only_what_is_its_own_and_the_page_says_the_rest_once():
+    """Two demos that differ only in their backend: the page's line under the first table says
+    what both share, each demo's footer only its backend."""
+    first = result(replace(demo(), ident="a"), ran("matches"), ran("matches"))
+    second = result(replace(demo(), ident="b", backend="inductor"), ran("matches"), ran("matches"))
+    doc = rendered_page({"a": first, "b": second})  # type: ignore[arg-type]
+    said = [f.astext() for f in paragraphs(doc, "provenance")]
+    assert said[:2] == ["backend aot_eager.", f"Every demo on this page: Checked at build time "
+                        f"with torch {TORCH} \u00b7 device cpu \u00b7 compiled compared with the "
+                        "same code run eagerly (gradients bitwise, other tensors within 0.001)."]
+    assert said[2:] == ["backend inductor."]
+    # Three, two of them alike: the page says what most do, the third says where it differs.
+    third = result(replace(demo(), ident="c"), ran("matches"), ran("matches"))
+    said = [f.astext() for f in paragraphs(rendered_page({"a": first, "b": second, "c": third}),  # type: ignore[arg-type]
+                                           "provenance")]
+    assert said[0].startswith("Every demo on this page, unless its own line says otherwise: "
+                              f"Checked at build time with torch {TORCH} \u00b7 device cpu "
+                              "\u00b7 backend aot_eager \u00b7 compiled compared")
+    assert said[1:] == ["backend inductor."]
+    # Alone on its page, a demo's footer says everything, in the same order.
+    alone = [f.astext() for f in paragraphs(rendered_page({"b": second}), "provenance")]  # type: ignore[arg-type]
+    assert alone == [f"Checked at build time with torch {TORCH} \u00b7 device cpu \u00b7 backend "
+                     "inductor \u00b7 compiled compared with the same code run eagerly (gradients "
+                     "bitwise, other tensors within 0.001)."]
+
+
 def test_a_result_of_another_torch_never_looks_checked():
     found = result(demo(), ran("matches"), ran("matches"), torch="1.0.0")
     cached = DemoResult(found.demo, found.codes, tuple(
