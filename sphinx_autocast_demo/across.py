@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING
 
 from docutils import nodes
 
-from .cells import MARK, heading, labelled, outcome_as_recorded, short_config, table, value_cell, verdict_text
+from .cells import (
+    MARK,
+    broken_text,
+    heading,
+    labelled,
+    outcome_as_recorded,
+    short_config,
+    table,
+    value_cell,
+    verdict_text,
+)
 
 if TYPE_CHECKING:
     from .judge import Across, Judgement
@@ -19,21 +29,27 @@ if TYPE_CHECKING:
 
 def environments_table(judged: Judgement, html: bool = False) -> nodes.table:
     """Rows of values, a column per environment, then whether the record holds in each
-    (``:show: record``: each environment's cell says both, without a verdict's colour)."""
+    (``:show: record``: each environment's cell says both, without a verdict's colour). Where
+    every environment says the same of every value, one column says it, headed by all of them."""
     result = judged.result
     record_only = result.demo.show == "record"
-    headers = [short_config(result), *(heading(column) for column in judged.columns)]
+    said = [[outcome_as_recorded(column.values[index], column.torch) if record_only
+             else verdict_text(column.values[index], column.torch) for column in judged.columns]
+            for index in range(len(result.variants))]
+    names = [heading(column) for column in judged.columns]
+    if len(names) > 1 and all(len({(text, tuple(classes)) for text, classes in row}) == 1
+                              for row in said):
+        rest = [name.removeprefix("torch ") if names[0].startswith("torch ") else name
+                for name in names[1:]]
+        names = ["same in " + " \u00b7 ".join([names[0], *rest])]
+        said = [row[:1] for row in said]
+    headers = [short_config(result), *names]
     headers += [] if record_only else ["as recorded?"]
     rows = []
     for index, vr in enumerate(result.variants):
         row = [value_cell(result, vr)]
-        for column in judged.columns:
-            value = column.values[index]
-            if record_only:
-                text, classes = outcome_as_recorded(value, column.torch)
-            else:
-                text, classes = verdict_text(value, column.torch)
-            row.append(env_cell(heading(column) if html else "", text, classes))
+        row += [env_cell(name if html else "", text, classes)
+                for name, (text, classes) in zip(names, said[index], strict=True)]
         if not record_only:
             row.append(labelled("recorded", *recorded(judged.across[index])))
         rows.append(row)
@@ -61,10 +77,13 @@ def recorded(across: Across) -> tuple[str, list[str]]:
     later = f"; not checked in {', '.join(unchecked)}" if unchecked else ""
     if across.record == "broken":
         where = ", ".join(heading(column) for column in across.broken_in)
-        return f"{MARK['differs']} no, in {where}: records {what}{later}", ["autocast-demo-stale-cell"]
+        kinds = frozenset().union(*(c.value(across.name).broken for c in across.broken_in))
+        which = broken_text(kinds, what).removeprefix("no: ")
+        return f"{MARK['differs']} no, in {where}: {which}{later}", ["autocast-demo-stale-cell"]
     if across.record == "unchecked":
         return f"records {what} (not checked)", ["autocast-demo-unchecked"]
-    every = "" if unchecked else " everywhere"
+    held = len(records) - len(unchecked)
+    every = "" if unchecked else f", in all {held}" if held > 1 else ""
     return f"{MARK['matches']} yes{every} ({what}){later}", ["autocast-demo-holds"]
 
 

@@ -85,7 +85,10 @@ def outcome_text(vr: VariantResult) -> str:
     """What compiled did against eager, as a table cell says it (no mark)."""
     v = vr.verdict
     if v.outcome == "matches":
-        text = "matches eager" + (f" (max |\u0394| {v.max_abs:.1e})" if v.max_abs else "")
+        text = "matches eager"
+        if v.max_abs:  # within the tolerance, not bitwise: which tensor is furthest off
+            worst = max((d for d in v.diffs if d.max_abs), key=lambda d: d.max_abs or 0.0, default=None)
+            text += f" (max |\u0394| {v.max_abs:.1e}" + (f" in {worst.name})" if worst else ")")
         return f"{text}; partly: {v.cut}" if v.cut else text
     if v.outcome == "differs":
         first = next((d for d in v.diffs if not d.equal), None)
@@ -114,8 +117,17 @@ def recorded_text(value: Value) -> tuple[str, list[str]]:
     if value.record == "unchecked":  # neither holds nor broken: nobody looked
         return f"records {value.expected} (not checked)", ["autocast-demo-unchecked"]
     if value.record == "broken":
-        return f"{MARK['differs']} no: records {value.expected}", ["autocast-demo-stale-cell"]
+        return f"{MARK['differs']} {broken_text(value.broken, value.expected)}", ["autocast-demo-stale-cell"]
     return f"{MARK['matches']} yes ({value.expected})", ["autocast-demo-holds"]
+
+
+def broken_text(broken: frozenset[str], expected: str | None) -> str:
+    """Which record broke: the outcome (what the page records), the printed output, or both."""
+    if broken == {"output"}:
+        return f"no: the printed output is not the recorded one (outcome {expected} holds)"
+    if "output" in broken:
+        return f"no: records {expected}, and the printed output is not the recorded one"
+    return f"no: records {expected}"
 
 
 def outcome_as_recorded(value: Value, torch: str) -> tuple[str, list[str]]:

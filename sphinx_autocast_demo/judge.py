@@ -121,6 +121,13 @@ class Value:
         """The environment's result sets hold no result for it."""
         return self.why is not None and self.why.cause == "missing"
 
+    @property
+    def broken(self) -> frozenset[str]:
+        """Which of its records no longer hold: ``outcome`` (``:expect:``), ``output``
+        (``:expect-output:``)."""
+        kinds = {"mismatch": "outcome", "output": "output"}
+        return frozenset(kinds[f.subtype] for f in self.findings if f.failed and f.subtype in kinds)
+
 
 @dataclass(frozen=True)
 class Column:

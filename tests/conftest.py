@@ -230,7 +230,8 @@ def column(soup: BeautifulSoup, ident: str, names: tuple[str, ...]) -> list[str]
     assert table is not None, f"demo {ident!r} shows no table"
     header = [th.get_text(" ", strip=True) for th in table.select("thead th")]
     # A table of several environments has a column per environment: this build's is the one.
-    names = (*names, *(h for h in header if h.endswith("(this build)")))
+    # (One column headed by all of them where every environment says the same.)
+    names = (*names, *(h for h in header if "(this build)" in h))
     index = next(header.index(n) for n in names if n in header)
     for label in table.select(".autocast-demo-env-label"):  # shown on phones only
         label.decompose()

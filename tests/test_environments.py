@@ -169,7 +169,7 @@ def test_another_environment_is_shown_and_checked_beside_this_one(flow: dict[str
     assert rows[0][1].startswith("\u2717 differs") and rows[0][2].startswith("\u2713 matches")
     assert rows[0][3].startswith("\u2717 no, in flavour b")
     after = soup.find(id="after").select_one("table.autocast-demo-results")
-    assert "\u2713 yes everywhere" in after.get_text(" ")
+    assert "\u2713 yes, in all 2" in after.get_text(" ")
     matrix = BeautifulSoup((work / "together" / "summary.html").read_text(), "html.parser")
     changed = matrix.select("td .autocast-demo-changed, td.autocast-demo-changed")
     assert changed and "in flavour b" in changed[0].get_text(" ")

@@ -9,10 +9,18 @@ import pytest
 from test_offline import TORCH, demo, raised, ran, result
 from test_snapshots import HERE, LATER, MADE
 
-from sphinx_autocast_demo import builder, cells, check, render, report, summary
+from sphinx_autocast_demo import across, builder, cells, check, render, report, summary
 from sphinx_autocast_demo.execute import Stats
 from sphinx_autocast_demo.judge import judge
-from sphinx_autocast_demo.model import RunRecord, VariantResult, Verdict, skipped
+from sphinx_autocast_demo.model import (
+    Finding,
+    Location,
+    RunRecord,
+    TensorDiff,
+    VariantResult,
+    Verdict,
+    skipped,
+)
 
 
 def first(found, torch: str = TORCH):
@@ -165,3 +173,52 @@ def test_the_check_builder_never_passes_an_unchecked_value(run):
         assert case.message == f"not checked in this build: {judged.here.values[0].why.text}"
     else:  # a run that did not finish, or a refusal: an error at its finding
         assert case.status == "error" and case.kind in ("timeout", "crash", "engine", "not-run")
+
+
+def header_and_rows(table) -> tuple[list[str], list[list[str]]]:
+    texts = [[entry.astext() for entry in row.children]
+             for row in table.findall(lambda n: n.tagname == "row")]
+    return texts[0], texts[1:]
+
+
+def test_environments_that_agree_on_every_value_share_one_column():
+    the_demo = demo()
+    mine = result(the_demo, ran("matches"), ran("differs"))
+    later = replace(result(the_demo, ran("matches"), ran("differs"), torch=LATER.torch),
+                    environment=LATER, source="set", made=MADE, findings=())
+    agree = judge(check.check(replace(mine, environment=HERE, others=(later,), findings=())), TORCH)
+    header, rows = header_and_rows(across.environments_table(agree))
+    assert header == ["backward_pass_autocast", f"same in {HERE.label} (this build) \u00b7 "
+                      f"{LATER.label.removeprefix('torch ')}", "as recorded?"]
+    assert [row[1:] for row in rows] == [
+        ["\u2713 matches eager", "\u2713 yes, in all 2 (matches)"],
+        ["\u2717 differs (w.grad, max |\u0394| 5.00e-01)", "\u2717 no, in " + HERE.label
+         + " (this build), " + LATER.label + ": records matches"]]
+    # One value that differs between them: a column each again.
+    header, rows = header_and_rows(across.environments_table(several()))
+    assert header[1:] == [f"{HERE.label} (this build)", LATER.label, "as recorded?"]
+
+
+def test_a_match_within_the_tolerance_names_the_tensor_furthest_off():
+    close = (TensorDiff("y", "output", "float32", "float32", True, 1e-6),
+             TensorDiff("w.grad", "grad", "float32", "float32", True, 3e-5))
+    vr = VariantResult(demo().variants[0], Verdict(outcome="matches", max_abs=3e-5, diffs=close),
+                       RunRecord(status="ok"), RunRecord(status="ok"))
+    assert cells.outcome_text(vr) == "matches eager (max |\u0394| 3.0e-05 in w.grad)"
+
+
+@pytest.mark.parametrize("subtypes, text", [
+    ({"output"}, "\u2717 no: the printed output is not the recorded one (outcome raises "
+                 "NameError holds)"),
+    ({"mismatch", "output"}, "\u2717 no: records raises NameError, and the printed output is "
+                             "not the recorded one"),
+    ({"mismatch"}, "\u2717 no: records raises NameError"),
+])
+def test_the_as_recorded_cell_says_which_record_broke(subtypes, text):
+    value = first(result(demo((("*", "raises NameError"),)), raised(), raised()))
+    assert value.record == "holds"  # (what it raised is what the page records)
+    broken = tuple(Finding(severity="mismatch", subtype=s, message="", location=Location("i.rst", 3),
+                           variants=(value.name,))
+                   for s in sorted(subtypes))
+    value = replace(value, record="broken", findings=broken)
+    assert cells.recorded_text(value) == (text, ["autocast-demo-stale-cell"])
