@@ -8,10 +8,12 @@ demo was checked again, which is how the table follows changed results.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
+from sphinx.util.i18n import format_date
 
 from .cells import MARK, cell, heading
 from .judge import judge
@@ -143,12 +145,18 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
     checked = [v for _, _, j in judged if j is not None for v in j.here.values if v.checked]
     unchecked = sum(len(docs[d].demos[i].variants) if j is None
                     else sum(not v.checked for v in j.here.values) for d, i, j in judged)
-    matching = sum(v.result.verdict.outcome == "matches" for v in checked)
+    outcomes: Counter[str] = Counter(v.result.verdict.outcome for v in checked)
+    # SOURCE_DATE_EPOCH, when set, is the date (a reproducible build's), as for Sphinx's own.
+    day = format_date("%Y-%m-%d", language=app.config.language)
+    split = ", ".join(f"{word} in {outcomes[outcome]}" for outcome, word in (
+        ("matches", "compiled equals eager"), ("differs", "differs"), ("raises", "raises"),
+        ("no-config", "no such config")) if outcomes[outcome] or outcome == "matches")
     lead = nodes.paragraph(
-        text=(f"{_count(len(rows), 'demo')} on {_count(len({d for d, _, _ in rows}), 'page')}, "
-              f"{_count(len(checked), '(demo, value) pair')} checked with torch {torch}: "
-              f"compiled equals eager in {matching}"
-              + (f"; {unchecked} not checked in this build." if unchecked else ".")),
+        text=(f"{_count(len(rows), 'demo')} on {_count(len({d for d, _, _ in rows}), 'page')}. "
+              f"This build ({day}, torch {torch}) checked "
+              f"{_count(len(checked), '(demo, value) pair')}"
+              + (f": {split} of them" if checked else "")
+              + (f"; {unchecked} not checked." if unchecked else ".")),
         classes=["autocast-demo-provenance"],
     )
     box = nodes.container(classes=["autocast-demo", "autocast-demo-summary"])
@@ -161,7 +169,8 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
     box += nodes.paragraph(
         text=("Each row is a demo, each column a value of the config it varies: \u2713 compiled "
               "equals eager, \u2717 differs, \u26a0 raises, \u2014 not checked in this build. "
-              "page records: \u2713 every outcome the demo's page records still holds."
+              "page records: \u2713 every outcome the demo's page records still holds (in every "
+              "environment that checked it)."
               + (" Values that few demos use are listed together under other values."
                  if others else "")),
         classes=["autocast-demo-legend"])
@@ -224,10 +233,16 @@ def environments(rows: list[tuple[str, str, Judgement | None]]) -> list[nodes.No
         items += nodes.list_item("", nodes.paragraph("", "", nodes.strong(text=label),
                                                      nodes.Text(f": {how}")))
     lead = nodes.paragraph(text=(
-        f"Results from {_count(len(said), 'environment')}; a cell names them only where they differ"
-        + (f" ({_count(changed, 'value')} of a demo changed between them)." if changed
-           else " (no verdict changed between them).")), classes=["autocast-demo-provenance"])
-    return [lead, items]
+        f"Results from {_count(len(said), 'environment')}; a cell names them only where they "
+        "differ."), classes=["autocast-demo-provenance"])
+    # What a reader of the matrix asks first, so in plain text, not in the small print.
+    names = [label for label, _ in said.values()]
+    between = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+    change = nodes.paragraph("", "", nodes.strong(text=(
+        f"{_count(changed, 'verdict')} changed between {between}: the cells that name an "
+        "environment." if changed else f"No verdict changed between {between}.")),
+        classes=["autocast-demo-changes"])
+    return [change, lead, items]
 
 
 #: At most this many values get a column of their own; the rest share "other values".
@@ -267,8 +282,12 @@ def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
             row += cell(*_verdict(by_name.get(value)))
     if others:
         row += _others(judged, [n for n in names if n not in values])
-    row += (cell(*_RECORD[judged.page]) if judged
-            else cell(f"{MARK['error']} not checked", ["autocast-demo-unchecked"]))
+    if judged is None:
+        row += cell(f"{MARK['error']} not checked", ["autocast-demo-unchecked"])
+    else:
+        text, classes = _RECORD[judged.page]
+        held = sum(not column.empty for column in judged.columns)
+        row += cell(f"{text} in all {held}" if judged.page == "holds" and held > 1 else text, classes)
     return row
 
 

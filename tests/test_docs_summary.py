@@ -8,6 +8,7 @@ repeated in the same output directory, then built again with nothing changed.
 from __future__ import annotations
 
 import importlib.metadata
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -89,8 +90,9 @@ def test_matrix_lists_every_demo_of_every_page_with_links(builds):
         assert cells[0] == f"Page {href[4]}"  # the demo's section title, linked
         assert cells[1:] == ["\u2713 matches", "\u2713 matches", "\u2713 holds"], cells
     assert header == ["demo", "off", "same_as_forward", "page records"]
-    assert lead[0] == ("6 demos on 6 pages, 12 (demo, value) pairs checked with torch "
-                       f"{importlib.metadata.version('torch')}: compiled equals eager in 12.")
+    assert lead[0] == (f"6 demos on 6 pages. This build ({datetime.now(UTC).date().isoformat()}, torch "
+                       f"{importlib.metadata.version('torch')}) checked 12 (demo, value) pairs: "
+                       "compiled equals eager in 12 of them.")
 
 
 def test_matrix_is_rewritten_when_a_result_changes(builds):
@@ -98,7 +100,8 @@ def test_matrix_is_rewritten_when_a_result_changes(builds):
     assert second.returncode == 0, second.stderr
     changed = {href for href in after if after[href] != before[href]}
     assert changed == {"page3.html#demo-3", "lead"}
-    assert after["lead"][0].endswith("compiled equals eager in 10.")
+    # Each outcome counted (page 3's demo now raises under both of its values).
+    assert after["lead"][0].endswith("compiled equals eager in 10, raises in 2 of them.")
     assert after["page3.html#demo-3"][1:] == [
         "\u26a0 raises ValueError", "\u26a0 raises ValueError", "\u2713 holds"]
     # Only the changed page was read again; the summary page was only written again.
