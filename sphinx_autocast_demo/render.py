@@ -52,7 +52,7 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
             torch: str) -> None:
     """Replace each placeholder with its demo's results, as checked with ``torch``.
 
-    A legend goes before the page's first table. What the footers of every demo of the page
+    A legend goes under the page's first demo. What the footers of every demo of the page
     say alike (the torch, device, backend, how compiled is compared) is said once, under that
     first table; each demo's footer says only what is its own. A builder that runs no demo
     (``shown`` false: gettext, linkcheck...) gets no results at all: nothing was checked for
@@ -85,9 +85,9 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
             node.replace_self(para)
         else:
             if not legend and result.result.demo.show != "outputs":
-                # Before the demo, not in it: it speaks for every table of the page.
+                # Under the first demo, not in it: it speaks for every table of the page.
                 box = node.parent
-                box.parent.insert(box.parent.index(box), legend_line(result.result))
+                box.parent.insert(box.parent.index(box) + 1, legend_line(result.result))
                 legend = True
             node.replace_self(result_nodes(result, app, tabs, said=shared, page=page))
             page = None  # (said once, under the first table)
@@ -285,12 +285,21 @@ def provenance_parts(judged: Judgement) -> list[Part]:
     demo = result.demo
     exact = "bitwise" if demo.tolerance.grad == 0 else f"within {demo.tolerance.grad:g}"
     # The dtypes the values themselves name (a list of autocast kwargs), not the option's
-    # default: that one is true only of the built-in ``autocast`` value.
+    # default: that one is true only of the built-in ``autocast`` value. A table's value cells
+    # show them already, in the line that sets each value.
     named = sorted({d for vr in result.variants for d in _dtypes(vr.variant.value)})
-    dtype = [("dtypes", f"autocast dtypes in the values: {', '.join(named)}")] if named else []
+    dtype = ([("dtypes", f"autocast dtypes in the values: {', '.join(named)}")]
+             if named and demo.show == "outputs" else [])
+    # Always said (one way or another), so that a page may say the common one once: a demo
+    # that says nothing would seem to have the page's.
     grads = {_grads(vr) for vr in result.variants if vr.compiled.status == "ok"}
-    same = ([("grads", f"gradient dtypes under every value: {grads.pop()}")]
-            if len(grads) == 1 and "\u2014" not in grads else [])
+    if len(grads) > 1:
+        shown = demo.show != "outputs" and not judged.several and demo.show != "record"
+        same = [("grads", "gradient dtypes differ between values" + (" (in the table)" if shown else ""))]
+    elif grads and "\u2014" not in grads:
+        same = [("grads", f"gradient dtypes under every value: {grads.pop()}")]
+    else:
+        same = [("grads", "no gradients")]
     how = [("device", f"device {demo.device}"), *dtype, ("backend", f"backend {demo.backend}"),
            ("compare", f"compiled compared with the same code run eagerly (gradients {exact}, "
                        f"other tensors within {demo.tolerance.output:g})"), *same]

@@ -215,7 +215,7 @@ def test_a_page_shares_one_legend_and_one_footer():
             for ident in ("a", "b", "c")}
     doc = rendered_page(same)  # type: ignore[arg-type]
     legends, footers = paragraphs(doc, "legend"), paragraphs(doc, "provenance")
-    assert len(legends) == 1 and legends[0].parent is doc and doc.index(legends[0]) == 0
+    assert len(legends) == 1 and legends[0].parent is doc and doc.index(legends[0]) == 1
     assert [f.astext().split(":")[0] for f in footers] == ["Every demo on this page"]
     # A demo without a result says so itself; then no footer speaks for "every demo".
     doc = rendered_page({**same, "c": None})  # type: ignore[arg-type]
@@ -233,7 +233,7 @@ def test_a_footer_says_only_what_is_its_own_and_the_page_says_the_rest_once():
     said = [f.astext() for f in paragraphs(doc, "provenance")]
     assert said[:2] == ["backend aot_eager.", f"Every demo on this page: Checked at build time "
                         f"with torch {TORCH} \u00b7 device cpu \u00b7 compiled compared with the "
-                        "same code run eagerly (gradients bitwise, other tensors within 0.001)."]
+                        "same code run eagerly (gradients bitwise, other tensors within 0.001) \u00b7 no gradients."]
     assert said[2:] == ["backend inductor."]
     # Three, two of them alike: the page says what most do, the third says where it differs.
     third = result(replace(demo(), ident="c"), ran("matches"), ran("matches"))
@@ -247,7 +247,7 @@ def test_a_footer_says_only_what_is_its_own_and_the_page_says_the_rest_once():
     alone = [f.astext() for f in paragraphs(rendered_page({"b": second}), "provenance")]  # type: ignore[arg-type]
     assert alone == [f"Checked at build time with torch {TORCH} \u00b7 device cpu \u00b7 backend "
                      "inductor \u00b7 compiled compared with the same code run eagerly (gradients "
-                     "bitwise, other tensors within 0.001)."]
+                     "bitwise, other tensors within 0.001) \u00b7 no gradients."]
 
 
 def test_a_result_of_another_torch_never_looks_checked():
