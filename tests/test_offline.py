@@ -233,7 +233,8 @@ def test_a_footer_says_only_what_is_its_own_and_the_page_says_the_rest_once():
     said = [f.astext() for f in paragraphs(doc, "provenance")]
     assert said[:2] == ["backend aot_eager.", f"Every demo on this page: Checked at build time "
                         f"with torch {TORCH} \u00b7 device cpu \u00b7 compiled compared with the "
-                        "same code run eagerly (gradients bitwise, other tensors within 0.001) \u00b7 no gradients."]
+                        "same code run eagerly (gradients bitwise, other tensors within 0.001) "
+                        "\u00b7 no gradients."]
     assert said[2:] == ["backend inductor."]
     # Three, two of them alike: the page says what most do, the third says where it differs.
     third = result(replace(demo(), ident="c"), ran("matches"), ran("matches"))

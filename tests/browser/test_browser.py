@@ -12,10 +12,12 @@ the tests skip, unless ``AUTOCAST_DEMO_BROWSER=1`` (set by ``.ci/run``) makes th
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -58,13 +60,21 @@ def site():
         if REQUIRED:
             pytest.fail(why)
         pytest.skip(why)
-    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    with serve(HTML) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serve(directory: Path) -> Iterator[str]:
+    """``directory`` served over HTTP on a free local port, quietly: its URL."""
+    handler = functools.partial(_QuietHandler, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -72,14 +82,23 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@pytest.fixture(scope="module")
-def browser(site):
+@contextlib.contextmanager
+def chromium() -> Iterator[object]:
+    """Debian's Chromium, headless, driven by Playwright."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+@pytest.fixture(scope="module")
+def browser(site):
+    with chromium() as launched:
+        yield launched
 
 
 def open_page(browser, site: str, name: str, mode: str, viewport: dict[str, int]):

@@ -13,14 +13,12 @@ unless ``AUTOCAST_DEMO_BROWSER=1`` makes that a failure.
 
 from __future__ import annotations
 
-import functools
-import http.server
+import contextlib
 import importlib.util
-import threading
 
 import pytest
 from conftest import copy_root, sphinx_build
-from test_browser import ARGS, CHROMIUM, REQUIRED, contrast, luminance
+from test_browser import CHROMIUM, REQUIRED, chromium, contrast, luminance, serve
 
 # theme -> the modes a reader can choose (None: the theme has no dark mode) and the
 # localStorage key its script reads that choice from.
@@ -62,36 +60,21 @@ def sites(tmp_path_factory):
         pytest.skip(why)
     src = copy_root("builders", tmp_path_factory)
     cache = tmp_path_factory.mktemp("cache")
-    servers, urls = [], {}
-    for theme in THEMES:
-        out = src / "_build" / theme
-        done = sphinx_build(src, out, "-D", f"html_theme={theme}",
-                            "-D", f"autocast_demo_cache_dir={cache}")
-        assert done.returncode == 0, done.stderr
-        handler = functools.partial(_Quiet, directory=str(out))
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        servers.append(server)
-        urls[theme] = f"http://127.0.0.1:{server.server_address[1]}"
-    yield urls
-    for server in servers:
-        server.shutdown()
-        server.server_close()
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+    with contextlib.ExitStack() as stack:
+        urls = {}
+        for theme in THEMES:
+            out = src / "_build" / theme
+            done = sphinx_build(src, out, "-D", f"html_theme={theme}",
+                                "-D", f"autocast_demo_cache_dir={cache}")
+            assert done.returncode == 0, done.stderr
+            urls[theme] = stack.enter_context(serve(out))
+        yield urls
 
 
 @pytest.fixture(scope="module")
 def browser(sites):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 # Each cell of every results table: its text colour, its own background, and the colour
