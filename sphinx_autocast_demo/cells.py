@@ -13,6 +13,8 @@ from docutils import nodes
 from .syntax import DEFAULT
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .judge import Column, Value
     from .model import DemoResult, VariantResult
 
@@ -44,14 +46,20 @@ def labelled(column: str, text: str, classes: list[str]) -> nodes.entry:
     return cell(text, [*classes, f"autocast-demo-col-{column}"])
 
 
-def table(headers: list[str], rows: list[list[nodes.entry]]) -> nodes.table:
-    out = nodes.table(classes=["autocast-demo-results"])
+def table(headers: list[str], rows: Sequence[list[nodes.entry] | nodes.row],
+          widths: list[int] | None = None, classes: tuple[str, ...] = ()) -> nodes.table:
+    """A results table: a row of cells each, or a row made already (a heading row, say).
+    ``widths``: the columns' in characters, else each column's longest text (8 to 40)."""
+    out = nodes.table(classes=["autocast-demo-results", *classes])
     group = nodes.tgroup(cols=len(headers))
     out += group
     # Column widths in characters: the text builder lays the table out with them.
-    for index, header_text in enumerate(headers):
-        texts = [header_text, *(row[index].astext() for row in rows)]
-        group += nodes.colspec(colwidth=min(40, max(8, *map(len, texts))))
+    if widths is None:
+        cells = [row for row in rows if not isinstance(row, nodes.row)]
+        widths = [min(40, max(8, len(text), *(len(row[index].astext()) for row in cells)))
+                  for index, text in enumerate(headers)]
+    for width in widths:
+        group += nodes.colspec(colwidth=width)
     head = nodes.thead()
     header = nodes.row()
     for text in headers:
@@ -59,9 +67,12 @@ def table(headers: list[str], rows: list[list[nodes.entry]]) -> nodes.table:
     head += header
     group += head
     body = nodes.tbody()
-    for cells in rows:
+    for made in rows:
+        if isinstance(made, nodes.row):
+            body += made
+            continue
         line = nodes.row()
-        for entry in cells:
+        for entry in made:
             line += entry
         body += line
     group += body

@@ -15,7 +15,7 @@ from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.i18n import format_date
 
-from .cells import MARK, cell, heading
+from .cells import MARK, cell, heading, table
 from .judge import judge
 from .state import all_docs, doc_state
 
@@ -175,19 +175,8 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
                  if others else "")),
         classes=["autocast-demo-legend"])
     headers = ["demo", *values, *(["other values"] if others else []), "page records"]
-    table = nodes.table(classes=["autocast-demo-results", "autocast-demo-matrix"])
-    group = nodes.tgroup(cols=len(headers))
-    table += group
-    for text in headers:
-        wide = {"demo": 28, "other values": 24, "page records": 16}
-        group += nodes.colspec(colwidth=wide.get(text, max(10, len(text))))
-    head = nodes.thead()
-    header = nodes.row()
-    for text in headers:
-        header += cell(text)
-    head += header
-    group += head
-    body = nodes.tbody()
+    wide = {"demo": 28, "other values": 24, "page records": 16}
+    lines: list[list[nodes.entry] | nodes.row] = []
     page = None
     for docname, ident, result in judged:
         if docname != page:  # one heading row per page keeps the table narrow
@@ -199,10 +188,10 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
             entry = cell(nodes.paragraph("", "", nodes.strong("", "", link)))
             entry["morecols"] = len(headers) - 1
             heading += entry
-            body += heading
-        body += _demo_row(app, fromdocname, docname, ident, result, values, others)
-    group += body
-    box += table
+            lines.append(heading)
+        lines.append(_demo_row(app, fromdocname, docname, ident, result, values, others))
+    box += table(headers, lines, [wide.get(text, max(10, len(text))) for text in headers],
+                 classes=("autocast-demo-matrix",))
     return [box]
 
 
