@@ -94,13 +94,16 @@ def timed(compiled: float, eager: float, cached: bool = False, index: int = 0) -
                          RunRecord("ok", seconds=eager), cached=cached)
 
 
+# (A stand-in for the Sphinx app is called host: tests/conftest.py reads a name "app" as Sphinx's
+# test app fixture, which builds, and would put the test in the torch layer.)
+
 def test_a_demo_or_a_build_over_its_budget_names_the_slowest(said, tmp_path):
     (tmp_path / "conf.py").write_text("extensions = ['sphinx_autocast_demo']\n"
                                       "autocast_demo_build_budget = 1\n")
-    app = SimpleNamespace(confdir=str(tmp_path))
+    host = SimpleNamespace(confdir=str(tmp_path))
     slow = replace(result(demo(), ran("matches"), ran("matches")),
                    variants=(timed(0.8, 0.4), timed(0.2, 0.1, index=1)))
-    report.budgets(app, [slow], Stats(), 1.0, 0.0)  # type: ignore[arg-type]
+    report.budgets(host, [slow], Stats(), 1.0, 0.0)  # type: ignore[arg-type]
     ((level, text, where),) = said.lines
     assert level == "warning"
     assert text == ("this demo's runs took 1.5 s, over autocast_demo_budget (1 s); slowest: same_as_forward "
@@ -110,10 +113,10 @@ def test_a_demo_or_a_build_over_its_budget_names_the_slowest(said, tmp_path):
     said.lines.clear()
     # A result from the cache cost this build nothing.
     cheap = replace(slow, variants=(timed(0.6, 0.3), timed(5.0, 5.0, cached=True, index=1)))
-    report.budgets(app, [cheap], Stats(), 1.0, 0.0)  # type: ignore[arg-type]
+    report.budgets(host, [cheap], Stats(), 1.0, 0.0)  # type: ignore[arg-type]
     assert said.lines == []
     stats = Stats(seconds=3.0, per_demo={"a.rst:1": 1.0, "b.rst:2": 2.0})
-    report.budgets(app, [], stats, 0.0, 1.0)  # type: ignore[arg-type]
+    report.budgets(host, [], stats, 0.0, 1.0)  # type: ignore[arg-type]
     ((level, text, where),) = said.lines
     assert level == "warning"
     assert text.startswith("the demos took 3.0 s to run in this build, over autocast_demo_build_budget "
@@ -122,13 +125,13 @@ def test_a_demo_or_a_build_over_its_budget_names_the_slowest(said, tmp_path):
 
 
 def test_a_published_text_names_no_place_of_the_build_machine():
-    app = SimpleNamespace(srcdir="/w/docs", outdir="/w/docs/_build/html",
+    host = SimpleNamespace(srcdir="/w/docs", outdir="/w/docs/_build/html",
                           doctreedir="/w/docs/_build/doctrees")
     package = os.path.join(sysconfig.get_paths()["purelib"], "torch", "x.py")
     text = ('  File "/w/docs/sub/page.rst", line 3, in <module>\n'
             f"read /w/docs/data.bin, wrote /w/docs/_build/html/x.html in /w/docs; /w/docsother\x1b[31m\n"
             f"warned at {package}:12\x00")
-    assert report.publish(text, app) == (  # type: ignore[arg-type]
+    assert report.publish(text, host) == (  # type: ignore[arg-type]
         '  File "sub/page.rst", line 3, in <module>\n'
         "read data.bin, wrote <outdir>/x.html in .; /w/docsother\n"
         "warned at <site-packages>/torch/x.py:12\\x00")
@@ -149,12 +152,12 @@ def test_the_timing_report_lists_the_slowest_first(tmp_path):
 
 def test_the_warnings_about_the_machine_say_why_and_where(said, tmp_path):
     (tmp_path / "conf.py").write_text("project = 'x'\nextensions = ['sphinx_autocast_demo']\n")
-    app = SimpleNamespace(confdir=str(tmp_path), builder=SimpleNamespace(name="doctest"))
-    assert not report.cannot_fork(app, {"fork": True})  # type: ignore[arg-type]
-    assert report.cannot_fork(app, {"fork": False, "threads": ["b", "a", "a"]})  # type: ignore[arg-type]
-    report.unchecked_by(app, 0)  # type: ignore[arg-type]
-    report.unchecked_by(app, 1)  # type: ignore[arg-type]
-    assert not report.not_kept(app, None)  # type: ignore[arg-type]
+    host = SimpleNamespace(confdir=str(tmp_path), builder=SimpleNamespace(name="doctest"))
+    assert not report.cannot_fork(host, {"fork": True})  # type: ignore[arg-type]
+    assert report.cannot_fork(host, {"fork": False, "threads": ["b", "a", "a"]})  # type: ignore[arg-type]
+    report.unchecked_by(host, 0)  # type: ignore[arg-type]
+    report.unchecked_by(host, 1)  # type: ignore[arg-type]
+    assert not report.not_kept(host, None)  # type: ignore[arg-type]
     fork, doctest = said.lines
     assert "the worker had 3 more thread(s) running (a, b)" in fork[1]
     assert fork[2] == {"type": "autocast_demo", "subtype": "slow", "location": f"{tmp_path / 'conf.py'}:2"}
