@@ -1,0 +1,122 @@
+"""accept.py's rewriting on text and made-up results (no build): which records change, how the
+option lines are edited, and when nothing may be written."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from sphinx.errors import ConfigError
+from test_offline import demo, ran, result
+from test_snapshots import HERE
+
+from sphinx_autocast_demo import accept, syntax
+from sphinx_autocast_demo.accept import Blocked, Change
+from sphinx_autocast_demo.model import OptionSpan, SourceMap, Verdict
+
+
+@pytest.mark.parametrize(("value", "mode"), [("", ""), ("0", ""), (" Yes ", "write"), ("TRUE", "write"),
+                                             ("dry-run", "diff"), ("diff", "diff"), ("maybe", "?")])
+def test_the_mode_is_read_from_the_environment(monkeypatch, value, mode):
+    monkeypatch.setenv(accept.ENV, value)
+    assert accept.mode() == mode
+    if mode == "?":
+        with pytest.raises(ConfigError, match=r"^AUTOCAST_DEMO_ACCEPT='maybe': use 1 \(rewrite"):
+            accept.validate()
+    else:
+        accept.validate()
+
+
+def test_lines_split_at_newlines_only_and_changes_apply_bottom_up():
+    assert accept.split_lines("a\fb\nc") == ["a\fb\n", "c"]  # a form feed is no line break here
+    text = "l0\nl1\nl2\n"
+    # At one line, the replacement goes in before the insertion above it.
+    assert accept.apply(text, [Change("x", 1, 1, ["ins"], ""), Change("x", 1, 2, ["L1"], "")]) == (
+        "l0\nins\nL1\nl2\n")
+    assert accept.apply("a\r\nb\r\n", [Change("x", 1, 1, ["x"], "")]) == "a\r\nx\r\nb\r\n"
+
+
+def test_a_missing_expect_option_is_written_in_the_blocks_style():
+    rst = [".. autocast-demo::", "   :values: off", "", "   x = 1"]
+    block = accept.find_block(rst, SourceMap("x", 1, "rst", 2, 3, (OptionSpan("values", 2, 3),)))
+    assert accept.edit_expect(rst, block, [("off", "differs")]) == ["   :expect: off: differs"]
+    bare = [".. autocast-demo::", "", "    x = 1"]  # no options: indented as the body
+    block = accept.find_block(bare, SourceMap("x", 1, "rst", 2, 2))
+    assert (block.start, block.indent) == (1, "    ")
+    yaml = ["```{autocast-demo}", "---", "values: off", "---", "x = 1"]
+    block = accept.find_block(yaml, SourceMap("x", 1, "yaml", 3, 4, (OptionSpan("values", 3, 4),)))
+    assert accept.edit_expect(yaml, block, [("off", "differs")]) == ['expect: "off: differs"']
+    listed = ["- :::{autocast-demo}", "  x = 1", "  :::"]  # a fence in a list item
+    block = accept.find_block(listed, SourceMap("x", 1, "colon", 2, 2))
+    assert accept.edit_expect(listed, block, [("off", "differs")]) == ["  :expect: off: differs"]
+
+
+def test_a_record_is_rewritten_as_written_and_a_new_one_follows_the_layout():
+    lines = [".. autocast-demo::", "   :values: off, same_as_forward",
+             "   :expect: off[torch >= 2.15]: matches, same_as_forward: matches", "", "   x = 1"]
+    block = accept.find_block(lines, SourceMap("x", 1, "rst", 2, 4, (
+        OptionSpan("values", 2, 3), OptionSpan("expect", 3, 4))))
+    assert accept.edit_expect(lines, block, [("off[torch>=2.15]", "differs")]) == [
+        "   :expect: off[torch >= 2.15]: differs, same_as_forward: matches"]
+    lines = [".. autocast-demo::", "   :values: a=1, b=2, c=3", "   :expect: a: matches,",
+             "            b: matches", "", "   x = 1"]
+    block = accept.find_block(lines, SourceMap("x", 1, "rst", 2, 5, (
+        OptionSpan("values", 2, 3), OptionSpan("expect", 3, 5))))
+    assert accept.edit_expect(lines, block, [("b", "differs"), ("c", "raises E")]) == [
+        "   :expect: a: matches,", "            b: differs", "            c: raises E"]
+    yaml = ["```{autocast-demo}", "---", "values: a=1, b=2", 'expect: "a: matches"', "---", "x = 1"]
+    block = accept.find_block(yaml, SourceMap("x", 1, "yaml", 3, 5, (
+        OptionSpan("values", 3, 4), OptionSpan("expect", 4, 5))))
+    assert accept.edit_expect(yaml, block, [("b", "differs")]) == ['expect: "a: matches, b: differs"']
+
+
+def test_a_docstring_takes_no_backslash_and_no_three_quotes():
+    def says(new: str, path: str = "mod.py") -> str:
+        return accept._unsafe_in_python(path, [Change(path, 0, 0, ["x", new], "")])
+    assert says("a\\nb") == "the new record has a backslash, which a docstring reads as an escape"
+    assert says('"""') == says("'''") == "the new record has three quotes, which would end the docstring"
+    assert says("off: differs") == "" and says("a\\b", "page.rst") == ""
+
+
+THREE = syntax.parse_values("same_as_forward, off, autocast", "cpu", "bfloat16")
+
+
+def test_the_new_record_keeps_star_for_most_and_names_the_rest():
+    held = result(demo(), ran("matches"), ran("matches"))
+    assert accept.new_expect(held) is None
+    three = replace(demo((("*", "differs"),)), variants=THREE)
+    found = result(three, ran("differs"), ran("matches"), ran("matches"))
+    assert accept.new_expect(found) == [("*", "matches"), ("same_as_forward", "differs")]
+    own = result(demo((("*", "matches"), ("off", "matches"))), ran("matches"), ran("differs"))
+    assert accept.new_expect(own) == [("off", "differs")]
+
+
+def test_a_shared_scoped_record_gives_the_value_its_own_and_an_error_blocks():
+    scoped = replace(result(demo((("*[cpu]", "matches"),)), ran("matches"), ran("differs")),
+                     environment=HERE)
+    assert accept.new_expect(scoped) == [("off[cpu]", "differs")]
+    failed = result(demo(), (Verdict("error", note="it timed out"), *ran("matches")[1:]), ran("matches"))
+    with pytest.raises(Blocked, match=r"^value same_as_forward has no outcome to record \(it timed out\)$"):
+        accept.new_expect(failed)
+
+
+OUTPUT = [".. autocast-demo::", "   :values: same_as_forward, off", "   :expect-output:", "      [*]",
+          "      1.0", "", "   print(x)"]
+OUTPUT_MAP = SourceMap("x", 1, "rst", 2, 6, (OptionSpan("values", 2, 3), OptionSpan("expect-output", 3, 6)))
+
+
+def printed(expected: tuple[tuple[str, str], ...], *outputs: str):
+    the_demo = replace(demo(), expect_output=expected, source_map=OUTPUT_MAP)
+    found = result(the_demo, *(ran("matches", output=o) for o in outputs))
+    return accept.expect_output_lines(found, OUTPUT, accept.find_block(OUTPUT, OUTPUT_MAP))
+
+
+def test_a_recorded_output_is_rewritten_under_star_or_per_value():
+    assert printed((("*", "1.0"),), "1.0", "1.0") is None
+    assert printed((("*", "1.0"),), "2.0", "2.0") == ["   :expect-output:", "      [*]", "      2.0"]
+    assert printed((("*", "1.0"),), "2.0", "3.0") == [
+        "   :expect-output:", "      [same_as_forward]", "      2.0", "      [off]", "      3.0"]
+    with pytest.raises(Blocked, match="the output of \\* has a blank line, which ends a reST option"):
+        printed((("*", "1.0"),), "a\n\nb", "a\n\nb")
+    with pytest.raises(Blocked, match="scoped blocks"):
+        printed((("*", "1.0"), ("off[cpu]", "1.0")), "2.0", "2.0")

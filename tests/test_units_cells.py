@@ -1,0 +1,112 @@
+"""cells.py: a judged value as a table cell's text and classes, formatting only."""
+
+from __future__ import annotations
+
+import pytest
+from test_offline import TORCH, demo, result
+
+from sphinx_autocast_demo import cells
+from sphinx_autocast_demo.judge import Column, NotChecked, Value
+from sphinx_autocast_demo.model import Environment, RunRecord, TensorDiff, VariantResult, Verdict
+from sphinx_autocast_demo.syntax import parse_values
+
+OFF = parse_values("off", "cpu", "bfloat16")[0]
+OK = RunRecord("ok")
+
+
+def vr(verdict: Verdict, compiled: RunRecord = OK) -> VariantResult:
+    return VariantResult(OFF, verdict, compiled, OK)
+
+
+def value(verdict: Verdict, record: str = "holds", expected: str | None = "matches",
+          why: NotChecked | None = None) -> Value:
+    return Value("off", vr(verdict), why, expected, record, ())  # type: ignore[arg-type]
+
+
+def diff(name: str, equal: bool = False, max_abs: float | None = None, note: str = "") -> TensorDiff:
+    return TensorDiff(name, "grad", "float32", "float32", equal, max_abs, note)
+
+
+@pytest.mark.parametrize(("verdict", "text"), [
+    (Verdict("matches"), "matches eager"),
+    (Verdict("matches", max_abs=1.5e-4), "matches eager (max |\u0394| 1.5e-04)"),
+    (Verdict("matches", cut="a generator it could not follow"),
+     "matches eager; partly: a generator it could not follow"),
+    # The first tensor that differs is named; the rest are counted.
+    (Verdict("differs", diffs=(diff("a", equal=True, max_abs=0.0), diff("w.grad", max_abs=0.5),
+                               diff("y", note="dtype float16, eager float32"), diff("z"))),
+     "differs (w.grad, max |\u0394| 5.00e-01) and 2 more"),
+    (Verdict("differs", diffs=(diff("y", note="shape [2], eager [3]"),)),
+     "differs (y: shape [2], eager [3])"),
+    (Verdict("differs", diffs=(diff("y"),)), "differs (y)"),
+    (Verdict("differs", note="printed line 1"), "differs (printed line 1)"),
+    (Verdict("differs"), "differs"),
+    (Verdict("raises", exception="RuntimeError"), "raises RuntimeError"),
+    (Verdict("raises", exception="RuntimeError", eager_exception="RuntimeError"),
+     "raises RuntimeError (eager too)"),
+    (Verdict("raises", exception="RuntimeError", eager_exception="KeyError"),
+     "raises RuntimeError (eager raises KeyError)"),
+    (Verdict("no-config"), "no such config in this torch"),
+    (Verdict("error"), "not checked"),
+])
+def test_what_compiled_did_as_a_cell_says_it(verdict, text):
+    assert cells.outcome_text(vr(verdict)) == text
+
+
+def test_the_verdict_cell_marks_only_a_checked_result():
+    assert cells.verdict_text(value(Verdict("differs")), TORCH) == (
+        "\u2717 differs", ["autocast-demo-differs"])
+    older = NotChecked("not checked", "cached result of torch 2.12.0", "torch 2.12.0",
+                       other_torch="2.12.0", cause="other-torch")
+    assert cells.verdict_text(value(Verdict("matches"), why=older), TORCH) == (
+        f"matches eager with torch 2.12.0 (cached; not checked with torch {TORCH})",
+        ["autocast-demo-unchecked"])
+    stopped = NotChecked("not checked", "the eager run timed out", "timed out", cause="stopped")
+    assert cells.verdict_text(value(Verdict("error"), why=stopped), TORCH) == (
+        "\u2014 not checked: the eager run timed out", ["autocast-demo-error", "autocast-demo-unchecked"])
+
+
+def test_the_record_cells_say_whether_the_page_holds():
+    raised = Verdict("raises", exception="KeyError")
+    assert cells.recorded_text(value(raised, "unrecorded", None)) == (
+        "not recorded", ["autocast-demo-unrecorded"])
+    assert cells.recorded_text(value(raised, "broken")) == (
+        "\u2717 no: records matches", ["autocast-demo-stale-cell"])
+    assert cells.recorded_text(value(raised, "holds", "raises KeyError")) == (
+        "\u2713 yes (raises KeyError)", ["autocast-demo-holds"])
+    # :show: record: what happened, without the colour of a verdict.
+    assert cells.outcome_as_recorded(value(raised, "unrecorded", None), TORCH) == (
+        "raises KeyError (not recorded)", ["autocast-demo-unrecorded"])
+    assert cells.outcome_as_recorded(value(raised, "broken"), TORCH) == (
+        "\u2717 raises KeyError, but the page records matches", ["autocast-demo-stale-cell"])
+    assert cells.outcome_as_recorded(value(raised, "holds", "raises KeyError"), TORCH) == (
+        "\u2713 raises KeyError, as recorded", ["autocast-demo-holds"])
+
+
+def test_the_value_cell_shows_the_line_to_copy_or_torchs_default():
+    found = result(demo(), (Verdict("matches"), OK, OK), (Verdict("matches"), OK, OK))
+    cell = cells.value_cell(found, found.variants[1])
+    assert cell.astext() == "off\n\ntorch._functorch.config.backward_pass_autocast = 'off'"
+    default = parse_values("default", "cpu", "bfloat16")[0]
+    said = VariantResult(default, Verdict("matches"), RunRecord("ok", config_default="'same_as_forward'"), OK)
+    assert "not set: torch's default, here 'same_as_forward'" in cells.value_cell(found, said).astext()
+    assert cells.value_cell(found, VariantResult(default, Verdict("matches"), OK, OK)).astext().endswith(
+        "not set: torch's default")
+    reset = VariantResult(OFF, Verdict("matches"), RunRecord("ok", config_set=("'off'", "True")), OK)
+    assert cells.value_cell(found, reset).astext().endswith("then set by the snippet itself to 'off', True")
+
+
+def test_the_table_and_its_headings():
+    found = result(demo(), (Verdict("matches"), OK, OK), (Verdict("matches"), OK, OK))
+    rows = [[cells.cell("a" * 50), cells.cell("x")]]
+    table = cells.table(["value", "x"], rows)
+    assert table["classes"] == ["autocast-demo-results"]
+    assert [c["colwidth"] for c in table.findall(lambda n: n.tagname == "colspec")] == [40, 8]
+    entries = [e.astext() for e in table.findall(lambda n: n.tagname == "entry")]
+    assert entries == ["value", "x", "a" * 50, "x"]
+    label = Environment("torch 2.16.0 gpu", "2.16.0", "3.11", "cuda")
+    assert cells.heading(Column("", None, found, "build", TORCH, ())) == f"torch {TORCH}"
+    mine = Column(label.label, label, found, "build", TORCH, ())
+    assert cells.heading(mine) == "torch 2.16.0 gpu (this build)"
+    assert cells.heading(Column(label.label, label, found, "set", TORCH, ())) == "torch 2.16.0 gpu"
+    assert cells.short_config(found) == "backward_pass_autocast"

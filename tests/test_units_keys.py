@@ -1,0 +1,84 @@
+"""keys.py and stamps.py: what a cached result's key is made of, and when the writer's files
+it stands for make it stale."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from test_offline import demo
+
+from sphinx_autocast_demo import keys, stamps
+from sphinx_autocast_demo.engine.cache import MISSING, Entry, FileStamp, make_key
+from sphinx_autocast_demo.model import Code, RunRecord, Tolerance, Verdict
+
+
+def key(the_demo=None, variant: int = 0, confdir: str = "/docs", variables=None, codes=None) -> str:
+    the_demo = the_demo or demo()
+    return keys.result_key(the_demo, codes or (the_demo.code,), the_demo.variants[variant], confdir,
+                           variables or {})
+
+
+def test_what_decides_a_result_changes_its_key():
+    the_demo, base = demo(), key()
+    changed = {
+        "the page's directory": key(replace(the_demo, code=replace(the_demo.code, source="/docs/sub/i.rst"))),
+        "a torch variable": key(variables={"TORCHINDUCTOR_FREEZING": "1"}),
+        "the value": key(variant=1),
+        "the backend": key(replace(the_demo, backend="inductor")),
+        "the device": key(replace(the_demo, device="cuda")),
+        "the dtype": key(replace(the_demo, dtype="float16")),
+        "the tolerance": key(replace(the_demo, tolerance=Tolerance(0.0, 1e-2))),
+        "the config": key(replace(the_demo, config="torch._dynamo.config.x")),
+        "a setup": key(codes=(Code("import math", "/docs/index.rst", (2,)), the_demo.code)),
+    }
+    assert len({base, *changed.values()}) == len(changed) + 1, changed
+
+
+def test_what_only_decides_the_check_or_the_place_keeps_its_key():
+    the_demo, base = demo(), key()
+    same = {
+        "the record": key(replace(the_demo, expect=(("*", "differs"),))),
+        "the timeout": key(replace(the_demo, timeout=1.0)),
+        "the lines": key(replace(the_demo, lineno=40, code=replace(the_demo.code, lines=(44,)))),
+        "the name": key(replace(the_demo, ident="other", docname="other")),
+        "another page beside it": key(replace(the_demo, code=replace(the_demo.code, source="/docs/b.rst"))),
+        "the checkout moved": key(replace(the_demo, code=replace(the_demo.code, source="/x/index.rst")),
+                                  confdir="/x"),
+    }
+    assert all(found == base for found in same.values()), same
+    assert make_key({"a": 1, "b": [2]}) == make_key({"b": [2], "a": 1})
+
+
+def test_only_torchs_own_variables_go_into_a_key_and_the_torch_by_its_policy():
+    environ = {"TORCH_LOGS": "+dynamo", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1", "TORCHDYNAMO_X": "0",
+               "TORCHINDUCTOR_CACHE_DIR": "/tmp/c", "TORCH_HOME": "/h", "HOME": "/h", "MY_TORCH": "1"}
+    assert list(keys.torch_variables(environ).items()) == [
+        ("PYTORCH_NO_CUDA_MEMORY_CACHING", "1"), ("TORCHDYNAMO_X", "0"), ("TORCH_LOGS", "+dynamo")]
+    assert keys.torch_key("2.16", "release") == "2.16"
+    assert keys.torch_key("nightly", "release") == "nightly"  # no release number: as it is
+
+
+def test_an_entry_is_stale_when_its_files_cannot_be_compared(tmp_path, monkeypatch):
+    (tmp_path / "docs").mkdir()
+    helper = tmp_path / "lib" / "helpers" / "tool.py"
+    helper.parent.mkdir(parents=True)
+    helper.write_text("A = 1\n")
+    found = stamps.Stamps(str(tmp_path / "docs"))
+    digest = found.digest(str(helper))
+
+    def entry(files):
+        return Entry("2.13.0", Verdict("matches"), RunRecord("ok"), RunRecord("ok"), files=files)
+
+    outside = FileStamp("../lib/helpers/tool.py", digest)
+    assert found.stale(entry((outside,))) is None
+    assert found.stale(entry(None)) == "it does not record which of the writer's files its runs imported"
+    # A file outside the docs is named by its last two parts: no path of the build machine.
+    assert found.stale(entry((replace(outside, sha256=MISSING),))) == (
+        "helpers/tool.py, which its runs imported, changed")
+    # Read once a build: a later write is for the next build to see.
+    helper.write_text("A = 2\n")
+    assert found.stale(entry((outside,))) is None
+    assert stamps.Stamps(str(tmp_path / "docs")).stale(entry((outside,))) is not None
+    monkeypatch.setattr(stamps, "MAX_ITEMS", 1)
+    assert found.stamp([str(helper), str(tmp_path / "docs" / "x.py")], "index.rst:3") is None
+    assert found.unkept == "index.rst:3 (its runs had more than 1 files of yours)"

@@ -1,0 +1,189 @@
+"""options.py and config.py without a build: the option table read into values, the conf.py
+values validated, and the messages that name what to fix."""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+import pytest
+from sphinx.errors import ConfigError
+
+from sphinx_autocast_demo import config, options
+from sphinx_autocast_demo.config import PREFIX
+from sphinx_autocast_demo.syntax import SyntaxProblem
+
+DEMO = options.named(options.DEMO)
+
+
+class Conf(dict):
+    """What Sphinx's Config is to validate(): values by name, and the ``-D`` overrides."""
+
+    def __init__(self, overrides: dict[str, str], **values: object) -> None:
+        super().__init__({PREFIX + o.name: o.default for o in config.OPTIONS})
+        self.update({PREFIX + name: value for name, value in values.items()})
+        self.overrides = overrides
+
+
+def settings(**values: object) -> config.Settings:
+    return config.settings(Conf({}, **values))  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def no_env(monkeypatch):
+    for name in ("AUTOCAST_DEMO_EXECUTE", "AUTOCAST_DEMO_SHARD"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def validate(tmp_path, conf_py: str, overrides: dict[str, str] | None = None, **values: object) -> Conf:
+    (tmp_path / "conf.py").write_text(conf_py, encoding="utf-8")
+    conf = Conf(overrides or {}, **values)
+    config.validate(SimpleNamespace(confdir=str(tmp_path), config=conf), conf)  # type: ignore[arg-type]
+    return conf
+
+
+# -- options.py: one table, read ------------------------------------------------------------------
+
+def test_an_option_left_out_takes_its_conf_value_or_its_own_default(no_env):
+    conf = settings(backend="eager", timeout=7)
+    assert options.read(DEMO["backend"], {}, conf) == "eager"
+    assert options.read(DEMO["backend"], {"backend": "aot_eager"}, conf) == "aot_eager"
+    assert options.read(DEMO["timeout"], {}, conf) == 7.0
+    assert options.read(DEMO["timeout"], {"timeout": "2.5"}, conf) == 2.5
+    assert options.read(DEMO["show"], {}, conf) == "table"  # its own default: it mirrors nothing
+    assert options.read(DEMO["caption"], {}, conf) == ""
+    assert options.read(DEMO["alike"], {"alike": None}, conf) is True  # a flag: given or not
+    assert options.read(DEMO["alike"], {}, conf) is False
+    assert options.read(DEMO["dtype"], {}, conf, default="float16") == "float16"  # the caller's
+
+
+def test_a_choice_not_known_names_the_choices_and_the_closest(no_env):
+    conf = settings()
+    with pytest.raises(SyntaxProblem) as info:
+        options.read(DEMO["backend"], {"backend": "inducto"}, conf)
+    assert str(info.value) == (":backend: 'inducto' is not known (did you mean inductor?); choose one "
+                               "of aot_eager, inductor, eager")
+    # The conf value's "" (unset: the device's default) is no choice for the option.
+    with pytest.raises(SyntaxProblem, match=r"choose one of bfloat16, float16, float32$"):
+        options.read(DEMO["dtype"], {"dtype": "float64"}, conf)
+
+
+@pytest.mark.parametrize(("name", "raw", "message"), [
+    ("timeout", "0", ":timeout: '0' must be a number of seconds > 0 and at most 86400 (24 h); "
+     "leave the option out to use autocast_demo_timeout (120 s)"),
+    ("timeout", "soon", ":timeout: 'soon' must be a number of seconds > 0"),
+    ("timeout", "inf", ":timeout: 'inf' must be a number of seconds > 0"),
+    # Only the timeout names the conf value its demo gets without the option.
+    ("grad-tolerance", "-1", ":grad-tolerance: '-1' must be a finite number >= 0 (0: bitwise equal)"),
+])
+def test_a_bad_number_says_the_rule(no_env, name, raw, message):
+    with pytest.raises(SyntaxProblem) as info:
+        options.read(DEMO[name], {name: raw}, settings())
+    assert str(info.value).startswith(message)
+    assert ("leave the option out" in str(info.value)) == (name == "timeout")
+
+
+def test_the_reference_shows_each_options_syntax_and_default():
+    assert DEMO["backend"].shown_syntax == "``aot_eager``, ``inductor``, ``eager``"
+    assert DEMO["backend"].shown_default == "``autocast_demo_backend``"
+    assert DEMO["show"].shown_syntax == "``table``, ``record``, ``outputs``"
+    assert DEMO["show"].shown_default == "``table``"
+    assert DEMO["name"].shown_default == "``autocast-demo-N``"
+    assert DEMO["caption"].conf is None and DEMO["caption"].rule == ""
+    assert options.named(options.SETUP)["show"].kind == "flag"
+    assert set(options.DIRECTIVES) == {"autocast-demo", "autocast-demo-setup", "autocast-demo-summary"}
+
+
+# -- config.py: settings as a build uses them -----------------------------------------------------
+
+def test_execution_modes_say_what_a_build_may_do():
+    assert config.Execution.of("auto") == config.Execution("auto", runs=True, reuses=True)
+    assert config.Execution.of("force") == config.Execution("force", runs=True, reuses=False)
+    assert config.Execution.of("never") == config.Execution("never", runs=False, reuses=True)
+
+
+def test_settings_are_normalised_and_the_dtype_follows_the_device(no_env):
+    found = settings(device="cuda", timeout=5, values=["off"], fail_on_mismatch=0)
+    assert found.dtype == "float16" and settings().dtype == "bfloat16"
+    assert settings(device="cuda", dtype="float32").dtype == "float32"
+    assert isinstance(found.timeout, float) and found.timeout == 5.0
+    assert found.values == ("off",) and found.fail_on_mismatch is False
+    assert found.execution.runs  # "auto"
+
+
+def test_the_environment_variables_win_over_conf_py(no_env):
+    no_env.setenv("AUTOCAST_DEMO_EXECUTE", "never")
+    no_env.setenv("AUTOCAST_DEMO_SHARD", "2/3")
+    found = settings(execute="force", shard="1/3")
+    assert (found.execute, found.shard, found.execution.runs) == ("never", "2/3", False)
+    no_env.setenv("AUTOCAST_DEMO_EXECUTE", "")  # set but empty: conf.py's
+    assert settings(execute="force").execution == config.Execution.of("force")
+
+
+# -- config.py: validation names the line to fix ------------------------------------------------
+
+CONF_PY = "import os\nextensions = ['sphinx_autocast_demo']\nautocast_demo_timeout = 'slow'\n"
+
+
+@pytest.mark.parametrize(("values", "message"), [
+    ({"timeout": "slow"}, "conf.py:3: autocast_demo_timeout = 'slow' must be of type int or float "
+     "(default 120.0)"),
+    ({"timeout": 0}, "conf.py:3: autocast_demo_timeout = 0 must be a number of seconds > 0 and at "
+     "most 86400 (24 h) (default 120.0)"),
+    # Not assigned in conf.py: where to look.
+    ({"jobs": True}, "conf.py (or sphinx-build -D): autocast_demo_jobs = True must be of type int "
+     "(default 0)"),
+    ({"device": "tpu"}, "conf.py (or sphinx-build -D): autocast_demo_device = 'tpu'; choose one of "
+     "'cpu', 'cuda'"),
+])
+def test_a_bad_conf_value_names_its_line_and_what_it_must_be(tmp_path, no_env, values, message):
+    with pytest.raises(ConfigError) as info:
+        validate(tmp_path, CONF_PY, **values)
+    assert str(info.value) == os.path.join(str(tmp_path), message)
+
+
+def test_a_number_given_with_dash_d_is_read_as_a_number(tmp_path, no_env):
+    over = {PREFIX + "timeout": "2.5", PREFIX + "output_tolerance": "1e-2"}
+    conf = validate(tmp_path, CONF_PY, over, timeout="2.5", output_tolerance="1e-2")
+    assert conf[PREFIX + "timeout"] == 2.5 and conf[PREFIX + "output_tolerance"] == 0.01
+    with pytest.raises(ConfigError) as info:
+        validate(tmp_path, CONF_PY, {PREFIX + "timeout": "fast"}, timeout="fast")
+    assert str(info.value) == ("sphinx-build -D autocast_demo_timeout='fast': not a number; it must "
+                               "be a number of seconds > 0 and at most 86400 (24 h) (default 120.0)")
+    # A -D value wins over conf.py's line: the message names the -D option.
+    said = r"^sphinx-build -D autocast_demo_timeout: autocast_demo_timeout = -1\.0 must be"
+    with pytest.raises(ConfigError, match=said):
+        validate(tmp_path, CONF_PY, {PREFIX + "timeout": "-1"}, timeout="-1")
+    # Sphinx calls a number's default for its value, and takes -D text for it as typed.
+    assert config.NumberDefault(1.5)(None) == 1.5 and repr(config.NumberDefault(1.5)) == "1.5"  # type: ignore[arg-type]
+
+
+def test_a_bad_shard_or_mode_names_the_variable_or_the_line(tmp_path, no_env):
+    conf_py = "autocast_demo_shard = '0/1'\n"
+    with pytest.raises(ConfigError) as info:
+        validate(tmp_path, conf_py, shard="0/1")
+    assert str(info.value).startswith(f"{tmp_path / 'conf.py'}:1: autocast_demo_shard: '0/1' is not a shard")
+    no_env.setenv("AUTOCAST_DEMO_SHARD", "3/2")
+    with pytest.raises(ConfigError, match=r"^AUTOCAST_DEMO_SHARD: '3/2' is not a shard"):
+        validate(tmp_path, conf_py, shard="1/1")
+    no_env.delenv("AUTOCAST_DEMO_SHARD")
+    no_env.setenv("AUTOCAST_DEMO_EXECUTE", "sometimes")
+    with pytest.raises(ConfigError) as info:
+        validate(tmp_path, "")
+    assert str(info.value) == "AUTOCAST_DEMO_EXECUTE='sometimes'; choose one of auto, force, never"
+
+
+def test_the_conf_line_of_a_setting(tmp_path):
+    (tmp_path / "conf.py").write_text(
+        "import os\nextensions = ['sphinx_autocast_demo']\n# autocast_demo_timeout = 1\n"
+        "autocast_demo_timeouts = 2\n  autocast_demo_timeout = 3\n", encoding="utf-8")
+    path = str(tmp_path / "conf.py")
+    assert config.conf_assignment(str(tmp_path), PREFIX + "timeout") == config.Location(path, 5)
+    assert config.conf_assignment(str(tmp_path), PREFIX) == config.Location(path, 4)  # any of ours
+    # Not assigned: the line that loads the extension; without it, the first line.
+    assert config.conf_line(str(tmp_path), PREFIX + "budget") == config.Location(path, 2)
+    (tmp_path / "conf.py").write_text("project = 'x'\n", encoding="utf-8")
+    assert config.conf_line(str(tmp_path), PREFIX + "budget") == config.Location(path, 1)
+    gone = tmp_path / "none"
+    assert str(config.conf_line(str(gone), PREFIX + "budget")) == str(gone / "conf.py")

@@ -1,0 +1,125 @@
+"""syntax.py without a build: the option languages a writer types (``:values:``, ``:expect:``,
+``:expect-output:``) and the messages that say what to write instead."""
+
+from __future__ import annotations
+
+import pytest
+
+from sphinx_autocast_demo import syntax
+from sphinx_autocast_demo.syntax import SyntaxProblem
+
+NAMES = ("same_as_forward", "off")
+
+
+def test_split_top_level_honours_escapes_brackets_and_drops_empty_parts():
+    # An escaped quote does not end the string, so its comma stays inside.
+    assert syntax.split_top_level('a="x\\",y", b') == ['a="x\\",y"', "b"]
+    assert syntax.split_top_level("f(1, 2); g\nh") == ["f(1, 2)", "g", "h"]
+    assert syntax.split_top_level(" a ,, b , ") == ["a", "b"]
+
+
+def test_a_literal_becomes_json_data_and_torch_dtypes_a_marker():
+    assert syntax.literal("(-1, 2.5, None, True, 'a')") == [-1, 2.5, None, True, "a"]
+    assert syntax.literal('{"dtype": torch.float16, "n": [-3]}') == {
+        "dtype": {"__torch__": "float16"}, "n": [-3]}
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    ("{1: 2}", "dict keys must be strings"),
+    ("{**other}", "dict keys must be strings"),
+    ("-True", "'-True' is not allowed in a value"),  # a negated bool is no number
+    ("np.float16", "'np.float16' is not allowed in a value"),  # only torch's dtypes
+    ("[1,", "'[1,' is not a Python literal"),
+])
+def test_what_is_not_a_literal_is_named(source, message):
+    with pytest.raises(SyntaxProblem, match=message.replace("[", r"\[").replace("*", r"\*")):
+        syntax.literal(source)
+
+
+def test_values_from_conf_py_items_default_and_the_devices_autocast():
+    variants = syntax.parse_values([" default ", "autocast"], "cuda", "float16")
+    assert [(v.name, v.value, v.source) for v in variants] == [
+        ("default", syntax.UNSET, ""),
+        ("autocast", [{"device_type": "cuda", "dtype": {"__torch__": "float16"}}],
+         '[{"device_type": "cuda", "dtype": torch.float16}]'),
+    ]
+
+
+@pytest.mark.parametrize(("text", "builtins", "message", "example"), [
+    ("", True, "no values given: write e.g. same_as_forward, off, autocast", False),
+    ("same_as_forwad", True, "unknown value 'same_as_forwad' (did you mean 'same_as_forward'?)", True),
+    # A config other than the default knows no built-in values: only default, or named ones.
+    ("off", False, "unknown value 'off': use one of default, or name it", True),
+    ("1x=[]", True, "'1x' is not a value name; write name=<value>", False),
+    ("fp16=[{'a': x}]", True, "value fp16: 'x' is not allowed in a value", True),
+])
+def test_values_errors_name_the_value_and_what_to_write(text, builtins, message, example):
+    with pytest.raises(SyntaxProblem) as info:
+        syntax.parse_values(text, "cuda", "float16", builtins=builtins)
+    assert message in str(info.value)
+    if example:  # the example to copy is for the demo's device
+        assert 'fp16=[{"device_type": "cuda", "dtype": torch.float16}]' in str(info.value)
+
+
+def test_expect_reads_star_no_config_and_any_separator():
+    assert syntax.parse_expect("*: differs; off = raises   torch._dynamo.exc.X\n"
+                               "same_as_forward: no-config", NAMES) == (
+        ("*", "differs"), ("off", "raises torch._dynamo.exc.X"), ("same_as_forward", "no-config"))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("off matches", "'off matches': write value: outcome, e.g. off: matches"),
+    ("off: matchs", "'matchs' is not an outcome (did you mean 'matches'?)"),
+    ("autocast: matches", "'autocast' is not a value of this demo (its values: same_as_forward, off)"),
+    # Written differently, the same scope: one record twice.
+    ("off[cpu]: matches, off[ cpu ]: differs", "'off[cpu]' is recorded twice"),
+])
+def test_expect_errors_say_what_is_wrong(text, message):
+    with pytest.raises(SyntaxProblem) as info:
+        syntax.parse_expect(text, NAMES)
+    assert message in str(info.value)
+
+
+def test_a_scope_is_kept_in_one_spelling():
+    assert syntax.record_name("off", "torch >= 2.15, cuda") == "off[torch>=2.15 cuda]"
+    assert syntax.record_name("*", "cpu") == "*[cpu]"
+    assert syntax.parse_expect("off[torch >= 2.14 , <2.16]: matches", NAMES) == (
+        ("off[torch>=2.14,<2.16]", "matches"),)
+    with pytest.raises(ValueError):
+        syntax.record_name("off", "gpu")
+
+
+def test_scoped_records_that_disagree_where_both_apply_are_refused():
+    with pytest.raises(SyntaxProblem) as info:
+        syntax.parse_expect("off[torch>=2.13]: matches, off[torch<2.16]: differs", NAMES)
+    assert str(info.value).startswith("off[torch>=2.13]: matches and off[torch<2.16]: differs "
+                                      "overlap (both apply to torch 2.13)")
+    # Apart, agreeing, of different values, or one unscoped: all fine.
+    for text in ("off[torch<2.14]: matches, off[torch>=2.14]: differs",
+                 "off[torch>=2.13]: matches, off[torch<2.16]: matches",
+                 "off[cpu]: matches, same_as_forward[cpu]: differs",
+                 "off: matches, off[cpu]: differs"):
+        assert len(syntax.parse_expect(text, NAMES)) == 2, text
+
+
+def test_expect_output_blocks_keep_inner_blank_lines():
+    assert syntax.parse_expect_output("\n[off]\n  1.0\n\n  2.0\n[*]\n x \n", NAMES) == (
+        ("off", "1.0\n\n2.0"), ("*", "x"))
+    with pytest.raises(SyntaxProblem, match=r"starts with a \[value\] line"):
+        syntax.parse_expect_output("hello\n[off]\n1", NAMES)
+    with pytest.raises(SyntaxProblem, match=r"\[sf\] is not a value of this demo"):
+        syntax.parse_expect_output("[sf]\n1", NAMES)
+
+
+def test_outcome_holds_only_for_a_well_formed_record():
+    assert syntax.outcome_holds("no-config", "no-config", ())
+    assert not syntax.outcome_holds("raises KeyError", "differs", ("KeyError",))
+    assert not syntax.outcome_holds("raise KeyError", "raises", ("KeyError",))
+    assert syntax.expect_text([("*", "matches"), ("off", "raises E")]) == "*: matches, off: raises E"
+
+
+def test_an_option_block_ends_where_docutils_ends_it():
+    fields, end = syntax.option_fields([":a: 1", ": odd", ":::", "x"])
+    assert [(f.name, f.text, f.line) for f in fields] == [("a", ":a: 1", 0), ("", ": odd", 1)]
+    assert end == 2  # a MyST fence is no option line
+    assert syntax.continuation(["    [off]", "      1.0", "", "    x  "]) == "[off]\n  1.0\n\nx"
