@@ -221,6 +221,19 @@ def verdicts(soup: BeautifulSoup, ident: str) -> list[str]:
     return column(soup, ident, ("compiled = eager?", "outcome, as recorded?"))
 
 
+def footer(soup: BeautifulSoup, ident: str) -> str:
+    """All that the page says under its tables of demo ``ident``'s results: the demo's own
+    footer, then what the page says once for all its demos (without its lead words)."""
+    box = soup.find(id=ident)
+    assert box is not None, f"no demo {ident!r} in the page"
+    own = [p.get_text(" ", strip=True) for p in box.select(".autocast-demo-provenance")]
+    own = [text for text in own if not text.startswith("Every demo on this page")]
+    page = [p.get_text(" ", strip=True).partition(": ")[2]
+            for p in soup.select(".autocast-demo-provenance")
+            if p.get_text(" ", strip=True).startswith("Every demo on this page")]
+    return " \u00b7 ".join(text.removesuffix(".") for text in own + page) + "."
+
+
 def column(soup: BeautifulSoup, ident: str, names: tuple[str, ...]) -> list[str]:
     """The cells, one per value, of the first column of demo ``ident``'s table named in
     ``names`` (or, where the table has a column per environment, this build's)."""

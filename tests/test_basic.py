@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.metadata
 
 import pytest
-from conftest import app_build, copy_root, verdicts
+from conftest import app_build, copy_root, footer, verdicts
 
 MATCH, DIFFER, RAISES = "\u2713 matches eager", "\u2717 differs", "\u26a0 raises"
 
@@ -100,7 +100,7 @@ def test_results_table_output_and_provenance(build):
     assert box.select_one("pre").get_text().startswith("x = torch.randn(64, 64)")
     printed = box.select(".autocast-demo-output pre")
     assert [p.get_text().strip() for p in printed] == ["torch.float32"]
-    provenance = box.select_one(".autocast-demo-provenance").get_text(" ", strip=True)
+    provenance = footer(soup, "outside")
     assert f"torch {importlib.metadata.version('torch')}" in provenance
     assert "backend inductor" in provenance and "device cpu" in provenance
     assert "checked at build time" in provenance.lower()

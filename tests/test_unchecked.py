@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
-from conftest import CliBuild, column, copy_root, installed_torch, sphinx_build, verdicts
+from conftest import CliBuild, column, copy_root, footer, installed_torch, sphinx_build, verdicts
 
 TORCH = installed_torch()
 OLD_TORCH = "9.9.9+old"
@@ -34,10 +34,6 @@ def records(soup: BeautifulSoup, ident: str) -> list[str]:
 def demo_box(soup: BeautifulSoup, ident: str):
     """The demo itself (its section may have the same id, and holds the page's legend)."""
     return soup.select_one(f"div.autocast-demo[id='{ident}']")
-
-
-def footer(soup: BeautifulSoup, ident: str) -> str:
-    return soup.find(id=ident).select_one(".autocast-demo-provenance").get_text(" ", strip=True)
 
 
 def matrix(build: CliBuild) -> dict[str, list[str]]:
@@ -129,8 +125,8 @@ def test_the_summary_matrix_counts_only_what_was_checked(builds):
     # healthy and the failing snippet of paths.rst were checked; hang, crash (and cuda) were not.
     checked, unchecked = (4, 2) if HAS_CUDA else (2, 4)
     assert rows["lead"][0].endswith(
-        f"{checked} (demo, value) pairs checked with torch {TORCH}: compiled equals eager in "
-        f"{checked - 1}; {unchecked} not checked in this build.")
+        f"torch {TORCH}) checked {checked} (demo, value) pairs: compiled equals eager in "
+        f"{checked - 1}, raises in 1 of them; {unchecked} not checked.")
 
 
 def test_the_check_builder_never_passes_what_did_not_finish(builds):
@@ -155,7 +151,9 @@ def test_execution_off_with_an_empty_cache_checks_nothing_and_says_so(builds):
         assert not any(m in demo_box(soup, ident).get_text() for m in MARKS)
     rows = matrix(build)
     assert rows["healthy"] == ["\u2014 not run", "", "\u2014 not checked"]
-    assert rows["lead"][0].startswith("5 demos on 3 pages, 0 (demo, value) pairs checked")
+    lead = rows["lead"][0]
+    assert lead.startswith("5 demos on 3 pages. This build (") and lead.endswith(
+        f"torch {TORCH}) checked 0 (demo, value) pairs; 6 not checked."), lead
 
 
 def test_execution_off_with_an_empty_cache_passes_no_case(builds):
