@@ -9,6 +9,7 @@ builder then renders the cached results with ``-W``, so a writer's warning fails
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -83,7 +84,8 @@ def test_texinfo_writes_the_caption_on_the_demos_code(root):
 def test_man_pages_write_the_matrix_without_a_spanning_cell(root):
     page = (build(root, "man").out / "builders.1").read_text(encoding="utf-8")
     assert "\u26a0 raises Unsupported" in page
-    assert "\\fBBuilders" in page  # the row that names the page is still there
+    # The row that names the page is still there (bold; Sphinx < 7.3 italicises its link too).
+    assert re.search(r"\\fB(\\fI\\%)?Builders", page), page
 
 
 TEX = [shutil.which(tool) for tool in ("latexmk", "pdflatex", "xelatex", "pdftotext", "make")]
