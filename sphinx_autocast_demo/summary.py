@@ -225,7 +225,11 @@ def environments(rows: list[tuple[str, str, Judgement | None]]) -> list[nodes.No
         f"Results from {_count(len(said), 'environment')}; a cell names them only where they "
         "differ."), classes=["autocast-demo-provenance"])
     # What a reader of the matrix asks first, so in plain text, not in the small print.
-    names = [label for label, _ in said.values()]
+    # One name per environment (this build's runs and its own set's are one environment).
+    first: dict[str, str] = {}
+    for (key, _), (label, _) in said.items():
+        first.setdefault(key, label)
+    names = list(first.values())
     between = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
     change = nodes.paragraph("", "", nodes.strong(text=(
         f"{_count(changed, 'verdict')} changed between {between}: the cells that name an "

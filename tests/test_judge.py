@@ -222,3 +222,20 @@ def test_the_as_recorded_cell_says_which_record_broke(subtypes, text):
                    for s in sorted(subtypes))
     value = replace(value, record="broken", findings=broken)
     assert cells.recorded_text(value) == (text, ["autocast-demo-stale-cell"])
+
+
+def test_the_matrix_names_each_environment_once_in_its_change_line():
+    """One demo run by this build, one answered by this environment's own set, beside a later
+    release: three sources, two environments, and the line that says no verdict changed names
+    each environment once."""
+    the_demo = demo()
+    later = replace(result(the_demo, ran("matches"), ran("matches"), torch=LATER.torch),
+                    environment=LATER, source="set", made=MADE, findings=())
+    ran_here = result(the_demo, ran("matches"), ran("matches"))
+    ran_here = judge(check.check(replace(ran_here, environment=HERE, others=(later,), findings=())), TORCH)
+    from_set = replace(result(the_demo, ran("matches"), ran("matches")), environment=HERE,
+                       source="set", made=MADE, others=(later,), findings=())
+    from_set = judge(check.check(from_set), TORCH)
+    change, _lead, items = summary.environments([("a", "x", ran_here), ("b", "y", from_set)])
+    assert len(items.children) == 3  # this build's runs, its own set, the later release
+    assert change.astext() == f"No verdict changed between {HERE.label} (this build) and {LATER.label}."
