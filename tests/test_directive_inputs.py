@@ -139,6 +139,10 @@ def test_myst_expect_output_blocks_are_checked_at_their_line(build):
             ":expect-output:")
     assert "recorded: '99.0'\n  printed:  '16.0' [autocast_demo.output]" in build.stderr
     assert sum("[autocast_demo.output]" in line for line in build.stderr.splitlines()) == 1
+    # The page says which record broke: the output, while the outcome it records holds.
+    recorded = column(build.html("options_md"), "colon-form", ("as recorded?",))
+    assert recorded == ["\u2713 yes (matches)", "\u2717 no: the printed output is not the "
+                        "recorded one (outcome matches holds)"]
 
 
 UNREADABLE = "this option block cannot be read (myst-parser: found unexpected end of stream), " \
