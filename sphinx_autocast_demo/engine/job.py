@@ -75,7 +75,7 @@ def _patch_compile(mode: str, backend: str) -> None:
     if mode == "eager":
         torch.compile = _identity
         torch.compiler.compile = _identity
-        torch.nn.Module.compile = lambda self, *a, **k: None  # type: ignore[method-assign]
+        torch.nn.Module.compile = lambda self, *a, **k: None  # type: ignore[method-assign, unused-ignore]
         torch._dynamo.optimize = _identity_optimize
         torch._dynamo.optimize_assert = _identity_optimize
         return
