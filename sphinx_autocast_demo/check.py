@@ -156,21 +156,29 @@ def _check_one(result: DemoResult, named: bool) -> DemoResult:
 def _alike(result: DemoResult) -> Finding | None:
     """A demo whose values all give one verdict proves nothing about the value: under the wrong
     one its table would look the same. Said at the demo, unless ``:alike:`` says that is the
-    point. Only this build's own verdicts, and only when every value has one."""
+    point; a demo shown as its printed output (``:show: outputs``) shows no verdict, and its
+    output record is what can fail. Only this build's own verdicts; the standard values a demo
+    does not name were run too (its probes), so that a demo of one value is held to this as
+    well; a probe that did not run (a CUDA demo on a CPU build, a worker that died) is left out."""
     demo = result.demo
-    outcomes = {vr.verdict.outcome for vr in result.variants}
-    if demo.alike or len(result.variants) < 2 or len(outcomes) != 1:
+    probes = [vr for vr in result.probes if not vr.compiled.not_run]
+    judged = (*result.variants, *probes)
+    outcomes = {vr.verdict.outcome for vr in judged}
+    if demo.alike or demo.show == "outputs" or len(judged) < 2 or len(outcomes) != 1:
         return None
     outcome = outcomes.pop()
     if outcome not in ("matches", "differs"):  # an error everywhere is said as that error
         return None
-    names = [vr.variant.name for vr in result.variants]
+    names = [vr.variant.name for vr in judged]
     listed = ", ".join(names[:-1]) + " and " + names[-1]
+    also = [vr.variant.name for vr in probes]
+    run = (f" ({' and '.join(also)} {'was' if len(also) == 1 else 'were'} run too, to check)"
+           if also else "")
     every = "matches eager" if outcome == "matches" else "differs from eager"
     return Finding(
         severity="missing", subtype="alike", location=demo.location,
-        message=(f"this demo cannot tell {listed} apart: every one {every}, so it would look "
-                 "the same under the wrong value; make the snippet depend on the value (a "
+        message=(f"this demo cannot tell {listed} apart{run}: every one {every}, so it would "
+                 "look the same under the wrong value; make the snippet depend on the value (a "
                  "float32 matrix product in the backward does), or add :alike: if sameness "
                  "is its point"))
 

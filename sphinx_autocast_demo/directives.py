@@ -16,6 +16,7 @@ from docutils import nodes
 from docutils.statemachine import StringList
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
+from sphinx.util.logging import is_suppressed_warning
 
 from . import docstrings, options, syntax
 from .config import Settings, default_dtype, settings
@@ -31,6 +32,7 @@ from .model import (
     Show,
     SourceMap,
     Tolerance,
+    Variant,
 )
 from .scopes import never, split_scope
 from .state import doc_state, state
@@ -368,6 +370,7 @@ class AutocastDemo(_Base):
         except syntax.SyntaxProblem as exc:
             raise _at(exc, self.option_line("expect"), "expect") from None
         self.warn_never(expect)
+        show = cast("Show", self.value("show", conf))
         try:
             expect_output = syntax.parse_expect_output(self.options.get("expect-output", ""), names)
         except syntax.SyntaxProblem as exc:
@@ -389,10 +392,22 @@ class AutocastDemo(_Base):
             tolerance=Tolerance(grad=self.value("grad-tolerance", conf),
                                 output=self.value("output-tolerance", conf)),
             source_map=self.source_map,
-            show=cast("Show", self.value("show", conf)),
+            show=show,
             global_setup=state(self.env).global_setup,
             alike="alike" in self.options,
+            probes=self.probes(variants, config, device, dtype, show),
         )
+
+    def probes(self, variants: tuple[Variant, ...], config: str, device: str, dtype: str,
+               show: Show) -> tuple[Variant, ...]:
+        """The standard values the demo does not name (by name or by value), run too so that
+        the alike check can tell whether the demo's values differ at all; none where that
+        check does not apply (check._alike), nor where conf.py silences its warning."""
+        if ("alike" in self.options or config != DEFAULT_CONFIG
+                or show == "outputs"
+                or is_suppressed_warning(WARNING_TYPE, "alike", self.config.suppress_warnings)):
+            return ()
+        return syntax.unnamed_builtins(variants, device, dtype)
 
     def ident(self) -> str:
         """The demo's HTML id, which is also the key of its result: unique on its page."""

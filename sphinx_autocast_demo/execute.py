@@ -182,7 +182,7 @@ class Executor:
         if not self.conf.execution.runs:
             return
         codes = state.codes_for(demo)
-        for variant in demo.variants:
+        for variant in demo.runs:
             try:
                 yield self.cache.get(self.key(demo, codes, variant))
             except CorruptEntry as exc:
@@ -204,11 +204,20 @@ class Executor:
         mode) answers it without a run."""
         planned = []
         for demo, state in todo:
-            codes = state.codes_for(demo)
-            for variant in demo.variants:
-                key = self.key(demo, codes, variant)
-                planned.append(Planned(demo, variant, tuple(codes), key,
-                                       self.lookup(demo, variant, key)))
+            planned += self._planned(demo, state, demo.variants)
+        # Probes after every demo's own values, so the pages' own results come first; and only
+        # for a demo this build runs: one rendered from a result set is not checked here.
+        for demo, state in todo:
+            if self.conf.execution.runs and not self.envs.from_own(demo.docname, demo.ident):
+                planned += self._planned(demo, state, demo.probes)
+        return planned
+
+    def _planned(self, demo: Demo, state: DocState, variants: tuple[Variant, ...]) -> list[Planned]:
+        codes = tuple(state.codes_for(demo))
+        planned = []
+        for variant in variants:
+            key = self.key(demo, codes, variant)
+            planned.append(Planned(demo, variant, codes, key, self.lookup(demo, variant, key)))
         return planned
 
     def results(self, planned: list[Planned]) -> list[DemoResult]:
@@ -217,12 +226,13 @@ class Executor:
         for item in planned:
             by_demo.setdefault((item.demo.docname, item.demo.ident), []).append(item)
         out = []
-        for (docname, ident), items in by_demo.items():
-            answered = [item.result for item in items]
-            assert all(r is not None for r in answered), "every planned variant is answered"
+        for (docname, ident), both in by_demo.items():
+            assert all(i.result is not None for i in both), "every planned variant is answered"
+            items = [i for i in both if i.variant not in i.demo.probes]
             result = DemoResult(
                 demo=items[0].demo, codes=items[0].codes,
-                variants=tuple(r for r in answered if r is not None),
+                variants=tuple(i.result for i in items if i.result is not None),
+                probes=tuple(i.result for i in both if i.result is not None and i not in items),
                 # "never" mode may render results of another torch: name that one.
                 torch_version=self.versions.get((docname, ident), self.torch),
                 torch_equivalent=(docname, ident) in self.equivalent,

@@ -173,6 +173,14 @@ class Demo:
     # ``:alike:``: every value giving one outcome is the demo's point, not a demo that cannot
     # tell its values apart.
     alike: bool = False
+    # The standard values the demo does not name, also run (never shown, never exported) so
+    # that a demo of one or two values can still be told to prove nothing (check._alike).
+    probes: tuple[Variant, ...] = ()
+
+    @property
+    def runs(self) -> tuple[Variant, ...]:
+        """Every value the engine runs for the demo: its own, then its probes."""
+        return self.variants + self.probes
 
     @property
     def expect_line(self) -> int:
@@ -327,6 +335,8 @@ class DemoResult:
     made: str = ""
     # The same demo's results in the other environments of the result sets, in their order.
     others: tuple[DemoResult, ...] = ()
+    # This build's results of the demo's probes (Demo.probes): read by the alike check only.
+    probes: tuple[VariantResult, ...] = ()
 
     def where(self, error: SnippetError) -> Location:
         """The doc file and line of the innermost frame of the writer's code."""

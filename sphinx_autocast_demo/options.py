@@ -155,8 +155,9 @@ DEMO = (
     DirectiveOption(
         "alike", "flag", "flag",
         "The demo means to show that every value gives the same outcome: no warning that its "
-        "values cannot be told apart.", default="off (a demo whose values all give one "
-        "outcome warns)"),
+        "values cannot be told apart, and no runs of the standard values it does not name "
+        "(made to check that).", default="off (a demo whose values, and the standard values it "
+        "does not name, all give one outcome warns)"),
     DirectiveOption(
         "show", "choice", "",
         "What the page shows of the results: the full table; only each value's outcome and "

@@ -87,7 +87,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     writers.setup(app)  # what LaTeX, Texinfo and plain text need of the results
     html.setup(app)  # what a reader who does not see the tables needs of them
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 5}  # 5: DemoResult.source
+            "env_version": 6}  # 6: Demo.probes
 
 
 def configure(app: Sphinx, conf: Config) -> None:

@@ -218,6 +218,14 @@ def parse_values(text: str | Sequence[str], device: str, dtype: str,
     return tuple(variants)
 
 
+def unnamed_builtins(variants: tuple[Variant, ...], device: str, dtype: str) -> tuple[Variant, ...]:
+    """The built-in values that ``variants`` name neither by name nor by value."""
+    named = {v.name for v in variants}
+    values = [v.value for v in variants]
+    return tuple(v for v in parse_values(BUILTIN_VALUES, device, dtype)
+                 if v.name not in named and v.value not in values)
+
+
 def parse_expect(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """``name: outcome`` pairs; names must be values of the demo (or ``*``), each optionally
     scoped to torch releases and a device: ``off[torch>=2.15]: matches``, ``*[cuda]: differs``

@@ -50,10 +50,33 @@ def test_a_changed_default_fails_the_build_at_the_demo(builds):
 def test_a_demo_whose_values_cannot_be_told_apart_warns_unless_it_says_alike(builds):
     today, _ = builds
     warnings = [line for line in today.stderr.splitlines() if "WARNING" in line]
-    # One warning, at the demo without :alike: (line 29), naming every value; none elsewhere.
-    assert len(warnings) == 1, today.stderr
+    # Two warnings: at the demo of three values without :alike: (line 29), naming every value,
+    # and at the demo of one (line 55); none at the one-value demo whose neighbours differ.
+    assert len(warnings) == 2, today.stderr
     assert ("index.rst:29: WARNING: this demo cannot tell same_as_forward, off and autocast "
             "apart: every one matches eager" in warnings[0]), warnings
-    assert warnings[0].endswith("[autocast_demo.alike]"), warnings
+    assert all(w.endswith("[autocast_demo.alike]") for w in warnings), warnings
     assert starts(verdicts(today.html("index"), "cannot-tell")) == [MATCH] * 3
     assert starts(verdicts(today.html("index"), "alike-on-purpose")) == [MATCH] * 3
+
+
+def test_a_demo_of_one_value_is_checked_against_the_values_it_does_not_name(builds):
+    today, _ = builds
+    said = [line for line in today.stderr.splitlines() if "index.rst:55: WARNING" in line]
+    assert said == [said[0]] and (
+        "this demo cannot tell off, same_as_forward and autocast apart (same_as_forward and "
+        "autocast were run too, to check): every one matches eager") in said[0], today.stderr
+    assert "index.rst:68" not in today.stderr, today.stderr
+    # The values run to check are not shown: each table has the demo's own value only.
+    assert starts(verdicts(today.html("index"), "one-value-cannot-tell")) == [MATCH]
+    assert starts(verdicts(today.html("index"), "one-value-tells")) == [MATCH]
+    # Four demos lack a standard value (default-inside: autocast; the two above: two each):
+    # 5 values checked on the page's tables' behalf + 5 run to check, each compiled and eager.
+    assert today.runs() == ((3 + 3 + 3 + 1 + 1 + 5) * 2, 0), today.stats
+
+
+def test_the_values_run_to_check_come_from_the_cache_on_a_rebuild(builds):
+    today, _ = builds
+    again = sphinx_build(today.src, today.out, "--keep-going")
+    assert again.runs() == (0, 16), again.stats
+    assert "index.rst:55: WARNING: this demo cannot tell off" in again.stderr, again.stderr

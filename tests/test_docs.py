@@ -42,7 +42,7 @@ EXPECTED: dict[tuple[str, str], list[str]] = {
     ("behaviour", "recipe-after"): [D, M, D],
     ("behaviour", "recipe-inside"): [M, D, M],
     ("behaviour", "recipe-another"): [D, D, M],  # same_as_forward, off, fp16
-    ("behaviour", "recipe-patch"): [M],
+    ("behaviour", "recipe-patch"): [M, M, M],  # patch wins over every value (:alike:)
     ("behaviour", "backward-inside"): [M, D, M],
     ("behaviour", "backward-outside"): [D, D, M, D],  # default, ...
     ("behaviour", "backward-elsewhere"): [D, D, D, M],  # ..., fp16

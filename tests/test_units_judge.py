@@ -8,9 +8,9 @@ from dataclasses import replace
 from test_offline import TORCH, demo, raised, ran, result
 from test_snapshots import HERE, LATER, MADE
 
-from sphinx_autocast_demo import check
+from sphinx_autocast_demo import check, syntax
 from sphinx_autocast_demo.judge import judge, unchecked
-from sphinx_autocast_demo.model import RunRecord, VariantResult, Verdict, skipped
+from sphinx_autocast_demo.model import DemoResult, RunRecord, VariantResult, Verdict, skipped
 
 
 def test_the_run_that_stopped_is_named_and_each_kind_reads_as_a_sentence():
@@ -53,3 +53,38 @@ def test_an_error_fails_the_page_without_being_a_mismatch_and_a_recorded_raise_h
     recorded = judge(result(demo((("*", "raises NameError"),)), raised(), raised()), TORCH)
     assert recorded.page == "holds" and not recorded.failures
     assert [v.record for v in recorded.here.values] == ["holds", "holds"]
+
+
+def test_a_demo_of_one_value_is_held_to_the_probes_that_ran_and_only_to_those():
+    one = replace(demo((("off", "matches"),)),
+                  variants=syntax.parse_values(["off"], "cpu", "bfloat16"),
+                  probes=syntax.parse_values(["same_as_forward", "autocast"], "cpu", "bfloat16"))
+    own = VariantResult(one.variants[0], *ran("matches"))
+    same, autocast = (VariantResult(v, *ran("matches")) for v in one.probes)
+
+    def alike(*probes: VariantResult) -> list[str]:
+        found = check.check(DemoResult(demo=one, codes=(one.code,), variants=(own,),
+                                       torch_version=TORCH, probes=probes))
+        return [f.message for f in found.findings if f.subtype == "alike"]
+
+    assert alike(same, autocast) == [
+        "this demo cannot tell off, same_as_forward and autocast apart (same_as_forward and "
+        "autocast were run too, to check): every one matches eager, so it would look the same "
+        "under the wrong value; make the snippet depend on the value (a float32 matrix product "
+        "in the backward does), or add :alike: if sameness is its point"]
+    # One probe with another verdict tells the values apart.
+    assert alike(same, VariantResult(one.probes[1], *ran("differs"))) == []
+    # A probe that never ran is left out, not counted as agreeing; none left: nothing to say.
+    cut = skipped(one.probes[1], "no GPU", why="no-cuda")
+    assert alike(same, cut)[0].startswith("this demo cannot tell off and same_as_forward apart "
+                                          "(same_as_forward was run too, to check)")
+    assert alike(cut) == [] and alike() == []
+
+
+def test_the_probes_are_the_builtin_values_a_demo_names_neither_by_name_nor_by_value():
+    values = syntax.parse_values(['off', 'bf16=[{"device_type": "cpu", "dtype": torch.bfloat16}]'],
+                                 "cpu", "bfloat16")
+    # bf16 is the CPU's own autocast under another name: not run again.
+    assert [v.name for v in syntax.unnamed_builtins(values, "cpu", "bfloat16")] == ["same_as_forward"]
+    assert [v.name for v in syntax.unnamed_builtins(values, "cpu", "float16")] == [
+        "same_as_forward", "autocast"]
