@@ -317,3 +317,13 @@ def test_the_docs_show_the_kept_torch_releases_beside_this_one(build):
     matrix = page(build, "matrix").select_one("ul.autocast-demo-environments").get_text(" ")
     assert "torch 2.14.1 : torch 2.14.1, Python" in " ".join(matrix.split()) or "torch 2.14.1" in matrix
     assert "made on" in matrix and "by tox -e results-torch215" in matrix
+
+
+def test_every_match_within_tolerance_names_the_tensor_that_differed(build):
+    # Inductor's float32 forward differs from eager by ~1e-4 (within the output tolerance): the
+    # cell says by how much, and in which tensor, as a difference does.
+    within = re.compile("matches eager \\(max \\|\u0394\\| [^)]*\\)")
+    found = [m for name in PAGES for m in within.findall(page(build, name).get_text())]
+    assert len(found) > 10, found
+    named = re.compile("matches eager \\(max \\|\u0394\\| \\d\\.\\de-\\d\\d in [A-Za-z_][\\w.\\[\\]]*\\)")
+    assert [m for m in found if not named.fullmatch(m)] == [], found
