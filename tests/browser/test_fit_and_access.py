@@ -147,3 +147,17 @@ def test_every_control_shows_a_focus_ring(browser, site):
         if missing:
             bad.append((name, missing[:10]))
     assert bad == [], bad
+
+
+@pytest.mark.parametrize("viewport", [NARROW, WIDE], ids=["390", "1280"])
+def test_the_front_page_gives_all_four_answers_within_two_screens(browser, site, viewport):
+    for _, page in visit(browser, site, "light", viewport, ["index"]):
+        rows = page.evaluate("""() => Array.from(document.querySelectorAll(
+            'table.autocast-demo-answers tbody tr')).map(tr => ({
+              text: tr.innerText, bottom: tr.getBoundingClientRect().bottom + window.scrollY}))""")
+        # inside: nothing; after: "off"; another autocast: the kwargs list; one function: patch.
+        assert [("inside" in r["text"], 'backward_pass_autocast = "off"' in r["text"], "device_type" in r["text"],
+                 "patch(" in r["text"]) for r in rows] == [
+            (True, False, False, False), (False, True, False, False),
+            (False, False, True, False), (False, False, False, True)], rows
+        assert rows[-1]["bottom"] <= 2 * viewport["height"], (rows, viewport)
