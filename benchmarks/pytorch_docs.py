@@ -36,10 +36,11 @@ def without_extension(root: Path) -> None:
                     encoding="utf-8")
     for path in [*root.rglob("*.md"), *root.rglob("*.py")]:
         text = path.read_text(encoding="utf-8")
-        text = re.sub(r"(```)\{autocast-demo-setup\}|(```)\{autocast-demo\}", r"\1\2{code-block} python", text)
+        text = re.sub(r"(```)\{autocast-demo(?:-setup)?\}", r"\1{code-block} python", text)
         text = text.replace(".. autocast-demo::", ".. code-block:: python")
-        text = re.sub(r"(\{code-block\} python\n|\.\. code-block:: python\n)((?:\s*:[\w-]+:.*\n(?:\s{3,}\S.*\n)*)*)",
-                      lambda m: m.group(1) + OPTION.sub("", m.group(2)), text)
+        opening = r"(\{code-block\} python\n|\.\. code-block:: python\n)"
+        options = r"((?:\s*:[\w-]+:.*\n(?:\s{3,}\S.*\n)*)*)"
+        text = re.sub(opening + options, lambda m: m.group(1) + OPTION.sub("", m.group(2)), text)
         path.write_text(text, encoding="utf-8")
 
 

@@ -156,7 +156,8 @@ def test_the_front_page_gives_all_four_answers_within_two_screens(browser, site,
             'table.autocast-demo-answers tbody tr')).map(tr => ({
               text: tr.innerText, bottom: tr.getBoundingClientRect().bottom + window.scrollY}))""")
         # inside: nothing; after: "off"; another autocast: the kwargs list; one function: patch.
-        assert [("inside" in r["text"], 'backward_pass_autocast = "off"' in r["text"], "device_type" in r["text"],
+        off = 'backward_pass_autocast = "off"'
+        assert [("inside" in r["text"], off in r["text"], "device_type" in r["text"],
                  "patch(" in r["text"]) for r in rows] == [
             (True, False, False, False), (False, True, False, False),
             (False, False, True, False), (False, False, False, True)], rows
