@@ -24,7 +24,7 @@ from .cells import (
 )
 
 if TYPE_CHECKING:
-    from .judge import Across, Judgement
+    from .judge import Across, Column, Judgement
 
 
 def environments_table(judged: Judgement, html: bool = False) -> nodes.table:
@@ -88,21 +88,41 @@ def recorded(across: Across) -> tuple[str, list[str]]:
 
 
 def provenance_lines(judged: Judgement) -> list[tuple[str, str]]:
-    """One sentence per other environment, with its label: who made its results, and what is
-    missing."""
-    lines = []
+    """Where the other environments' results come from, in a reader's words, with the labels
+    they speak for, in the columns' order: one sentence for the environments that were run
+    alike (same day, Python and device, nothing missing), one each for the rest."""
+    lines: list[tuple[str, str] | list[Column]] = []
+    alike: dict[tuple[str, str, str], list[Column]] = {}
     for column in judged.columns[1:]:
         environment = column.environment
         if environment is None:
             continue
-        if column.empty:
-            lines.append((environment.label, f"{environment.label}: no result in the result sets"))
-            continue
-        how = (f"{environment.label}: results of torch {environment.torch} (Python "
-               f"{environment.python}, {environment.device}) from a result set "
-               f"{column.result.made}; not run by this build")
         gaps = [v.name for v in column.values if not v.checked]
-        if gaps:
-            how += f"; no result for {', '.join(gaps)}"
-        lines.append((environment.label, how))
-    return lines
+        if column.empty:
+            lines.append((environment.label, f"{environment.label}: no result kept with these docs"))
+        elif gaps:
+            lines.append((environment.label, f"{_kept([column])}; no result for {', '.join(gaps)}"))
+        else:
+            group = (column.result.when, environment.python, environment.device)
+            if group not in alike:
+                alike[group] = []
+                lines.append(alike[group])  # said where its first column is
+            alike[group].append(column)
+    return [line if isinstance(line, tuple) else (" + ".join(label(c) for c in line), _kept(line))
+            for line in lines]
+
+
+def label(column: Column) -> str:
+    return column.environment.label if column.environment is not None else column.key
+
+
+def _kept(columns: list[Column]) -> str:
+    """``torch 2.14.1 and torch 2.15.0: run on 2026-12-02 with Python 3.11.7 on cpu ...``:
+    the columns share their day, Python and device."""
+    first, labels = columns[0], [label(c) for c in columns]
+    environment = first.environment
+    assert environment is not None
+    when = f" {first.result.when}" if first.result.when else " earlier"
+    them = "them" if len(labels) > 1 else "it"
+    return (f"{' and '.join(labels)}: run{when} with Python {environment.python} on "
+            f"{environment.device} and kept with these docs; this build did not run {them}")

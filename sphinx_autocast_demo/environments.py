@@ -78,9 +78,9 @@ class Environments:
         """Whether this environment's own result set answered the demo's results."""
         return self.own_set is not None and (docname, ident) in self.from_own_set
 
-    def made_here(self, docname: str, ident: str) -> str:
-        """How the own set made the demo's results, when it answered them; else empty."""
-        return self.own_set.made if self.own_set is not None and self.from_own(docname, ident) else ""
+    def answered_by(self, docname: str, ident: str) -> EnvironmentSet | None:
+        """The own set, when it answered the demo's results."""
+        return self.own_set if self.own_set is not None and self.from_own(docname, ident) else None
 
     def gap(self, label: str, demo: Demo, variant: Variant) -> VariantResult:
         """A value that ``label``'s sets have no result for: said once per environment."""
@@ -110,7 +110,8 @@ class Environments:
             out.append(DemoResult(demo=items[0].demo, codes=items[0].codes,
                                   variants=tuple(variants), torch_version=found.environment.torch,
                                   environment=found.environment,
-                                  source="set" if found.roots else "missing", made=found.made))
+                                  source="set" if found.roots else "missing", made=found.made,
+                                  when=found.when))
         return tuple(out)
 
     def shown(self, result: DemoResult, never: bool) -> DemoResult:

@@ -229,6 +229,7 @@ class Executor:
         for (docname, ident), both in by_demo.items():
             assert all(i.result is not None for i in both), "every planned variant is answered"
             items = [i for i in both if i.variant not in i.demo.probes]
+            own = self.envs.answered_by(docname, ident)
             result = DemoResult(
                 demo=items[0].demo, codes=items[0].codes,
                 variants=tuple(i.result for i in items if i.result is not None),
@@ -237,8 +238,8 @@ class Executor:
                 torch_version=self.versions.get((docname, ident), self.torch),
                 torch_equivalent=(docname, ident) in self.equivalent,
                 environment=self.envs.here, others=self.envs.elsewhere(items),
-                source="set" if self.envs.from_own(docname, ident) else "build",
-                made=self.envs.made_here(docname, ident),
+                source="set" if own else "build",
+                made=own.made if own else "", when=own.when if own else "",
             )
             out.append(self.envs.shown(result, not self.conf.execution.runs))
         return out

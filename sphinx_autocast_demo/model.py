@@ -330,9 +330,11 @@ class DemoResult:
     environment: Environment | None = None
     # Where the results come from: this build, a result set, or no set at all.
     source: Source = "build"
-    # For a reader: how a result set's results were made (``made on 2026-11-30 by tox -e
+    # For a maintainer: how a result set's results were made (``made on 2026-11-30 by tox -e
     # results-torch214``); empty for this build's own. Only shown, never asked.
     made: str = ""
+    # When, for a reader (``on 2026-11-30``): pages say this, not the command.
+    when: str = ""
     # The same demo's results in the other environments of the result sets, in their order.
     others: tuple[DemoResult, ...] = ()
     # This build's results of the demo's probes (Demo.probes): read by the alike check only.

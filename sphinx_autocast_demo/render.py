@@ -321,9 +321,12 @@ def provenance_parts(judged: Judgement) -> list[Part]:
         if here.source != "build" and here.environment is not None:
             # Not "checked": this build ran nothing; the set's build compared compiled with
             # eager, this one only reads what it found against the page.
-            source = (f"Results of torch {made} (Python {here.environment.python}, "
-                      f"{here.environment.device}) from the result set of "
-                      f"{here.environment.label!r}, {result.made}; not run by this build{which}")
+            when = f" {result.when}" if result.when else " earlier"
+            label = here.environment.label
+            alias = "" if label == f"torch {made}" else f" ({label})"
+            source = (f"Results of torch {made}{alias}, run{when} with Python "
+                      f"{here.environment.python} on {here.environment.device} and kept with "
+                      f"these docs; not run by this build{which}")
         elif not cached:
             source = f"Checked at build time with torch {ran}{which}"
         elif cached == len(checked):

@@ -76,15 +76,20 @@ class EnvironmentSet:
         return None
 
     @property
-    def made(self) -> str:
-        """How the results were made, for a reader: ``made on 2026-11-30 by tox -e x``."""
+    def when(self) -> str:
+        """When the results were made, for a reader: ``on 2026-11-30``; empty: not known."""
         dates = sorted({run.date for run in self.runs})
+        return f"on {dates[-1]}" if len(dates) == 1 else (
+            f"from {dates[0]} to {dates[-1]}" if dates else "")
+
+    @property
+    def made(self) -> str:
+        """How the results were made, for a maintainer: ``made on 2026-11-30 by tox -e x``."""
         # A set made before commands were stored without paths may still hold one (the
         # README's ``-D autocast_demo_cache_dir="$PWD/..."``): never onto a page.
         commands = sorted({without_paths(run.command) for run in self.runs if run.command})
-        when = f"made on {dates[-1]}" if len(dates) == 1 else (
-            f"made from {dates[0]} to {dates[-1]}" if dates else "made")
-        return when + (f" by {commands[0]}" if len(commands) == 1 else "")
+        made = f"made {self.when}" if self.when else "made"
+        return made + (f" by {commands[0]}" if len(commands) == 1 else "")
 
     def missing_shards(self) -> list[str]:
         """Shards of an ``i/n`` split of which no run is in the set (``2/2``)."""

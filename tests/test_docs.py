@@ -338,3 +338,15 @@ def test_every_match_within_tolerance_names_the_tensor_that_differed(build):
     assert len(found) > 10, found
     named = re.compile("matches eager \\(max \\|\u0394\\| \\d\\.\\de-\\d\\d in [A-Za-z_][\\w.\\[\\]]*\\)")
     assert [m for m in found if not named.fullmatch(m)] == [], found
+
+
+def test_a_page_says_where_other_releases_results_come_from_once_in_a_readers_words(build):
+    for name in ("index", "behaviour", "upstream", "myst"):
+        lines = [p.get_text(" ", strip=True) for p in page(build, name).select(".autocast-demo-provenance")]
+        # The two kept releases were run alike: one sentence for both, once on the page.
+        both = "torch 2.14.1 and torch 2.15.0: run on "
+        assert sum(both in line for line in lines) == 1, (name, lines)
+        assert all("kept with these docs; this build did not run them" in line
+                   for line in lines if both in line), (name, lines)
+        # How they were made is the maintainers' (the matrix says it), not the reader's.
+        assert not [line for line in lines if "tox -e" in line or "result set" in line], (name, lines)

@@ -132,7 +132,7 @@ def test_the_merged_shards_give_the_unsharded_cases_and_html(flow: dict[str, obj
         assert body(work / "html-merged", docname) == body(work / "html-full", docname)
     # Rendered from a set, never presented as run by this build.
     text = BeautifulSoup(body(work / "html-merged", "index"), "html.parser").get_text(" ")
-    assert "from the result set of" in text and ", made on " in text and "not run by this build" in text
+    assert "kept with these docs" in text and ", run on " in text and "not run by this build" in text
     assert "Checked" not in text  # nothing ran in this build: no page says it checked
 
 

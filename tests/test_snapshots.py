@@ -34,6 +34,7 @@ SNAPSHOTS = Path(__file__).parent / "snapshots"
 HERE = Environment(f"torch {TORCH}", TORCH, "3.11.7")
 LATER = Environment("torch 2.16.0", "2.16.0", "3.11.7")
 MADE = "made on 2026-11-30 by tox -e results-torch216"
+WHEN = "on 2026-11-30"
 
 
 def held_and_broken() -> DemoResult:
@@ -64,7 +65,7 @@ def environments() -> DemoResult:
     the_demo = demo()
     mine = result(the_demo, ran("matches"), ran("matches"))
     later = replace(result(the_demo, ran("matches"), ran("differs"), torch=LATER.torch),
-                    environment=LATER, source="set", made=MADE, findings=())
+                    environment=LATER, source="set", made=MADE, when=WHEN, findings=())
     gone = Environment("torch 2.12.0", "", "")
     gaps = tuple(skipped(v, "no result from torch 2.12.0", why="missing") for v in the_demo.variants)
     missing = DemoResult(the_demo, mine.codes, gaps, "", environment=gone, source="missing",
@@ -88,7 +89,7 @@ def equivalent_torch() -> DemoResult:
 def own_set() -> DemoResult:
     """This environment's results, answered by its own result set."""
     found = result(demo(), ran("matches"), ran("matches"))
-    return replace(found, environment=HERE, source="set", made=MADE,
+    return replace(found, environment=HERE, source="set", made=MADE, when=WHEN,
                    variants=tuple(replace(v, cached=True) for v in found.variants))
 
 
