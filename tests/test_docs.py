@@ -57,6 +57,8 @@ EXPECTED: dict[tuple[str, str], list[str]] = {
     ("behaviour", "no-forward-autocast-inductor"): [D, D, M],
     ("behaviour", "current-default"): OUTPUTS,
     ("behaviour", "invalid-values"): [M, M, R("BackendCompilerFailed"), R("BackendCompilerFailed")],
+    # Upstream's "same_as_forward (default)": the row that sets nothing behaves as it does.
+    ("upstream", "upstream-default"): [M, M, D],
     ("upstream", "upstream-ellipsis"): [R("ValueError")],
     ("upstream", "upstream-undefined-region"): [R("NameError")],
     ("upstream", "upstream-undefined-z"): [R("NameError")],
