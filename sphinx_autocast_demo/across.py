@@ -25,6 +25,7 @@ from .cells import (
 
 if TYPE_CHECKING:
     from .judge import Across, Column, Judgement
+    from .model import Environment
 
 
 def environments_table(judged: Judgement, html: bool = False) -> nodes.table:
@@ -108,21 +109,25 @@ def provenance_lines(judged: Judgement) -> list[tuple[str, str]]:
                 alike[group] = []
                 lines.append(alike[group])  # said where its first column is
             alike[group].append(column)
-    return [line if isinstance(line, tuple) else (" + ".join(label(c) for c in line), _kept(line))
+    return [line if isinstance(line, tuple) else (" + ".join(_label(c) for c in line), _kept(line))
             for line in lines]
 
 
-def label(column: Column) -> str:
+def _label(column: Column) -> str:
     return column.environment.label if column.environment is not None else column.key
+
+
+def run_where(when: str, environment: Environment) -> str:
+    """``run on 2026-12-02 with Python 3.11.7 on cpu and kept with these docs``."""
+    return (f"run {when or 'earlier'} with Python {environment.python} on {environment.device} "
+            "and kept with these docs")
 
 
 def _kept(columns: list[Column]) -> str:
     """``torch 2.14.1 and torch 2.15.0: run on 2026-12-02 with Python 3.11.7 on cpu ...``:
     the columns share their day, Python and device."""
-    first, labels = columns[0], [label(c) for c in columns]
-    environment = first.environment
-    assert environment is not None
-    when = f" {first.result.when}" if first.result.when else " earlier"
+    first, labels = columns[0], [_label(c) for c in columns]
+    assert first.environment is not None
     them = "them" if len(labels) > 1 else "it"
-    return (f"{' and '.join(labels)}: run{when} with Python {environment.python} on "
-            f"{environment.device} and kept with these docs; this build did not run {them}")
+    return (f"{' and '.join(labels)}: {run_where(first.result.when, first.environment)}; "
+            f"this build did not run {them}")

@@ -164,7 +164,7 @@ def _alike(result: DemoResult) -> Finding | None:
     probes = [vr for vr in result.probes if not vr.compiled.not_run]
     judged = (*result.variants, *probes)
     outcomes = {vr.verdict.outcome for vr in judged}
-    if demo.alike or demo.show == "outputs" or len(judged) < 2 or len(outcomes) != 1:
+    if not demo.held_to_alike or len(judged) < 2 or len(outcomes) != 1:
         return None
     outcome = outcomes.pop()
     if outcome not in ("matches", "differs"):  # an error everywhere is said as that error

@@ -10,6 +10,7 @@ import difflib
 import os
 import re
 import textwrap
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from docutils import nodes
@@ -32,7 +33,6 @@ from .model import (
     Show,
     SourceMap,
     Tolerance,
-    Variant,
 )
 from .scopes import never, split_scope
 from .state import doc_state, state
@@ -370,12 +370,11 @@ class AutocastDemo(_Base):
         except syntax.SyntaxProblem as exc:
             raise _at(exc, self.option_line("expect"), "expect") from None
         self.warn_never(expect)
-        show = cast("Show", self.value("show", conf))
         try:
             expect_output = syntax.parse_expect_output(self.options.get("expect-output", ""), names)
         except syntax.SyntaxProblem as exc:
             raise _at(exc, self.option_line("expect-output"), "expect-output") from None
-        return Demo(
+        demo = Demo(
             docname=self.env.docname,
             ident=self.ident(),
             lineno=self.doc_line,
@@ -392,22 +391,17 @@ class AutocastDemo(_Base):
             tolerance=Tolerance(grad=self.value("grad-tolerance", conf),
                                 output=self.value("output-tolerance", conf)),
             source_map=self.source_map,
-            show=show,
+            show=cast("Show", self.value("show", conf)),
             global_setup=state(self.env).global_setup,
             alike="alike" in self.options,
-            probes=self.probes(variants, config, device, dtype, show),
         )
-
-    def probes(self, variants: tuple[Variant, ...], config: str, device: str, dtype: str,
-               show: Show) -> tuple[Variant, ...]:
-        """The standard values the demo does not name (by name or by value), run too so that
-        the alike check can tell whether the demo's values differ at all; none where that
-        check does not apply (check._alike), nor where conf.py silences its warning."""
-        if ("alike" in self.options or config != DEFAULT_CONFIG
-                or show == "outputs"
-                or is_suppressed_warning(WARNING_TYPE, "alike", self.config.suppress_warnings)):
-            return ()
-        return syntax.unnamed_builtins(variants, device, dtype)
+        # The standard values it does not name, run too so that the alike check can tell
+        # whether its values differ at all; none where that check does not apply, nor where
+        # conf.py silences its warning.
+        if (demo.held_to_alike and config == DEFAULT_CONFIG
+                and not is_suppressed_warning(WARNING_TYPE, "alike", self.config.suppress_warnings)):
+            demo = replace(demo, probes=syntax.unnamed_builtins(variants, device, dtype))
+        return demo
 
     def ident(self) -> str:
         """The demo's HTML id, which is also the key of its result: unique on its page."""

@@ -178,6 +178,13 @@ class Demo:
     probes: tuple[Variant, ...] = ()
 
     @property
+    def held_to_alike(self) -> bool:
+        """Whether the demo must tell its values apart (check._alike): not one that says
+        :alike:, nor one shown as its printed output (no verdict shown; its output record is
+        what can fail)."""
+        return not self.alike and self.show != "outputs"
+
+    @property
     def runs(self) -> tuple[Variant, ...]:
         """Every value the engine runs for the demo: its own, then its probes."""
         return self.variants + self.probes

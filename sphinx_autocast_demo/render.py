@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from docutils import nodes
 
-from .across import environments_table, provenance_lines
+from .across import environments_table, provenance_lines, run_where
 from .cells import labelled, outcome_as_recorded, recorded_text, short_config, table, value_cell, verdict_text
 from .directives import results_placeholder
 from .judge import judge
@@ -321,12 +321,10 @@ def provenance_parts(judged: Judgement) -> list[Part]:
         if here.source != "build" and here.environment is not None:
             # Not "checked": this build ran nothing; the set's build compared compiled with
             # eager, this one only reads what it found against the page.
-            when = f" {result.when}" if result.when else " earlier"
             label = here.environment.label
             alias = "" if label == f"torch {made}" else f" ({label})"
-            source = (f"Results of torch {made}{alias}, run{when} with Python "
-                      f"{here.environment.python} on {here.environment.device} and kept with "
-                      f"these docs; not run by this build{which}")
+            source = (f"Results of torch {made}{alias}, {run_where(result.when, here.environment)}; "
+                      f"not run by this build{which}")
         elif not cached:
             source = f"Checked at build time with torch {ran}{which}"
         elif cached == len(checked):
