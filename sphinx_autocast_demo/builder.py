@@ -21,10 +21,11 @@ from sphinx.builders import Builder
 from sphinx.util import logging
 
 from . import results
+from .build import build
 from .judge import judge, judge_all
 from .model import WARNING_TYPE
 from .report import Counts, counts, publish
-from .state import all_docs, build
+from .state import all_docs
 from .version import __version__
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
     from .config import Settings
     from .engine.cache import Entry
-    from .execute import Planned
     from .model import Code, Demo, Variant
+    from .plan import Planned
     from .state import DocState
 
     KeyFn = Callable[[Demo, list[Code], Variant], str]  # execute.Executor.key
@@ -58,7 +58,7 @@ class Environments:
         self.own_set = self.sets.pop(self.here.label, None)
         for label in conf.environments:  # expected, with no result at all: every cell says so
             if label and label not in self.sets and label != self.here.label:
-                self.sets[label] = EnvironmentSet(Environment(label, "", ""), [], [])
+                self.sets[label] = EnvironmentSet.expected(label)
         self.missing: dict[str, list[str]] = {}  # environment -> values it has no result for
         self.from_own_set: set[tuple[str, str]] = set()  # demos answered by the own set
 
@@ -110,7 +110,7 @@ class Environments:
             out.append(DemoResult(demo=items[0].demo, codes=items[0].codes,
                                   variants=tuple(variants), torch_version=found.environment.torch,
                                   environment=found.environment,
-                                  source="set" if found.roots else "missing", made=found.made,
+                                  source="set" if found.found else "missing", made=found.made,
                                   when=found.when))
         return tuple(out)
 

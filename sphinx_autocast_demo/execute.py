@@ -7,7 +7,7 @@ import os
 import platform
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,7 @@ from .engine.records import Finished, Run
 from .environments import Environments
 from .keys import result_key, torch_key, torch_variables
 from .model import WARNING_TYPE, DemoResult, Variant, VariantResult, skipped
+from .plan import Planned, Stats
 from .stamps import Stamps
 
 #: The ``detail`` of runs refused because the build cannot run any demo (no torch, no
@@ -61,23 +62,12 @@ def pool_size(conf_jobs: int, parallel: int, available: int) -> int:
 def installed_torch() -> str:
     """The torch version, read from package metadata: no 2-second import in the build.
 
-    Called once per build (:mod:`.pipeline`); everything else reads :attr:`.state.Build.torch`.
+    Called once per build (:mod:`.pipeline`); everything else reads :attr:`.build.Build.torch`.
     """
     try:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return "not installed"
-
-
-@dataclass
-class Planned:
-    """One variant of one demo: its cache key and, once known, its result."""
-
-    demo: Demo
-    variant: Variant
-    codes: tuple[Code, ...]  # the setups that run before it, then its own code
-    key: str
-    result: VariantResult | None = None  # from the cache, or why it does not run; else compared
 
 
 @dataclass
@@ -87,21 +77,6 @@ class Ran:
     item: Planned
     compiled: Finished
     eager: Finished
-
-
-@dataclass
-class Stats:
-    executed: int = 0  # runs (one value, compiled or eager) that went to a worker
-    fresh: int = 0  # of those, runs in a new interpreter instead of a fork of the warm worker
-    copied_ahead: int = 0  # of those, runs whose process had copied the worker's pages ahead
-    copied_bytes: int = 0  # the most a run's process copied ahead
-    eager_zygote: int = 0  # eager runs forked from the zygote made before the warm-up
-    eager_early: int = 0  # ... of those, runs that ended before the warm-up did
-    kept: int = 0  # 0: the build's own worker; n: the n-th build a kept worker served
-    kept_ended: bool = False  # ... and it ended during the build: the next starts a new one
-    cached: int = 0  # variants answered from the cache
-    seconds: float = 0.0
-    per_demo: dict[str, float] = field(default_factory=dict)  # location -> run seconds
 
 
 class Executor:

@@ -64,6 +64,12 @@ class Environment:
     python: str
     device: str = "cpu"  # ``cuda`` when the machine had CUDA
 
+    @classmethod
+    def only_named(cls, label: str) -> Environment:
+        """One that ``autocast_demo_environments`` expects and no result set holds: its torch,
+        Python and device are not known (every cell of it says it has no result)."""
+        return cls(label, torch="", python="")
+
     @property
     def ident(self) -> str:
         """The label as a directory name: ``torch-2.14.1``."""

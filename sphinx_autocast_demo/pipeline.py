@@ -44,8 +44,9 @@ from . import (
     summary,
     writers,
 )
+from .build import BUILD, Build, build
 from .model import WARNING_TYPE, Finding
-from .state import BUILD, Build, all_docs, build, merge, purge, state
+from .state import all_docs, merge, purge, state
 from .version import STATIC, __version__
 
 logger = logging.getLogger(__name__)

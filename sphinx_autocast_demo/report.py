@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
     from .engine.protocol import Ready
-    from .execute import Stats
     from .judge import Judgement
     from .model import DemoResult, Finding
+    from .plan import Stats
     from .results import EnvironmentSet
 
 logger = logging.getLogger(__name__)

@@ -67,6 +67,16 @@ class EnvironmentSet:
     roots: list[Path]
     runs: list[RunInfo]
 
+    @classmethod
+    def expected(cls, label: str) -> EnvironmentSet:
+        """The set of an environment that is expected and was not found: no results at all."""
+        return cls(Environment.only_named(label), [], [])
+
+    @property
+    def found(self) -> bool:
+        """Whether any directory of results was found for it (not only expected)."""
+        return bool(self.roots)
+
     def get(self, key: str) -> Entry | None:
         """The entry for ``key`` in any of the directories; :class:`CorruptEntry` if damaged."""
         for root in self.roots:

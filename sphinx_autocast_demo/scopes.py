@@ -12,13 +12,22 @@ same rank that both apply and say different things are a conflict, never a silen
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
-    from .model import Environment
+
+class Environment(Protocol):
+    """What a scope is matched against (a :class:`.model.Environment`): its torch release and
+    device. Said here so that the records' rules need nothing of the model's."""
+
+    @property
+    def torch(self) -> str: ...
+
+    @property
+    def device(self) -> str: ...
 
 #: A scope item: ``torch`` and a version specifier (``torch>=2.15``), a further specifier of
 #: the same (``<2.16``), or a device.

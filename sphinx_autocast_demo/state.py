@@ -1,6 +1,5 @@
-"""The extension's two records: what the environment keeps between builds (:class:`State`, one
-attribute, one purge, one merge) and what lives for one build only (:class:`Build`, held on the
-application, never pickled)."""
+"""What the environment keeps between builds (:class:`State`: one attribute, one purge, one
+merge), per document; what lives for one build only is :mod:`.build`'s."""
 
 from __future__ import annotations
 
@@ -10,15 +9,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Set
 
-    from sphinx.application import Sphinx
     from sphinx.environment import BuildEnvironment
 
-    from .config import Settings
-    from .execute import Executor
     from .model import Code, Demo, DemoResult, Finding, Setup
 
 ATTR = "autocast_demo"  # the environment's attribute: a State
-BUILD = "_autocast_demo_build"  # the application's attribute: a Build
 
 
 @dataclass
@@ -60,22 +55,6 @@ class State:
     global_setup: Code | None = None
 
 
-@dataclass
-class Build:
-    """What one build needs and must not pickle: its settings, the torch it checks with, the
-    executor (worker processes), and what it did, for the report at its end."""
-
-    settings: Settings
-    torch: str  # the installed torch, read once: pages, reports and the cache all name it
-    executor: Executor
-    edited: set[str] | None = None  # sources added or changed, known before reading
-    results: list[DemoResult] = field(default_factory=list)  # checked in this build
-    problems: list[Finding] = field(default_factory=list)  # directive errors of the docs
-    check_failed: int = 0  # failed cases of the autocast-check builder
-    # The demos this build runs (autocast_demo_shard), as (docname, ident); None: not known yet.
-    mine: set[tuple[str, str]] | None = None
-
-
 def state(env: BuildEnvironment) -> State:
     found = getattr(env, ATTR, None)
     if not isinstance(found, State):
@@ -90,12 +69,6 @@ def all_docs(env: BuildEnvironment) -> dict[str, DocState]:
 
 def doc_state(env: BuildEnvironment, docname: str) -> DocState:
     return all_docs(env).setdefault(docname, DocState())
-
-
-def build(app: Sphinx) -> Build:
-    """This build's record (made at ``builder-inited`` by :mod:`.pipeline`)."""
-    found: Build = getattr(app, BUILD)
-    return found
 
 
 def purge(env: BuildEnvironment, docname: str) -> None:

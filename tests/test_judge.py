@@ -10,7 +10,6 @@ from test_offline import TORCH, demo, raised, ran, result
 from test_snapshots import HERE, LATER, MADE
 
 from sphinx_autocast_demo import across, builder, cells, check, render, report, summary
-from sphinx_autocast_demo.execute import Stats
 from sphinx_autocast_demo.judge import judge
 from sphinx_autocast_demo.model import (
     Finding,
@@ -21,6 +20,7 @@ from sphinx_autocast_demo.model import (
     Verdict,
     skipped,
 )
+from sphinx_autocast_demo.plan import Stats
 
 
 def first(found, torch: str = TORCH):

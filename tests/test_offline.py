@@ -20,8 +20,8 @@ from docutils.parsers import rst
 from docutils.utils import new_document
 
 from sphinx_autocast_demo import accept, builder, check, config, directives, execute, render, report, syntax
+from sphinx_autocast_demo.build import build
 from sphinx_autocast_demo.engine.cache import Entry
-from sphinx_autocast_demo.execute import Stats
 from sphinx_autocast_demo.judge import judge
 from sphinx_autocast_demo.model import (
     DEFAULT_CONFIG,
@@ -40,7 +40,8 @@ from sphinx_autocast_demo.model import (
     Verdict,
     skipped,
 )
-from sphinx_autocast_demo.state import all_docs, build
+from sphinx_autocast_demo.plan import Stats
+from sphinx_autocast_demo.state import all_docs
 
 TORCH = "9.9.0"  # the torch these made-up results were "checked" with
 # Their builds run nothing: execution is off, the results come from a cache written here.

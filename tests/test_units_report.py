@@ -15,8 +15,8 @@ import pytest
 from test_offline import APP, TORCH, demo, ran, result
 
 from sphinx_autocast_demo import report
-from sphinx_autocast_demo.execute import Stats
 from sphinx_autocast_demo.model import RunRecord, VariantResult, Verdict, skipped
+from sphinx_autocast_demo.plan import Stats
 
 
 class Said:
