@@ -81,6 +81,22 @@ def test_texinfo_writes_the_caption_on_the_demos_code(root):
     assert "@caption{The config as the snippet sees it}" in texi
 
 
+def test_the_matrix_links_to_each_demo_in_a_pdf_and_in_texinfo(root):
+    # LaTeX writes no label for a container's id, so each matrix row's link to its demo went
+    # nowhere in the PDF (latexmk said "Hyper reference ... undefined").
+    tex = (build(root, "latex").out / "builders.tex").read_text(encoding="utf-8")
+    links = set(re.findall(r"\\hyperref\[\\detokenize\{([^}]*)\}\]", tex))
+    labels = set(re.findall(r"\\label\{\\detokenize\{([^}]*)\}\}", tex))
+    demos = {link for link in links if link.startswith(("index:", "other:")) and
+             not link.endswith(":doc")}
+    assert len(demos) >= 3, links  # every demo row of the matrix
+    assert links <= labels, links - labels
+    texi = (build(root, "texinfo").out / "builders.texi").read_text(encoding="utf-8")
+    refs = set(re.findall(r"@ref\{([^,}]*)", texi))
+    anchors = set(re.findall(r"@anchor\{([^}]*)\}", texi)) | set(re.findall(r"@node ([^\n]*)", texi))
+    assert refs and refs <= anchors, refs - anchors
+
+
 def test_man_pages_write_the_matrix_without_a_spanning_cell(root):
     page = (build(root, "man").out / "builders.1").read_text(encoding="utf-8")
     assert "\u26a0 raises Unsupported" in page
