@@ -104,10 +104,11 @@ def test_man_pages_write_the_matrix_without_a_spanning_cell(root):
     assert re.search(r"\\fB(\\fI\\%)?Builders", page), page
 
 
-TEX = [shutil.which(tool) for tool in ("latexmk", "pdflatex", "xelatex", "pdftotext", "make")]
+TEX = [shutil.which(tool) for tool in ("latexmk", "pdflatex", "xelatex", "pdftotext", "make",
+                                       "makeinfo")]
 needs_tex = pytest.mark.skipif(
     not all(TEX) and not os.environ.get("AUTOCAST_DEMO_LATEX"),
-    reason="TeX Live is not installed (latexmk, pdflatex, xelatex, pdftotext, make): "
+    reason="TeX Live is not installed (latexmk, pdflatex, xelatex, pdftotext, make, makeinfo): "
            ".ci/run installs it from Debian's packages")
 
 
@@ -139,3 +140,18 @@ def test_make_latexpdf_gives_a_pdf_with_the_results_tables(root, engine):
     if engine == "xelatex":  # pdflatex draws it from a triangle and "!": no one character
         assert any("\u26a0 raises Unsupported" in row for row in rows)
         assert any("max |\u0394| 1.00e+00" in row for row in rows)
+
+
+@needs_tex
+def test_make_info_gives_a_manual_with_the_results_and_the_caption(root):
+    src, cache = root
+    out = src / "_build" / "info"
+    # `make info`: the Texinfo builder, then makeinfo, which refuses what Texinfo cannot hold.
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-M", "info", str(src), str(out), "-W",
+         "-D", f"autocast_demo_cache_dir={cache}"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    assert "warning" not in done.stderr.lower(), done.stderr  # makeinfo's own
+    info = (out / "texinfo" / "builders.info").read_text(encoding="utf-8")
+    assert "The config as the snippet sees it" in info
+    assert "\u2713 matches eager" in info and "\u2717 differs (y, max |\u0394| 1.00e+00)" in info
