@@ -67,7 +67,7 @@ def unchecked(result: DemoResult, vr: VariantResult, torch: str) -> NotChecked |
             continue
         if run.status in ("skipped", "refused"):
             if run.not_run == "missing":
-                return NotChecked("no result", "not in the result sets", "no result", cause="missing")
+                return NotChecked("no result", "none kept with these docs", "no result", cause="missing")
             if no_cuda(run):
                 kind = "skipped" if run.status == "skipped" else "not run"
                 return NotChecked(kind, "no CUDA on the build machine", f"{kind}: no CUDA",

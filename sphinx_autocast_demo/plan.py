@@ -27,6 +27,7 @@ class Stats:
     """What this build ran, served from the cache and how long it took, for the report."""
 
     executed: int = 0  # runs (one value, compiled or eager) that went to a worker
+    probes: int = 0  # of those, runs of values a demo does not name (Demo.probes), never shown
     fresh: int = 0  # of those, runs in a new interpreter instead of a fork of the warm worker
     copied_ahead: int = 0  # of those, runs whose process had copied the worker's pages ahead
     copied_bytes: int = 0  # the most a run's process copied ahead

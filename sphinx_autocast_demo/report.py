@@ -195,6 +195,7 @@ class Counts:
     not_checked: int = 0
     failures: int = 0  # failing findings and directive errors
     runs: int = 0  # runs (one value, compiled or eager) that went to a worker
+    probe_runs: int = 0  # of those, runs of values a demo does not name (never shown)
     cached: int = 0  # values answered from the cache
     forked: int = 0  # runs forked from the worker (its warm zygote or its eager one)
     fresh: int = 0  # runs in a new interpreter
@@ -211,6 +212,7 @@ def counts(judged: list[Judgement], problems: list[Finding], stats: Stats) -> Co
     failures = len(problems) + sum(len(j.failures) for j in judged)
     return Counts(demos=len(judged), values=values, checked=values - skipped,
                   not_checked=skipped, failures=failures, runs=stats.executed,
+                  probe_runs=stats.probes,
                   cached=stats.cached, forked=stats.executed - stats.fresh, fresh=stats.fresh,
                   kept_worker=stats.kept, seconds=round(stats.seconds, 3))
 
@@ -231,7 +233,8 @@ def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], s
     logger.info(bold(
         f"autocast-demo: {found.demos} demos, {found.checked} values checked"
         + (f", {found.not_checked} not checked" if found.not_checked else "")
-        + f" ({found.runs} runs, {found.cached} from the cache) in {stats.seconds:.1f} s"
+        + f" ({found.runs} runs" + _probes(stats.probes) + f", {found.cached} from the cache)"
+        + f" in {stats.seconds:.1f} s"
     ))
     if stats.executed:
         why = " (CUDA, or a worker that could not fork: see above)" if stats.fresh else ""
@@ -254,6 +257,13 @@ def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], s
     lines += [f"  {f.location}: {for_log(publish(f.message, app).splitlines()[0])}" for f in failures]
     logger.info(red("\n".join(lines)))
     return found
+
+
+def _probes(runs: int) -> str:
+    """The runs of values demos do not name (shown nowhere), so that the count adds up."""
+    if not runs:
+        return ""
+    return f", {runs} of them of the values a demo does not name, to check that it can fail"
 
 
 def _unchecked_lines(judged: list[Judgement]) -> list[str]:

@@ -73,6 +73,9 @@ def test_a_demo_of_one_value_is_checked_against_the_values_it_does_not_name(buil
     # Four demos lack a standard value (default-inside: autocast; the two above: two each):
     # 5 values checked on the page's tables' behalf + 5 run to check, each compiled and eager.
     assert today.runs() == ((3 + 3 + 3 + 1 + 1 + 5) * 2, 0), today.stats
+    # The summary's run count says which of its runs no table shows.
+    assert ("(32 runs, 10 of them of the values a demo does not name, to check that it can "
+            "fail, 0 from the cache)") in today.stdout, today.stdout
 
 
 def test_the_values_run_to_check_come_from_the_cache_on_a_rebuild(builds):

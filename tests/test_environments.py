@@ -142,7 +142,7 @@ def test_a_lost_shard_is_one_warning_naming_the_environment(flow: dict[str, obje
     assert code == 1 and len(warnings) == 1, err  # -W: CI fails on it
     assert "shard 2/2" in warnings[0] and "'torch " in warnings[0]
     page = (Path(flow["work"]) / "lost" / "index.html").read_text()  # type: ignore[arg-type]
-    assert "no result: not in the result sets" in page
+    assert "no result: none kept with these docs" in page
 
 
 def test_another_environment_is_shown_and_checked_beside_this_one(flow: dict[str, object]) -> None:

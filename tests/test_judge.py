@@ -34,7 +34,7 @@ def with_runs(compiled: RunRecord, eager: RunRecord | None = None, verdict: str 
 
 
 @pytest.mark.parametrize("run, cause, text", [
-    (RunRecord("skipped", not_run="missing"), "missing", "no result: not in the result sets"),
+    (RunRecord("skipped", not_run="missing"), "missing", "no result: none kept with these docs"),
     (RunRecord("skipped", not_run="no-cuda"), "no-cuda", "skipped: no CUDA on the build machine"),
     (RunRecord("refused", not_run="no-cuda"), "no-cuda", "not run: no CUDA on the build machine"),
     (RunRecord("refused", not_run="engine"), "engine", "not run: no demo can run on the build machine"),

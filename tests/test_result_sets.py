@@ -196,7 +196,7 @@ def test_a_missing_environment_is_not_checked_and_says_so():
                         RunRecord("skipped", detail="no result", not_run="missing"),
                         RunRecord("skipped", not_run="missing"))
     why = unchecked(result(the_demo, ran("matches"), ran("matches")), gap, TORCH)
-    assert why is not None and why.text == "no result: not in the result sets"
+    assert why is not None and why.text == "no result: none kept with these docs"
 
 
 def test_accept_refuses_a_scope_that_would_cover_an_environment_that_disagrees():

@@ -45,6 +45,14 @@ def said(monkeypatch) -> Said:
     return found
 
 
+def test_the_summary_counts_the_runs_of_unnamed_values_as_such(said):
+    held = result(demo(), ran("matches"), ran("differs"))
+    report.summarize(APP, [held], [], Stats(executed=8, probes=4, seconds=1.0), TORCH)  # type: ignore[arg-type]
+    assert said.texts()[0] == (
+        "autocast-demo: 1 demos, 2 values checked (8 runs, 4 of them of the values a demo does "
+        "not name, to check that it can fail, 0 from the cache) in 1.0 s")
+
+
 def test_the_summary_of_a_build_that_ran_and_failed(said):
     broken = result(demo(), ran("differs"), ran("matches"))
     stats = Stats(executed=4, fresh=1, seconds=2.0, per_demo={"/docs/index.rst:1": 2.0})
