@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from .engine.cache import CorruptEntry, Entry, ResultCache
-from .model import Environment, from_json
+from .fromjson import from_json
+from .model import Environment
 
 ENVIRONMENT = "environment.json"
 RUNS = "runs"

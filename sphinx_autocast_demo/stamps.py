@@ -17,7 +17,7 @@ from sphinx.util import logging
 
 from .engine.cache import MISSING, FileStamp, file_digest
 from .engine.imports import written_since
-from .model import MAX_ITEMS
+from .fromjson import MAX_ITEMS
 from .text import printable
 
 logger = logging.getLogger(__name__)

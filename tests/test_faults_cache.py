@@ -24,8 +24,8 @@ import sphinx
 from conftest import copy_root, processes_tagged, sphinx_build, verdicts
 
 from sphinx_autocast_demo.engine.cache import CorruptEntry, Entry, ResultCache
+from sphinx_autocast_demo.fromjson import MAX_ITEMS
 from sphinx_autocast_demo.model import (
-    MAX_ITEMS,
     Frame,
     RunRecord,
     SnippetError,

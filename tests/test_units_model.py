@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from test_offline import demo
 
+from sphinx_autocast_demo.fromjson import from_json
 from sphinx_autocast_demo.model import (
     Code,
     DemoResult,
@@ -15,7 +16,6 @@ from sphinx_autocast_demo.model import (
     SnippetError,
     SourceMap,
     TensorRecord,
-    from_json,
 )
 
 

@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ..model import RunRecord, Verdict, from_json
+from ..fromjson import from_json
+from ..model import RunRecord, Verdict
 
 FORMAT = 1
 
@@ -86,7 +87,7 @@ class CorruptEntry(Exception):
 
 def consistent(entry: Entry) -> Entry:
     """``entry``, if its fields agree with each other; :class:`ValueError` naming the field if
-    not. The types are checked field by field (:func:`.model.from_json`); what a live run never
+    not. The types are checked field by field (:func:`.fromjson.from_json`); what a live run never
     writes, such as a ``raises`` verdict without the exception, is checked here, or the page
     would say "compiled raises None"."""
     verdict = entry.verdict

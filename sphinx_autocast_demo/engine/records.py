@@ -18,7 +18,8 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model import Frame, RunRecord, SnippetError, run_record_from_json
+from ..fromjson import run_record_from_json
+from ..model import Frame, RunRecord, SnippetError
 from ..text import bounded, printable
 from .protocol import Exit, Job
 
