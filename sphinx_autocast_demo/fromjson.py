@@ -1,6 +1,7 @@
 """The model's records read back from JSON (the result cache, result sets, a worker's answer),
-every field checked against its type: what a file on disk or another process hands us is
-never trusted as a live run's record is. Strings come back printable and bounded."""
+every field checked against its annotation: a damaged or hostile entry is rejected whole, at
+the field that is wrong, instead of failing somewhere in the build with a traceback. Strings
+come back printable and bounded, as a live run's output is."""
 
 from __future__ import annotations
 

@@ -387,8 +387,3 @@ class Finding:
     def concerns(self, variant: str, environment: str | None = None) -> bool:
         """Is ``variant`` one of the values this finding names (in ``environment``, if given)?"""
         return variant in self.variants and environment in (None, self.environment)
-
-
-# Reading records back from JSON (the worker's results, the cache's entries): every field is checked
-# against its annotation above, so a damaged or hostile entry is rejected whole, at the field that
-# is wrong, instead of failing somewhere in the build with a traceback.
