@@ -5,13 +5,12 @@ of tests/roots/test-default, real torch, inductor."""
 from __future__ import annotations
 
 import pytest
-from conftest import copy_root, sphinx_build, verdicts
+from conftest import DEFAULT_OFF, copy_root, sphinx_build, verdicts
 
 MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
 #: A torch whose default became "off", simulated the way only a release could change it: the
 #: config entry's default, not a value set (the other rows set theirs, and so keep them).
-CHANGED = ("import torch._functorch.config as c; "
-           "c._config['backward_pass_autocast'].default = 'off'")
+CHANGED = DEFAULT_OFF  # a torch whose default became "off"
 
 
 def starts(cells: list[str]) -> list[str]:

@@ -16,14 +16,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import sphinx_build, verdicts
+from conftest import DEFAULT_OFF, sphinx_build, verdicts
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "pytorch-docs"
 MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
 #: A torch whose default became "off" (as tests/test_default.py simulates it), with the
 #: example's own global setup kept.
-CHANGED = ("import torch, amp_helpers, torch._functorch.config as c; "
-           "c._config['backward_pass_autocast'].default = 'off'")
+CHANGED = "import torch, amp_helpers; " + DEFAULT_OFF
 
 if importlib.util.find_spec("pytorch_sphinx_theme2") is None:
     if os.environ.get("AUTOCAST_DEMO_PYTORCH_DOCS") == "1":
