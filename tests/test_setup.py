@@ -66,6 +66,21 @@ def test_python_versions_agree():
     assert sys.version_info >= tuple(map(int, oldest.split(".")))
 
 
+def test_each_python_the_package_claims_has_a_tox_env_with_torch():
+    # A classifier is a promise: the CI's Python, or one a tox env runs the suite on with torch.
+    claimed = {c.rsplit(" ", 1)[1] for c in pyproject()["project"]["classifiers"]
+               if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)}
+    tox = configparser.ConfigParser(interpolation=None)
+    tox.read(REPO / "tox.ini", encoding="utf-8")
+    # CI's python3 (3.11, as .ci/run finds it) and the one running this suite.
+    tested = {"3.11", f"{sys.version_info[0]}.{sys.version_info[1]}"}
+    for section in tox.sections():
+        found = re.fullmatch(r"testenv:py\{([\d,]+)\}-torch\d+", section)
+        if found and "torch==" in tox[section].get("deps", ""):
+            tested |= {f"{v[0]}.{v[1:]}" for v in found[1].split(",")}
+    assert claimed and claimed <= tested, (claimed, tested)
+
+
 def test_the_test_extra_has_numpy_pinned():
     extras = pyproject()["project"]["optional-dependencies"]
     assert "numpy" in {Requirement(r).name for r in extras["test"]}
