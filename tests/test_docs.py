@@ -78,7 +78,10 @@ EXPECTED: dict[tuple[str, str], list[str]] = {
 #: The releases docs/_results keeps, and of those the ones that are not this build's torch
 #: (with torch 2.14.1 installed, its set is this build's own: one environment fewer).
 KEPT = ("2.14.1", "2.15.0")
-INSTALLED = importlib.metadata.version("torch").split("+")[0]
+try:
+    INSTALLED = importlib.metadata.version("torch").split("+")[0]
+except importlib.metadata.PackageNotFoundError:  # the torch-free layer collects this module too
+    INSTALLED = ""
 OTHERS = tuple(release for release in KEPT if release != INSTALLED)
 PAGES = ("index", "behaviour", "upstream", "matrix", "guide", "myst", "reference")
 
