@@ -43,6 +43,11 @@ class results_placeholder(nodes.General, nodes.Element):
     """Replaced by the results of demo ``ident`` when the doctree is resolved."""
 
 
+def demo_boxes(doctree: nodes.Node) -> list[nodes.container]:
+    """The box of every demo (:meth:`AutocastDemo.container`) in ``doctree``, in its order."""
+    return [box for box in doctree.findall(nodes.container) if "autocast-demo" in box["classes"]]
+
+
 class Unknown(str):
     """The value of an option the directive does not have (kept so we can say so)."""
 

@@ -328,7 +328,7 @@ class Executor:
                 item, mode = owners[fin.run.key]
                 pair = halves.setdefault(id(item), {})
                 pair[mode] = fin
-                self.count(fin, str(item.demo.location), item.variant in item.demo.probes)
+                self.count(fin, item)
                 if len(pair) == 2:
                     yield Ran(item, pair["compiled"], pair["eager"])
         except EngineError as exc:  # the worker died: what has not finished cannot run
@@ -343,9 +343,10 @@ class Executor:
         if not said_fresh:
             report.cannot_fork(self.app, self.pool.info or info)
 
-    def count(self, fin: Finished, where: str, probe: bool = False) -> None:
+    def count(self, fin: Finished, item: Planned) -> None:
+        where = str(item.demo.location)
         self.stats.executed += 1
-        self.stats.probes += probe
+        self.stats.probes += item.variant in item.demo.probes
         self.stats.fresh += fin.fresh
         self.stats.copied_ahead += fin.prefaulted > 0
         self.stats.copied_bytes = max(self.stats.copied_bytes, fin.prefaulted)

@@ -77,11 +77,6 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
                 ", unless its own line says otherwise: " if otherwise else ": ")))
     legend = False  # said yet
     for node, result in zip(placeholders, judged, strict=True):
-        if app.builder.format == "latex":
-            # LaTeX writes no label for a container's id, so the matrix's link to the demo
-            # would go nowhere in a PDF: a target in front of the demo carries it.
-            box = node.parent
-            box.parent.insert(box.parent.index(box), nodes.target("", "", ids=list(box["ids"])))
         if not shown:
             node.parent.remove(node)
         elif result is None:

@@ -16,6 +16,7 @@ from sphinx.util.docutils import SphinxDirective
 from sphinx.util.i18n import format_date
 
 from .cells import MARK, cell, heading, table
+from .directives import demo_boxes
 from .judge import judge
 from .state import all_docs, doc_state
 
@@ -48,8 +49,8 @@ def summary_docs(env: BuildEnvironment) -> list[str]:
 def record_titles(env: BuildEnvironment, doctree: nodes.document) -> None:
     """Remember each demo's caption, or the title of its section, for the matrix."""
     found: dict[str, str] = {}
-    for box in doctree.findall(nodes.container):
-        if "autocast-demo" not in box["classes"] or not box["ids"]:
+    for box in demo_boxes(doctree):
+        if not box["ids"]:
             continue
         caption = next(iter(box.findall(nodes.caption)), None)
         parent: nodes.Element | None = box.parent

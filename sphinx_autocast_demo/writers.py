@@ -17,6 +17,8 @@ from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from .directives import demo_boxes
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -29,6 +31,7 @@ LATEX_PACKAGE = Path(__file__).parent / "latex" / "sphinxautocastdemo.sty"
 def setup(app: Sphinx) -> None:
     app.add_latex_package(LATEX_PACKAGE.stem)
     app.add_post_transform(CaptionedCode)
+    app.add_post_transform(DemoLabels)
     app.connect("build-finished", copy_latex_package)
     # After render.resolve (priority 500), which makes the tables.
     app.connect("doctree-resolved", widen_text_columns, priority=600)
@@ -49,8 +52,8 @@ class CaptionedCode(SphinxPostTransform):
     formats = ("latex", "texinfo")
 
     def run(self, **kwargs: Any) -> None:
-        for box in list(self.document.findall(nodes.container)):
-            if "autocast-demo" not in box["classes"] or not box.children:
+        for box in demo_boxes(self.document):
+            if not box.children:
                 continue
             caption = box.children[0]
             code = box.children[1] if len(box.children) > 1 else None
@@ -62,6 +65,19 @@ class CaptionedCode(SphinxPostTransform):
                                       classes=["literal-block-wrapper"])
             wrapper.source, wrapper.line = code.source, code.line
             box.insert(0, wrapper)
+
+
+class DemoLabels(SphinxPostTransform):
+    """Each demo's id as a LaTeX label. LaTeX writes none for a container's id, so the
+    matrix's link to a demo led nowhere in the PDF; a target in front of the demo carries it."""
+
+    default_priority = 390
+    formats = ("latex",)
+
+    def run(self, **kwargs: Any) -> None:
+        for box in demo_boxes(self.document):
+            if box["ids"]:
+                box.parent.insert(box.parent.index(box), nodes.target("", "", ids=list(box["ids"])))
 
 
 def documents(doctree: nodes.document, docname: str) -> Iterator[tuple[nodes.Element, str]]:

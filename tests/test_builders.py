@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import copy_root, sphinx_build
@@ -112,17 +113,22 @@ needs_tex = pytest.mark.skipif(
            ".ci/run installs it from Debian's packages")
 
 
+def make(root, target: str, name: str, *args: str) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """``make <target>`` of the root with ``-W`` (sphinx-build's make mode), into _build/name."""
+    src, cache = root
+    out = src / "_build" / name
+    done = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-M", target, str(src), str(out), "-W",
+         "-D", f"autocast_demo_cache_dir={cache}", *args], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    return out, done
+
+
 @needs_tex
 @pytest.mark.parametrize("engine", ["pdflatex", "xelatex"])
 def test_make_latexpdf_gives_a_pdf_with_the_results_tables(root, engine):
-    src, cache = root
-    out = src / "_build" / f"pdf-{engine}"
     # `make latexpdf` as a user types it: sphinx-build -M, then latexmk in the output.
-    done = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-M", "latexpdf", str(src), str(out), "-W",
-         "-D", f"latex_engine={engine}", "-D", f"autocast_demo_cache_dir={cache}"],
-        capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    out, _ = make(root, "latexpdf", f"pdf-{engine}", "-D", f"latex_engine={engine}")
     pdf = out / "latex" / "builders.pdf"
     log = (out / "latex" / "builders.log").read_text(encoding="utf-8", errors="replace")
     assert "Missing character" not in log  # xelatex drops a glyph its font lacks, silently
@@ -144,13 +150,8 @@ def test_make_latexpdf_gives_a_pdf_with_the_results_tables(root, engine):
 
 @needs_tex
 def test_make_info_gives_a_manual_with_the_results_and_the_caption(root):
-    src, cache = root
-    out = src / "_build" / "info"
     # `make info`: the Texinfo builder, then makeinfo, which refuses what Texinfo cannot hold.
-    done = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-M", "info", str(src), str(out), "-W",
-         "-D", f"autocast_demo_cache_dir={cache}"], capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+    out, done = make(root, "info", "info")
     assert "warning" not in done.stderr.lower(), done.stderr  # makeinfo's own
     info = (out / "texinfo" / "builders.info").read_text(encoding="utf-8")
     assert "The config as the snippet sees it" in info

@@ -181,6 +181,6 @@ def test_the_sdist_carries_every_tracked_top_level_path():
     manifest = (REPO / "MANIFEST.in").read_text(encoding="utf-8").split("\n")
     named = {word for line in manifest if line.startswith(("graft ", "include "))
              for word in line.split()[1:]}
-    # The package and the build's own files go in by setuptools' own rules.
+    # The package and the build's own files go in by setuptools' own rules; .gitignore need not.
     automatic = {"sphinx_autocast_demo", "pyproject.toml", "MANIFEST.in", ".gitignore"}
     assert top - automatic - named == set()
