@@ -8,6 +8,10 @@ everything else in the file stays byte for byte. ``AUTOCAST_DEMO_ACCEPT=diff`` p
 diff instead. Nothing is written unless every demo produced an outcome (a timeout, a crash or a
 directive error stops it) and then all files are replaced at once, each through a temporary file.
 
+Accept writes where the text lives: a page or module reached through a symbolic link is edited in
+the file the link names (the link stays), and a ``.py`` file is read and written back in the
+encoding it declares (PEP 263), with its own line endings.
+
 What the new record says is :mod:`.newrecord`'s; this module finds the option lines and edits them.
 """
 
@@ -215,9 +219,10 @@ def plan(result: DemoResult, lines: list[str]) -> list[Change]:
     return changes
 
 
-def _unsafe_in_python(path: str, changes: list[Change]) -> str:
+def _unsafe_in_python(path: str, changes: list[Change], encoding: str = "utf-8") -> str:
     """Why ``changes`` cannot go into a docstring of ``path`` as written (empty: they can): a
-    backslash would be read as an escape, three quotes would end the docstring."""
+    backslash would be read as an escape, three quotes would end the docstring, a character
+    that the file's declared encoding has no bytes for could not be written."""
     if not path.endswith((".py", ".pyw")):
         return ""
     text = "\n".join(line for change in changes for line in change.new)
@@ -225,6 +230,11 @@ def _unsafe_in_python(path: str, changes: list[Change]) -> str:
         return "the new record has a backslash, which a docstring reads as an escape"
     if '"""' in text or "'''" in text:
         return "the new record has three quotes, which would end the docstring"
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError as err:
+        return (f"the new record has {err.object[err.start:err.end]!r}, which the file's "
+                f"encoding ({encoding}) cannot hold")
     return ""
 
 
@@ -244,6 +254,50 @@ def apply(text: str, changes: list[Change]) -> str:
     return "".join(lines)
 
 
+class Files:
+    """The files that accept mode edits, each once however it is reached: by the file a link
+    names (two links to one file, or a link and the file, are one file), read as Python or
+    Sphinx reads it."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}  # real path -> text, line endings kept
+        self.encodings: dict[str, str] = {}
+        self.shown: dict[str, str] = {}  # real path -> the path the build named it by
+        self.changes: dict[str, list[Change]] = {}
+
+    def read(self, path: str) -> str:
+        real = os.path.realpath(path)
+        if real not in self.texts:
+            if path.endswith((".py", ".pyw")):  # its PEP 263 declaration, or a BOM, says how
+                self.texts[real], self.encodings[real] = docstrings.read_python(real)
+            else:
+                with open(real, encoding="utf-8", newline="") as f:
+                    self.texts[real], self.encodings[real] = f.read(), "utf-8"
+            self.shown[real] = path
+        return real
+
+    def take(self, result: DemoResult) -> str:
+        """Plan ``result``'s changes; why its source cannot take them (empty: it can).
+        Raises :class:`Blocked`, ``OSError``, ``UnicodeDecodeError`` or ``SyntaxError`` (a
+        declared encoding that does not exist)."""
+        path = result.demo.source_map.path
+        if docstrings.split_source(path):  # the directive was not found in the .py file
+            if new_expect(result) is None:
+                return ""
+            return f"{docstrings.reason(path)}; record it by hand"
+        real = self.read(path)
+        lines = [ln.rstrip("\r\n") for ln in split_lines(self.texts[real])]
+        planned = plan(result, lines)
+        bad = _unsafe_in_python(path, planned, self.encodings[real])
+        if bad:
+            return bad
+        known = self.changes.setdefault(real, [])
+        # One file reached by two paths plans the same change twice: it is written once.
+        known.extend(c for c in planned if not any(
+            (c.start, c.end, c.new) == (k.start, k.end, k.new) for k in known))
+        return ""
+
+
 def finish(app: Sphinx, exc: Exception | None) -> bool:
     """At the end of the build (after the summary): rewrite, or print the diff, or say why not.
 
@@ -258,8 +312,7 @@ def finish(app: Sphinx, exc: Exception | None) -> bool:
                        type=WARNING_TYPE, subtype="accept")
         return False
     docs = all_docs(app.env)
-    texts: dict[str, str] = {}
-    changes: dict[str, list[Change]] = {}
+    files = Files()
     blocked: list[str] = [f"{p.location}: {p.message.splitlines()[0]}"
                           for state in docs.values() for p in state.problems]
     # Demos whose source cannot be edited (a docstring not found in its file): each said in a
@@ -267,45 +320,34 @@ def finish(app: Sphinx, exc: Exception | None) -> bool:
     unwritable: list[str] = []
     for state in docs.values():
         for result in state.results.values():
-            path = result.demo.source_map.path
             try:
-                if docstrings.split_source(path):
-                    if new_expect(result) is not None:
-                        unwritable.append(f"{result.demo.location}: not rewritten: this "
-                                          "docstring was not found in its .py file (made at run "
-                                          "time?); record it by hand")
-                    continue
-                if path not in texts:
-                    with open(path, encoding="utf-8", newline="") as f:
-                        texts[path] = f.read()
-                lines = [ln.rstrip("\r\n") for ln in split_lines(texts[path])]
-                planned = plan(result, lines)
-                bad = _unsafe_in_python(path, planned)
+                bad = files.take(result)
+            except (Blocked, OSError, UnicodeDecodeError, SyntaxError) as err:
+                blocked.append(f"{result.demo.location}: {err}")
+            else:
                 if bad:
                     unwritable.append(f"{result.demo.location}: not rewritten: {bad}")
-                    continue
-                changes.setdefault(path, []).extend(planned)
-            except (Blocked, OSError, UnicodeDecodeError) as err:
-                blocked.append(f"{result.demo.location}: {err}")
+    changes = files.changes
     if blocked:
         logger.warning(f"{ENV}: nothing was changed, because:\n  " + "\n  ".join(blocked),
                        type=WARNING_TYPE, subtype="accept")
         return False
     for line in unwritable:
         logger.warning(f"{ENV}: {line}", type=WARNING_TYPE, subtype="accept")
-    new = {p: apply(texts[p], c) for p, c in changes.items() if c}
+    new = {p: apply(files.texts[p], c) for p, c in changes.items() if c}
     if how == "diff":
         for path, text in new.items():
-            rel = os.path.relpath(path)
+            rel = os.path.relpath(files.shown[path])
             logger.info("".join(difflib.unified_diff(
-                texts[path].splitlines(keepends=True), text.splitlines(keepends=True),
+                files.texts[path].splitlines(keepends=True), text.splitlines(keepends=True),
                 f"a/{rel}", f"b/{rel}")).rstrip("\n"))
         logger.info(f"{ENV}=diff: {sum(map(len, changes.values()))} change(s), nothing written")
         return False
-    write_all(new)
-    for path, items in changes.items():
+    write_all(new, files.encodings)
+    for items in changes.values():
         for change in sorted(items, key=lambda c: c.start):
-            logger.info(f"{ENV}: {os.path.relpath(path)}:{change.start + 1}: recorded {change.what}")
+            logger.info(f"{ENV}: {os.path.relpath(change.path)}:{change.start + 1}: recorded "
+                        f"{change.what}")
     if new:
         logger.info(f"{ENV}: {len(new)} file(s) rewritten; build again to render them")
         return not unwritable  # (a record left as it was still fails)
@@ -314,16 +356,20 @@ def finish(app: Sphinx, exc: Exception | None) -> bool:
     return False
 
 
-def write_all(new: dict[str, str]) -> None:
-    """Every file goes to a temporary file first; then they all replace the originals."""
+def write_all(new: dict[str, str], encodings: dict[str, str] | None = None) -> None:
+    """Every file goes to a temporary file first; then they all replace the originals. A path
+    that is a symbolic link is written in the file it names (beside it, so that the replacement
+    stays on one file system), and the link stays a link."""
     staged: list[tuple[str, str]] = []
     try:
         for path, text in new.items():
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".accept-", suffix=".tmp")
-            staged.append((tmp, path))
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            real = os.path.realpath(path)
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real), prefix=".accept-", suffix=".tmp")
+            staged.append((tmp, real))
+            encoding = (encodings or {}).get(path, "utf-8")
+            with os.fdopen(fd, "w", encoding=encoding, newline="") as f:
                 f.write(text)
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+            os.chmod(tmp, os.stat(real).st_mode & 0o7777)
     except BaseException:
         for tmp, _ in staged:
             os.unlink(tmp)

@@ -120,3 +120,36 @@ def test_a_recorded_output_is_rewritten_under_star_or_per_value():
         printed((("*", "1.0"),), "a\n\nb", "a\n\nb")
     with pytest.raises(Blocked, match="scoped blocks"):
         printed((("*", "1.0"), ("off[cpu]", "1.0")), "2.0", "2.0")
+
+
+def test_a_symbolic_link_is_written_through_and_stays_a_link(tmp_path):
+    real_dir, link_dir = tmp_path / "real", tmp_path / "docs"
+    real_dir.mkdir()
+    link_dir.mkdir()
+    real, link = real_dir / "page.rst", link_dir / "page.rst"
+    real.write_text("old\n", encoding="utf-8")
+    real.chmod(0o640)
+    link.symlink_to(real)
+    accept.write_all({str(link): "new\n"})
+    assert link.is_symlink() and real.read_text(encoding="utf-8") == "new\n"
+    assert real.stat().st_mode & 0o777 == 0o640
+    assert sorted(p.name for p in (*real_dir.iterdir(), *link_dir.iterdir())) == ["page.rst", "page.rst"]
+
+
+def test_a_module_is_read_and_written_in_its_declared_encoding_and_line_endings(tmp_path):
+    module = tmp_path / "mod.py"
+    data = '# -*- coding: latin-1 -*-\r\n"""Caf\u00e9."""\r\n'.encode("latin-1")
+    module.write_bytes(data)
+    link = tmp_path / "link.py"
+    link.symlink_to(module)
+    files = accept.Files()
+    assert files.read(str(link)) == files.read(str(module)) == str(module)  # one file, two paths
+    assert files.encodings[str(module)] == "iso-8859-1" and files.shown[str(module)] == str(link)
+    text = files.texts[str(module)]
+    assert text.endswith('"""Caf\u00e9."""\r\n')
+    accept.write_all({str(module): accept.apply(text, [Change("x", 2, 2, ["x = '\u00e0'"], "")])},
+                     files.encodings)
+    assert module.read_bytes() == data + "x = '\u00e0'\r\n".encode("latin-1")
+    said = accept._unsafe_in_python("mod.py", [Change("mod.py", 0, 0, ["off: raises \u0100rror"], "")],
+                                    "iso-8859-1")
+    assert said == "the new record has '\u0100', which the file's encoding (iso-8859-1) cannot hold"
