@@ -147,7 +147,7 @@ def write_results(app: Sphinx, directory: Path) -> int:
                 vr = value.result
                 if not value.checked or vr.verdict.outcome == "error":
                     continue
-                key = b.executor.key(demo, codes, vr.variant)
+                key = b.executor.set_key(demo, codes, vr.variant)
                 entries[key] = Entry(result.torch_version, vr.verdict, vr.compiled, vr.eager,
                                      python_version=b.executor.python,
                                      torch_key=b.executor.torch_key)

@@ -96,7 +96,7 @@ class Environments:
             variants = []
             for item in items:
                 try:
-                    entry = found.get(item.key)
+                    entry = found.get(item.set_key or item.key)
                 except CorruptEntry as exc:
                     logger.warning(for_log(f"unreadable result in the set of {label!r}: {exc}"),
                                    type=WARNING_TYPE, subtype="results",

@@ -17,7 +17,7 @@ from sphinx.util.display import status_iterator
 from . import report
 from .check import engine_problem
 from .config import conf_line
-from .engine.cache import CorruptEntry, Entry, ResultCache
+from .engine.cache import CorruptEntry, Entry, FileStamp, ResultCache
 from .engine.cpus import cores
 from .engine.isolation import Words
 from .engine.pool import EngineError, WorkerDied, WorkerPool
@@ -105,6 +105,10 @@ class Executor:
         self.stamps = Stamps(str(app.confdir))
         self.variables = torch_variables(os.environ)
         self.equivalent: set[tuple[str, str]] = set()  # ... which cache_torch counts as ours
+        # Probes whose runs failed without saying which files they had: stored once every run
+        # of the build is, with the files of their demo's other runs (:meth:`store_failed`).
+        self.failed_probes: list[Ran] = []
+        self.untold: set[tuple[str, str]] = set()  # demos with a run that could not tell its files
         # This build's environment, and the result sets of others (environments.py).
         self.envs = Environments(conf, torch, self.python, sets or {})
 
@@ -135,6 +139,12 @@ class Executor:
 
     def key(self, demo: Demo, codes: list[Code] | tuple[Code, ...], variant: Variant) -> str:
         return result_key(demo, codes, variant, str(self.app.confdir), self.variables)
+
+    def set_key(self, demo: Demo, codes: list[Code] | tuple[Code, ...], variant: Variant) -> str:
+        """The key of the result in a result set: without this machine's variables (a set is
+        a record of what torch did where it was made, and names that place; it must be found
+        on a machine whose environment differs, one without torch included)."""
+        return result_key(demo, codes, variant, str(self.app.confdir), {})
 
     def needs_run(self, demo: Demo, state: DocState) -> bool:
         """Whether ``demo`` would reach the worker (no usable cache entry for some variant)."""
@@ -191,8 +201,9 @@ class Executor:
         codes = tuple(state.codes_for(demo))
         planned = []
         for variant in variants:
-            key = self.key(demo, codes, variant)
-            planned.append(Planned(demo, variant, codes, key, self.lookup(demo, variant, key)))
+            key, set_key = self.key(demo, codes, variant), self.set_key(demo, codes, variant)
+            planned.append(Planned(demo, variant, codes, key,
+                                   self.lookup(demo, variant, key, set_key), set_key))
         return planned
 
     def results(self, planned: list[Planned]) -> list[DemoResult]:
@@ -219,7 +230,7 @@ class Executor:
             out.append(self.envs.shown(result, not self.conf.execution.runs))
         return out
 
-    def lookup(self, demo: Demo, variant: Variant, key: str) -> VariantResult | None:
+    def lookup(self, demo: Demo, variant: Variant, key: str, set_key: str) -> VariantResult | None:
         never = not self.conf.execution.runs
         entry = None
         stale = None
@@ -233,11 +244,13 @@ class Executor:
                         logger.verbose(f"{demo.location}: [{variant.name}] not from the cache: "
                                        f"{stale}")
                         entry = None
-                if entry is None or not self.current(entry):
-                    # This environment's own result set is held to what the cache is: outside
-                    # "never" mode, an entry must say which files it stands for, and they must
-                    # be what they were (a set made elsewhere does not: the demo runs here).
-                    entry = self.envs.own(demo, key, lambda e: never or (
+                # This environment's own result set is held to what the cache is: outside
+                # "never" mode, an entry must say which files it stands for, and they must be
+                # what they were (a set made elsewhere does not: the demo runs here). A run
+                # under variables of its own (its cache key holds them) is served by the set
+                # only when nothing runs.
+                if (entry is None or not self.current(entry)) and (never or set_key == key):
+                    entry = self.envs.own(demo, set_key, lambda e: never or (
                         self.current(e) and not self.stamps.stale(e))) or entry
             except CorruptEntry as exc:
                 then = "not run (autocast_demo_execute is 'never')" if never else "running again"
@@ -338,6 +351,7 @@ class Executor:
         self.stats.seconds += time.perf_counter() - start
         self.stats.kept = (self.pool.info or info).get("kept", {}).get("build", 0)
         self.stats.kept_ended = bool(self.stats.kept) and self.pool.kept_ended()
+        self.store_failed()  # (the caller stored every yielded run before asking for more)
         self._say_not_kept()
         report.engine_speed(self.stats, self.pool.info or info, self.pool.warm.ready is not None)
         if not said_fresh:
@@ -382,23 +396,46 @@ class Executor:
                                   why="died" if running else "engine")
 
     def store(self, ran: Ran) -> None:
-        """Keep a compared result for the next build (failures are not kept: they run again),
-        with the writer's files its runs imported."""
+        """Keep a compared result for the next build, with the writer's files its runs
+        imported. A failure of the page's own values is not kept: the page says it, and it runs
+        again once the writer acts. A probe's is (its key holds the timeout): shown nowhere, it
+        would cost its timeout at every read of the page."""
         item, result = ran.item, ran.item.result
+        demo = (item.demo.docname, item.demo.ident)
         files = {p for p in (*(ran.compiled.imports or ()), *(ran.eager.imports or ()))
                  if self.stamps.comparable(p)}
-        self.files.setdefault((item.demo.docname, item.demo.ident), set()).update(files)
-        if result is None or result.verdict.outcome == "error" or self.storing is False:
+        self.files.setdefault(demo, set()).update(files)
+        known = None not in (ran.compiled.imports, ran.eager.imports)
+        probe = item.variant in item.demo.probes
+        if not known and not (probe and result is not None and result.verdict.outcome == "error"):
+            self.untold.add(demo)
+        if result is None or self.storing is False or (result.verdict.outcome == "error" and not probe):
             return
         if any("ImportError" in run.error.names for run in (result.compiled, result.eager)
                if run.error is not None):
             return  # (it may be a module that is not there yet: nothing to stamp for it)
-        known = None not in (ran.compiled.imports, ran.eager.imports)
-        stamps = self.stamps.stamp(files if known else None, str(item.demo.location))
+        if not known and probe and result.verdict.outcome == "error":
+            self.failed_probes.append(ran)  # (a run stopped or killed cannot say its files)
+            return
+        self._put(ran, self.stamps.stamp(files if known else None, str(item.demo.location)))
+
+    def store_failed(self) -> None:
+        """Keep the failed probes of :meth:`store`, once every run is stored: their demo's
+        other runs, of the same code, had what they had; none where one of those could not tell."""
+        for ran in self.failed_probes:
+            demo = (ran.item.demo.docname, ran.item.demo.ident)
+            if demo not in self.untold and self.storing is not False:
+                self._put(ran, self.stamps.stamp(self.files.get(demo, set()),
+                                                 str(ran.item.demo.location)))
+        self.failed_probes = []
+
+    def _put(self, ran: Ran, stamps: tuple[FileStamp, ...] | None) -> None:
+        result = ran.item.result
+        assert result is not None
         try:
-            self.cache.put(item.key, Entry(self.torch, result.verdict, result.compiled,
-                                           result.eager, python_version=self.python,
-                                           torch_key=self.torch_key, files=stamps))
+            self.cache.put(ran.item.key, Entry(self.torch, result.verdict, result.compiled,
+                                               result.eager, python_version=self.python,
+                                               torch_key=self.torch_key, files=stamps))
         except OSError as exc:  # e.g. the disk filled up during the build
             self.storing = False
             self.cannot_store(self.cache.why(exc))

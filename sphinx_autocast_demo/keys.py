@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .engine.cache import make_key
+from .engine.isolation import SINGLE_THREADED
 from .version import __version__
 
 if TYPE_CHECKING:
@@ -22,17 +24,56 @@ if TYPE_CHECKING:
 #: results, compared on less, are made again.
 VIEW = 2
 
-#: Variables that name only where torch keeps files: they change no result.
-_PLACES = ("TORCHINDUCTOR_CACHE_DIR", "TORCH_HOME", "TORCH_EXTENSIONS_DIR",
-           "TORCH_COMPILE_DEBUG_DIR")
+@dataclass(frozen=True)
+class Deciding:
+    """Environment variables that change what a run gives: each set one goes into every key,
+    so that a build with it never serves, nor is served, the results of a build without."""
+
+    names: tuple[str, ...]
+    prefixes: tuple[str, ...]  # every variable under them: the libraries add switches each release
+    why: str
+
+
+#: What torch reads, itself or through the libraries it runs, to choose kernels or behaviour.
+#: Not CUDA_VISIBLE_DEVICES: it names a GPU by its index, which a scheduler varies from job to
+#: job on identical GPUs (every result would miss), and says nothing of the GPU's model.
+DECIDING = (
+    Deciding((), ("TORCH", "PYTORCH"),
+             "torch's own switches: compiling (TORCH_COMPILE_DISABLE, TORCHDYNAMO_*), inductor's "
+             "code (TORCHINDUCTOR_*), kernels (TORCH_MKLDNN_MATMUL_MIN_SIZE), what it prints"),
+    Deciding(("ATEN_CPU_CAPABILITY",), (),
+             "the CPU kernels ATen dispatches to (default, avx2, avx512): other vector widths "
+             "sum in another order"),
+    Deciding((), ("ONEDNN_", "DNNL_"),
+             "oneDNN's instruction set and float32 math mode (ONEDNN_MAX_CPU_ISA, "
+             "ONEDNN_DEFAULT_FPMATH_MODE=bf16 rounds float32 matmuls)"),
+    Deciding((), ("MKL_", "OPENBLAS_"),
+             "the BLAS kernels and their reproducibility (MKL_CBWR, MKL_ENABLE_INSTRUCTIONS, "
+             "OPENBLAS_CORETYPE)"),
+    Deciding(SINGLE_THREADED, (),
+             "thread-pool sizes, which the runs get back (engine/isolation.py): a parallel "
+             "reduction sums per thread, then the threads' sums"),
+    Deciding(("NVIDIA_TF32_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG"), ("CUBLASLT_",),
+             "CUDA float32 matmuls in TF32, cuBLAS's algorithms"),
+    Deciding((), ("TRITON_",),
+             "the GPU kernels inductor generates (TRITON_INTERPRET, TRITON_F32_DEFAULT)"),
+)
+
+#: Variables under a prefix above that name only where files are kept (caches, logs, debug
+#: output): they change no result, and a CI runner's fresh cache must not miss every result.
+PLACES = frozenset({
+    "TORCHINDUCTOR_CACHE_DIR", "TORCH_HOME", "TORCH_EXTENSIONS_DIR", "TORCH_COMPILE_DEBUG_DIR",
+    "TORCH_TRACE", "TORCHINDUCTOR_CACHE_DUMP_FILE_PATH", "TORCHINDUCTOR_WORKER_LOGPATH",
+    "TORCHINDUCTOR_AUTOHEURISTIC_LOG_PATH", "PYTORCH_KEEP_TMPDIR",
+    "TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR",
+})
 
 
 def torch_variables(environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment variables that change what torch does (``TORCH_COMPILE_DISABLE``,
-    ``TORCHDYNAMO_*``, ``TORCHINDUCTOR_*``, ``TORCH_LOGS``, ``PYTORCH_*``...): in every key, so
-    that a build with one set never serves, nor is served, the results of a build without."""
+    """The variables of ``environ`` that decide a result (:data:`DECIDING`), by name."""
     return {name: value for name, value in sorted(environ.items())
-            if name.startswith(("TORCH", "PYTORCH")) and name not in _PLACES}
+            if name not in PLACES and any(name in group.names or name.startswith(group.prefixes)
+                                          for group in DECIDING)}
 
 
 def torch_key(installed: str, policy: str) -> str:
@@ -49,15 +90,17 @@ def torch_key(installed: str, policy: str) -> str:
 def result_key(demo: Demo, codes: Sequence[Code], variant: Variant, confdir: str,
                variables: Mapping[str, str]) -> str:
     """Everything that decides a result, and nothing that only decides its check (the
-    expectations), its place (lines, names) or a failure (the timeout: failures are not
-    stored). torch and Python versions live in the entry, so a version change is a miss in
-    "auto" mode but still renders in "never" mode; the files a run read are stamped in it."""
-    return make_key({
+    expectations) or its place (lines, names). torch and Python versions live in the entry, so
+    a version change is a miss in "auto" mode but still renders in "never" mode; the files a
+    run read are stamped in it."""
+    parts = {
         "extension": __version__,
         "view": VIEW,
-        # A snippet finds files beside its page (its __file__): the same code on two pages is
-        # two results.
-        "page_dir": os.path.relpath(os.path.dirname(os.path.abspath(demo.code.source)), confdir),
+        # The snippet's __file__ (execute.Executor.job): always, not only where the code names
+        # it, as a run can reach it without the name (its frames, globals(), a helper that reads
+        # its caller's), and what it finds beside the page is its own. Relative to conf.py's
+        # directory, as __file__ is abspath(source): a checkout moved with its cache runs nothing.
+        "page": os.path.relpath(os.path.abspath(demo.code.source), confdir),
         "environment": dict(variables),
         "code": [c.text for c in codes],
         "config": demo.config,
@@ -66,4 +109,10 @@ def result_key(demo: Demo, codes: Sequence[Code], variant: Variant, confdir: str
         "device": demo.device,
         "dtype": demo.dtype,
         "tolerance": [demo.tolerance.grad, demo.tolerance.output],
-    })
+        "partial_view": demo.partial_view,  # decides whether a cut view's match is one
+    }
+    if variant in demo.probes:
+        # A probe's failure is kept (Executor.store), and the timeout decides a timed-out run:
+        # a longer one runs it again. Not for the page's own values, whose failures run again.
+        parts["timeout"] = demo.timeout
+    return make_key(parts)

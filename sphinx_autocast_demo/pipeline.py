@@ -197,7 +197,7 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
         return []
     b.problems = [p for doc in st.docs.values() for p in doc.problems]
     every = [(demo, doc) for doc in st.docs.values() for demo in doc.demos.values()]
-    b.mine = b.executor.envs.mine(every, b.executor.key)  # autocast_demo_shard: this build's share
+    b.mine = b.executor.envs.mine(every, b.executor.set_key)  # autocast_demo_shard: this build's share
     todo = [(demo, doc) for demo, doc in every
             if demo.ident not in doc.results and (demo.docname, demo.ident) in b.mine]
     planned = b.executor.plan(todo)  # plan: the cache answers what it can

@@ -20,6 +20,7 @@ class Planned:
     codes: tuple[Code, ...]  # the setups that run before it, then its own code
     key: str
     result: VariantResult | None = None  # from the cache, or why it does not run; else compared
+    set_key: str = ""  # its key in a result set (Executor.set_key); "": the cache key
 
 
 @dataclass

@@ -69,3 +69,49 @@ def test_torch_compile_disable_is_in_the_key(steps):
     assert enabled.runs() == (0, 4)
     assert steps["disabled_again"].returncode == 1
     assert steps["disabled_again"].runs() == (0, 4)
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """tests/roots/test-key-pages: the same demo on two pages of one directory, and a demo whose
+    probe (a value it does not name) runs past its timeout; built again with -E, then under
+    another ATEN_CPU_CAPABILITY, then as first."""
+    src = copy_root("key-pages", tmp_path_factory)
+    doctrees = str(src / "_build" / "doctrees")
+
+    def build(step: str, *args: str, env: dict[str, str] | None = None):
+        return sphinx_build(src, src / "_build" / step, "-d", doctrees, *args, env=env)
+
+    with pytest.MonkeyPatch.context() as patch:  # the first builds: torch's own choice of kernels
+        patch.delenv("ATEN_CPU_CAPABILITY", raising=False)
+        done: dict[str, object] = {"first": build("first"), "again": build("again", "-E")}
+        # "default" exists on every CPU: no numbers are compared, only what runs
+        done["capability"] = build("capability", env={"ATEN_CPU_CAPABILITY": "default"})
+        done["back"] = build("back")
+    return done
+
+
+#: Runs of the first build of test-key-pages: two values, compiled and eager, on each page; the
+#: probe page's autocast as well.
+PAGES_RUNS = 2 * 2 + 2 * 2 + 3 * 2
+
+
+def test_two_pages_of_one_directory_are_each_served_their_own_result(pages):
+    for name in ("first", "again"):
+        build = pages[name]
+        assert build.returncode == 0, build.stderr
+        assert "page one.rst" in build.html("a/one").get_text()
+        assert "page two.rst" in build.html("a/two").get_text(), name
+    assert pages["first"].runs() == (PAGES_RUNS, 0)
+
+
+def test_a_probe_that_timed_out_is_not_run_again_in_an_unchanged_build(pages):
+    first = pages["first"]
+    assert "stopped after its timeout" not in first.html("probe").get_text()  # (never shown)
+    # -E reads every page again: the probe's failure is served from the cache like the rest.
+    assert pages["again"].runs() == (0, 7)
+
+
+def test_aten_cpu_capability_is_in_the_key(pages):
+    assert pages["capability"].runs() == (PAGES_RUNS, 0)
+    assert pages["back"].runs() == (0, 7)  # the first build's results, not the second's

@@ -22,6 +22,8 @@ def test_what_decides_a_result_changes_its_key():
     the_demo, base = demo(), key()
     changed = {
         "the page's directory": key(replace(the_demo, code=replace(the_demo.code, source="/docs/sub/i.rst"))),
+        # Its __file__, which the snippet reaches without naming it as well (its frames).
+        "another page beside it": key(replace(the_demo, code=replace(the_demo.code, source="/docs/b.rst"))),
         "a torch variable": key(variables={"TORCHINDUCTOR_FREEZING": "1"}),
         "the value": key(variant=1),
         "the backend": key(replace(the_demo, backend="inductor")),
@@ -41,7 +43,6 @@ def test_what_only_decides_the_check_or_the_place_keeps_its_key():
         "the timeout": key(replace(the_demo, timeout=1.0)),
         "the lines": key(replace(the_demo, lineno=40, code=replace(the_demo.code, lines=(44,)))),
         "the name": key(replace(the_demo, ident="other", docname="other")),
-        "another page beside it": key(replace(the_demo, code=replace(the_demo.code, source="/docs/b.rst"))),
         "the checkout moved": key(replace(the_demo, code=replace(the_demo.code, source="/x/index.rst")),
                                   confdir="/x"),
     }
@@ -49,11 +50,29 @@ def test_what_only_decides_the_check_or_the_place_keeps_its_key():
     assert make_key({"a": 1, "b": [2]}) == make_key({"b": [2], "a": 1})
 
 
-def test_only_torchs_own_variables_go_into_a_key_and_the_torch_by_its_policy():
+def test_a_probes_timeout_is_in_its_key_as_its_failure_is_kept():
+    the_demo = demo()
+    probing = replace(the_demo, variants=the_demo.variants[:1], probes=the_demo.variants[1:])
+
+    def probe_key(timeout: float) -> str:
+        return keys.result_key(replace(probing, timeout=timeout), (the_demo.code,),
+                               probing.probes[0], "/docs", {})
+
+    assert probe_key(1.0) != probe_key(2.0)
+    assert key(probing) == key(replace(probing, timeout=1.0))  # the page's own values: not
+
+
+def test_only_variables_torch_reads_go_into_a_key_and_the_torch_by_its_policy():
     environ = {"TORCH_LOGS": "+dynamo", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1", "TORCHDYNAMO_X": "0",
-               "TORCHINDUCTOR_CACHE_DIR": "/tmp/c", "TORCH_HOME": "/h", "HOME": "/h", "MY_TORCH": "1"}
-    assert list(keys.torch_variables(environ).items()) == [
-        ("PYTORCH_NO_CUDA_MEMORY_CACHING", "1"), ("TORCHDYNAMO_X", "0"), ("TORCH_LOGS", "+dynamo")]
+               "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_DEFAULT_FPMATH_MODE": "bf16",
+               "MKL_CBWR": "COMPATIBLE", "OMP_NUM_THREADS": "4", "TRITON_INTERPRET": "1",
+               # where files are kept: never (a fresh CI runner would miss every result)
+               "TORCHINDUCTOR_CACHE_DIR": "/tmp/c", "TORCH_HOME": "/h", "TRITON_CACHE_DIR": "/t",
+               "TMPDIR": "/tmp", "XDG_CACHE_HOME": "/c",
+               "HOME": "/h", "MY_TORCH": "1", "CUDA_VISIBLE_DEVICES": "3"}
+    assert list(keys.torch_variables(environ)) == [
+        "ATEN_CPU_CAPABILITY", "MKL_CBWR", "OMP_NUM_THREADS", "ONEDNN_DEFAULT_FPMATH_MODE",
+        "PYTORCH_NO_CUDA_MEMORY_CACHING", "TORCHDYNAMO_X", "TORCH_LOGS", "TRITON_INTERPRET"]
     assert keys.torch_key("2.16", "release") == "2.16"
     assert keys.torch_key("nightly", "release") == "nightly"  # no release number: as it is
 
