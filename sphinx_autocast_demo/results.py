@@ -252,10 +252,10 @@ def partition(weights: dict[str, float], count: int) -> dict[str, int]:
 
 
 def same_result(a: Entry, b: Entry) -> bool:
-    """The same verdict and records, run times and where a run was made aside."""
+    """The same verdict and records, run times, pids and where a run was made aside."""
     def plain(entry: Entry) -> Entry:
-        return replace(entry, compiled=replace(entry.compiled, seconds=0.0),
-                       eager=replace(entry.eager, seconds=0.0))
+        return replace(entry, compiled=replace(entry.compiled, seconds=0.0, pid=None),
+                       eager=replace(entry.eager, seconds=0.0, pid=None))
     return plain(a) == plain(b)
 
 

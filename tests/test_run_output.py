@@ -2,7 +2,9 @@
 
 tests/roots/test-run-output: a snippet that prints 50 MB, one that prints terminal escapes and
 control bytes, and one whose ``BackendCompilerFailed`` carries its reason (the AssertionError
-that the upstream page teaches) on the message's second line.
+that the upstream page teaches) on the message's second line; and what the two runs printed,
+compared (issue 35): a warning of dynamo's in many lines, a pid, a difference past what a page
+keeps.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 import threading
 
 import pytest
-from conftest import copy_root, sphinx_build
+from conftest import copy_root, sphinx_build, verdicts
 
 from sphinx_autocast_demo.engine.zygote import KEEP_BYTES
 from sphinx_autocast_demo.text import MAX_OUTPUT
@@ -68,3 +70,28 @@ def test_the_reason_of_a_backend_failure_is_kept(build):
     text = printed(build, "chain")
     assert ("BackendCompilerFailed: backend='aot_eager' raised: AssertionError: expected "
             "backward_pass_autocast to be a list, got <class 'dict'>") in text, text
+
+
+MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
+
+
+def test_a_warning_of_many_lines_that_only_dynamo_prints_is_no_difference(build):
+    result, _ = build
+    assert verdicts(result.html("index"), "dynamo-warns") == [MATCH], result.stderr
+    text = printed(build, "dynamo-warns")
+    # One line on the page, and the :expect-output: record of it (<UserWarning>) holds.
+    (warning,) = [line for line in text.splitlines() if "Dynamo does not know" in line]
+    assert warning.startswith("UserWarning: ") and warning.endswith("]"), text
+
+
+def test_a_pid_printed_is_no_difference(build):
+    result, _ = build
+    assert verdicts(result.html("index"), "pid") == [MATCH], result.stderr
+
+
+def test_a_difference_past_what_a_page_keeps_is_found(build):
+    result, _ = build
+    (cell,) = verdicts(result.html("index"), "late")
+    assert cell.startswith(DIFFER) and "after printed line" in cell, cell
+    assert printed(build, "late").rstrip().endswith("[... output cut here ...]")
+

@@ -15,13 +15,15 @@ import re
 import shutil
 import signal
 import sysconfig
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..compare import printed_digest
 from ..fromjson import run_record_from_json
 from ..model import Frame, RunRecord, SnippetError
 from ..text import bounded, printable
 from .protocol import Exit, Job
+from .zygote import KEEP_BYTES
 
 
 @dataclass
@@ -67,7 +69,12 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
     paths = {name: Path(p) for name, p in files.items()}
     # The scratch directory is the run's ".": its path is this build's, never the page's.
     scratch = str(paths["cwd"])
-    output = _unscratch(_read_output(paths["output_path"], event["dropped"]), scratch)
+    printed = _unscratch(_read_output(paths["output_path"]), scratch)
+    output = bounded(printed, cut=event["dropped"] > 0)
+    # The comparison reads all that was kept, not only what a page shows; past what was kept
+    # its view is cut, and a cut view never confirms a match.
+    cut = (f"it printed more than the {KEEP_BYTES >> 20} MiB of output that is kept for the "
+           "comparison" if event["dropped"] else "")
     seconds = event["seconds"]
     data = paths["data_path"].read_bytes() if paths["data_path"].exists() else b""
     offsets: dict[str, int | None] = {}
@@ -84,6 +91,10 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
         listed = raw.get("imports")
         if isinstance(listed, list):  # (one written in its scratch directory is relative now: gone)
             imports = tuple(p for p in listed if isinstance(p, str) and os.path.isabs(p))
+        pid = raw.get("pid") if isinstance(raw.get("pid"), int) else None
+        if output != printed:
+            raw["printed"] = asdict(printed_digest(printed, pid))
+        raw["cut"] = "; ".join(filter(None, (raw.get("cut"), cut)))
         try:
             record = run_record_from_json({**raw, "output": output})
         except ValueError as exc:  # past the model's bounds (10,000 tensors, say)
@@ -121,15 +132,13 @@ def _installed() -> tuple[str, ...]:
     return tuple(sorted(places, key=len, reverse=True))  # (the longest first: site-packages is in lib)
 
 
-def _read_output(path: Path, dropped: int) -> str:
-    """What a run printed, as the worker kept it (``dropped`` bytes past its limit), made
-    printable and cut to what a page shows."""
+def _read_output(path: Path) -> str:
+    """What a run printed, as the worker kept it (zygote.KEEP_BYTES), made printable."""
     try:
         raw = path.read_bytes()
     except OSError:
         return ""
-    text = printable(raw.decode("utf-8", errors="replace"))
-    return bounded(text, cut=dropped > 0)
+    return printable(raw.decode("utf-8", errors="replace"))
 
 
 # A frame of the writer's code in a faulthandler dump (file names from job.CODE_FILE).

@@ -44,8 +44,10 @@ RESET_SIGNALS = (signal.SIGCHLD, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)
 #: The module a fresh interpreter runs a job with (``--job``).
 WORKER = f"{__package__}.worker"
 
-#: Bytes of a run's output kept on disk (a character can take four); the rest is counted only.
-KEEP_BYTES = 4 * MAX_OUTPUT
+#: Bytes of a run's output kept on disk; the rest is counted only. Far more than a page shows
+#: (text.MAX_OUTPUT): the comparison reads it all (a difference may come after what a page
+#: shows), and only past this much is its view cut.
+KEEP_BYTES = max(8 << 20, 4 * MAX_OUTPUT)
 
 
 @dataclass

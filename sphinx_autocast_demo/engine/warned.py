@@ -1,0 +1,49 @@
+"""How a run prints a warning: one line a warning, told from what the snippet printed.
+
+Python prints a warning as ``file:line: Category: message`` and then its source line, indented;
+torch's messages span lines of their own, indented or not. Read back as text, nothing tells
+where such a warning ends and the snippet's next print begins, so a run never prints one that
+way: :func:`show_warnings_on_one_line` has every warning printed as one line of its own shape
+(:data:`WARNING_LINE`), which the comparison and ``:expect-output:`` fold into ``<Category>``.
+
+Imported by the run's process (no Sphinx) and by the build (no torch).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+import warnings
+from typing import Any, TextIO
+
+#: A warning as a run prints it: ``Category: message [file:line]``, the message on one line
+#: (its line breaks shown as ``\n``) and the place last, where no message reaches.
+WARNING_LINE = re.compile(r"(?m)^(\w*Warning): .*\[\S+:\d+\]$")
+
+
+def warning_line(message: Warning | str, category: type[Warning], filename: str,
+                 lineno: int) -> str:
+    """``message`` as one line of :data:`WARNING_LINE`'s shape."""
+    # A category not named ...Warning (rare) is said as its nearest base that is, so that it
+    # is still told from a print; ``Warning`` ends every such line of bases.
+    name = next(c.__name__ for c in category.__mro__ if c.__name__.endswith("Warning"))
+    text = str(message).replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+    place = re.sub(r"\s", "_", filename) or "?"
+    return f"{name}: {text} [{place}:{lineno}]"
+
+
+def _show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+          file: TextIO | None = None, line: str | None = None) -> None:
+    out = sys.stderr if file is None else file
+    if out is None:  # (no stderr: Python prints nothing then, nor do we)
+        return
+    with contextlib.suppress(OSError, ValueError):  # closed: as Python's own, it never raises
+        out.write(warning_line(message, category, filename, lineno) + "\n")
+
+
+def show_warnings_on_one_line() -> None:
+    """From now on, this process prints each warning as one :data:`WARNING_LINE`. A snippet
+    that shows warnings its own way (``warnings.showwarning = ...``) still may."""
+    shown: Any = _show
+    warnings.showwarning = shown

@@ -1,0 +1,115 @@
+"""What two runs printed, compared (issue 35): warnings the compiler stack prints, a pid, and
+output past what a page keeps. Pure Python: no torch, no build."""
+
+from __future__ import annotations
+
+import warnings
+
+from sphinx_autocast_demo.check import normalize_output
+from sphinx_autocast_demo.compare import compare_output, compare_printed, said_by_snippet
+from sphinx_autocast_demo.engine.warned import warning_line
+from sphinx_autocast_demo.model import RunRecord
+from sphinx_autocast_demo.text import MAX_OUTPUT, bounded
+
+# As dynamo's warn_once says a builtin it cannot trace: three lines, none indented.
+DYNAMO = ("Dynamo does not know how to trace the builtin `zlib.crc32.`\n"
+          "If it is a Python builtin, please file an issue on GitHub.\n"
+          "If it is a third-party C/C++ Python extension, please wrap it.")
+
+
+def test_a_warning_of_many_lines_is_one_line_and_folds_whole():
+    line = warning_line(DYNAMO, UserWarning, "torch/_dynamo/variables/functions.py", 2431)
+    assert "\n" not in line
+    assert normalize_output(f"{line}\ndone\n") == "<UserWarning>\ndone"
+    assert said_by_snippet(normalize_output(f"{line}\ndone\n")) == ["done"]
+
+
+def test_a_category_not_named_warning_is_said_as_its_nearest_base():
+    class Odd(DeprecationWarning):
+        pass
+
+    assert warning_line("x", Odd, "<frozen importlib._bootstrap>", 1) == \
+        "DeprecationWarning: x [<frozen_importlib._bootstrap>:1]"
+
+
+def test_the_hook_prints_what_python_would_print_as_one_line(capsys):
+    from sphinx_autocast_demo.engine.warned import show_warnings_on_one_line
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        show_warnings_on_one_line()
+        warnings.warn(DYNAMO, UserWarning, stacklevel=1)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("UserWarning: Dynamo does not know")
+    assert normalize_output(err) == "<UserWarning>"
+
+
+def test_a_warning_only_compiled_prints_is_no_difference():
+    line = warning_line(DYNAMO, UserWarning, "torch/_dynamo/variables/functions.py", 2431)
+    assert compare_output(f"{line}\ndone\n", "done\n", 0.0) == (1, None)
+
+
+def test_a_line_that_differs_only_in_each_runs_pid_is_named_not_counted():
+    lines, diff = compare_output("pid 4242\n", "pid 4250\n", 0.0, pids=(4242, 4250))
+    assert lines == 1 and diff is not None and diff.equal
+    assert diff.name == "printed line 1"
+    assert diff.note == "differs only in the run's pid (4242 compiled, 4250 eager)"
+    # Another number is still a difference, whatever the pids.
+    _, other = compare_output("pid 4243\n", "pid 4250\n", 0.0, pids=(4242, 4250))
+    assert other is not None and not other.equal
+
+
+def _ran(text: str, pid: int | None = None) -> RunRecord:
+    """A run's record as engine/records.collect makes it: ``output`` bounded, and a digest of
+    all of it when that is not all."""
+    from sphinx_autocast_demo.compare import printed_digest
+
+    shown = bounded(text)
+    return RunRecord(status="ok", output=shown, pid=pid,
+                     printed=printed_digest(text, pid) if shown != text else None)
+
+
+LONG = "".join(f"line {i}\n" for i in range(4000))  # past MAX_OUTPUT
+
+
+def test_a_difference_past_what_a_page_keeps_is_found():
+    assert len(LONG) > MAX_OUTPUT
+    seen = compare_printed(_ran(LONG + "True\n"), _ran(LONG + "False\n"), 0.0)
+    assert seen.diff is not None and not seen.diff.equal and not seen.cut
+    assert "compiled printed other text than eager" in seen.diff.note
+    more = compare_printed(_ran(LONG + "x\n"), _ran(LONG), 0.0)
+    assert more.diff is not None and "4001 lines in all, eager 4000" in more.diff.note
+    # ... and one a page shows still by its line.
+    early = compare_printed(_ran("a\n" + LONG), _ran("b\n" + LONG), 0.0)
+    assert early.diff is not None and early.diff.name == "printed line 1"
+
+
+def test_the_same_long_output_matches_and_only_unknowable_numbers_cut_the_view():
+    same = compare_printed(_ran(LONG + "end\n", pid=7), _ran(LONG + "end\n", pid=8), 0.0)
+    assert same.diff is None and not same.cut and same.lines == 4001
+    pids = compare_printed(_ran(LONG + "pid 40007\n", pid=40007),
+                           _ran(LONG + "pid 40008\n", pid=40008), 0.0)
+    assert pids.diff is not None and pids.diff.equal and not pids.cut
+    assert pids.diff.note.endswith("only in the run's pid (40007 compiled, 40008 eager)")
+    near = compare_printed(_ran(LONG + "1.0000001\n"), _ran(LONG + "1.0\n"), 1e-3)
+    assert near.diff is None and "cannot be told" in near.cut
+    exact = compare_printed(_ran(LONG + "1.0000001\n"), _ran(LONG + "1.0\n"), 0.0)
+    assert exact.diff is not None and "other numbers" in exact.diff.note
+
+
+def test_short_outputs_compare_as_before():
+    seen = compare_printed(RunRecord(status="ok", output="a 1\n", pid=3),
+                           RunRecord(status="ok", output="a 2\n", pid=4), 0.0)
+    assert seen.diff is not None and seen.diff.note == "compiled printed 'a 1', eager 'a 2'"
+
+
+def test_two_runs_of_one_result_differ_in_their_pids_only():
+    from dataclasses import replace
+
+    from sphinx_autocast_demo import results
+    from sphinx_autocast_demo.model import Verdict
+
+    ran = RunRecord(status="ok", output="x\n", pid=10)
+    entry = results.Entry("2.13.0", Verdict("matches"), ran, ran)  # type: ignore[arg-type]
+    other = replace(entry, compiled=replace(ran, pid=11), eager=replace(ran, pid=12))
+    assert results.same_result(entry, other)
