@@ -6,6 +6,7 @@ function here formats a judgement (judge.py); none decides what was checked or w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from docutils import nodes
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .judge import Column, Value
-    from .model import DemoResult, VariantResult
+    from .model import DemoResult, VariantResult, Verdict
 
 MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "no-config": "\u2014",
         "error": "\u2014"}
@@ -100,7 +101,8 @@ def outcome_text(vr: VariantResult) -> str:
         if v.max_abs:  # within the tolerance, not bitwise: which tensor is furthest off
             worst = max((d for d in v.diffs if d.max_abs), key=lambda d: d.max_abs or 0.0, default=None)
             text += f" (max |\u0394| {v.max_abs:.1e}" + (f" in {worst.name})" if worst else ")")
-        return f"{text}; partly: {v.cut}" if v.cut else text
+        # (a cut view gives a match only where the demo says :partial-view:)
+        return f"{text} in what was compared (partial view accepted: {v.cut})" if v.cut else text
     if v.outcome == "differs":
         first = next((d for d in v.diffs if not d.equal), None)
         if first is None:
@@ -119,6 +121,40 @@ def outcome_text(vr: VariantResult) -> str:
             return f"raises {v.exception} (eager {'too' if same else 'raises ' + v.eager_exception})"
         return f"raises {v.exception}"
     return "not checked"
+
+
+def verdict_kind(verdict: Verdict) -> tuple[object, ...]:
+    """What a verdict says, without its numbers: environments whose cells differ only in those
+    (another CPU's rounding, within the tolerance) share a column (across.py)."""
+    return (verdict.outcome, verdict.exception, verdict.eager_exception, verdict.cut,
+            tuple(d.name for d in verdict.diffs if not d.equal))
+
+
+def outcome_across(results: Sequence[VariantResult]) -> str:
+    """:func:`outcome_text` of one verdict kind in several environments: their numbers as the
+    range they span (``up to``: bitwise equal in some), so that the cell holds in each."""
+    texts = list(dict.fromkeys(outcome_text(vr) for vr in results))
+    first = results[0].verdict
+    if len(texts) == 1 or first.outcome not in ("matches", "differs"):
+        return texts[0]  # (other outcomes' cells hold no numbers)
+    if first.outcome == "matches":
+        exact = replace(results[0], verdict=replace(first, max_abs=None))
+        spread = _spread([vr.verdict.max_abs for vr in results], ".1e")
+        return f"{outcome_text(exact)} (max |\u0394| {spread})"
+    failing = [[d for d in vr.verdict.diffs if not d.equal] for vr in results]
+    if not failing[0]:
+        return "differs"
+    name, others = failing[0][0].name, len(failing[0]) - 1
+    worst = [diffs[0].max_abs for diffs in failing]
+    what = f"{name}, max |\u0394| {_spread(worst, '.2e')}" if None not in worst else name
+    return f"differs ({what})" + (f" and {others} more" if others > 0 else "")
+
+
+def _spread(numbers: Sequence[float | None], form: str) -> str:
+    low, high = min(n or 0.0 for n in numbers), max(n or 0.0 for n in numbers)
+    if low == high:
+        return format(high, form)
+    return f"up to {high:{form}}" if not low else f"{low:{form}} to {high:{form}}"
 
 
 def recorded_text(value: Value) -> tuple[str, list[str]]:
@@ -171,7 +207,9 @@ def value_cell(result: DemoResult, vr: VariantResult) -> nodes.entry:
         code = set_line(result, vr)
         entry += nodes.literal_block(code, code, language="python", classes=["autocast-demo-set"])
     if vr.compiled.config_set:  # the row did not run under its value alone
+        at = vr.compiled.config_set_at
+        line = f" (line {result.where_frame(at[0]).line})" if at else ""
         entry += nodes.paragraph(
-            text=f"then set by the snippet itself to {', '.join(vr.compiled.config_set)}",
+            text=f"then set by the snippet itself to {', '.join(vr.compiled.config_set)}{line}",
             classes=["autocast-demo-config-set"])
     return entry

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from . import syntax
 from .config import conf_line
+from .engine.warned import WARNING_LINE
 from .model import Finding
 from .scopes import conflict
 
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
     from .model import DemoResult, Location, RunRecord, SnippetError, VariantResult
 
 _NOISE = (
+    # A warning as a run prints it, on one line whatever its message (engine/warned.py): its
+    # category alone, as the legacy form below.
+    (WARNING_LINE, r"<\1>"),
     # Object addresses, as a repr gives them (``<object object at 0x7f...>``, ``<function f at
     # 0x...>``): only after ``at``, so that a printed hex value (a bit pattern, ``0x3f80``) is
     # still compared.
@@ -24,6 +28,8 @@ _NOISE = (
     (re.compile(r"\b\d+(\.\d+)?(e-?\d+)?\s?(ns|us|µs|ms|s|sec|seconds)\b"), "<time>"),
     # A warning's file and line, and its text (which may hold a time or a value), vary: keep
     # its category. Warnings raised by the writer's own code name our ``<autocast-demo-N>``.
+    # (Python's own form: a record written by hand, or a warning printed where our hook was
+    # not, as in a process the snippet started.)
     (re.compile(r"(?m)^(?:\S+\.py|<autocast-demo-\d+>):\d+: (\w+Warning): .*(\n[ \t]+.*)?$"),
      r"<\1>"),
     # torch's own log lines start with a level, a timestamp, a pid and a source location.
@@ -249,6 +255,16 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
                      "be told apart; bind what it computes (z = region(x, w), g = "
                      "torch.autograd.grad(z, w)) or print it"),
         )
+    if vr.verdict.outcome == "error" and vr.verdict.cut:
+        return Finding(
+            severity="error", subtype="partial-view", variants=(vr.variant.name,),
+            location=result.demo.location,
+            message=(f"{vr.verdict.note}; everything that was compared matches, but a match "
+                     "cannot be confirmed from part of what a reader could see: keep less "
+                     "within reach of the snippet's names (del what is not the point), or add "
+                     ":partial-view: to accept a match from what was compared (the page then "
+                     "says so)"),
+        )
     if vr.compiled.status == "raised" and vr.compiled.error is not None:
         error = vr.compiled.error
         return Finding(
@@ -287,11 +303,24 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
                    "releases have it, record that in :expect: (*[torch==" + result.torch_version
                    + "]: no-config)")
         location = demo.at(demo.source_map.line_of("config"))
+    elif error.kind == "compiled-nothing":
+        message = (f"{error.message}, so it would be compared with the eager run as if it were "
+                   "compiled: compile the code the page is about (torch.compile(fn), "
+                   "model.compile(), or AOTAutograd's aot_function), and build without "
+                   "TORCH_COMPILE_DISABLE")
+        location = demo.location
+    elif error.kind == "config-set":
+        message = (f"never ran under its own value: {error.message} "
+                   f"({demo.config}), so this row would be a verdict of that value; leave "
+                   "the config to the demo's values (set it in the demo's own code where "
+                   "overriding it is the point)")
+        location = result.where(error)
     else:  # eager-compiled
         message = (f"the eager run is not eager: {error.message}. There torch.compile, "
-                   "torch.compiler.compile, nn.Module.compile, torch._dynamo.optimize and "
-                   "optimize_assert return what they are given; compile through one of them, "
-                   "or the demo would compare compiled with compiled")
+                   "torch.compiler.compile, nn.Module.compile, torch._dynamo.optimize, "
+                   "optimize_assert and AOTAutograd's aot_function and aot_module return what "
+                   "they are given; compile through one of them, or the demo would compare "
+                   "compiled with compiled")
         location = result.where(error)
     return Finding(severity="error", subtype=error.kind, variants=(vr.variant.name,),
                    location=location, message=message)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import re
 from array import array
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .model import RunRecord, TensorDiff, TensorRecord, VariantResult, Verdict
+from .model import PrintedDigest, RunRecord, TensorDiff, TensorRecord, VariantResult, Verdict
 
 if TYPE_CHECKING:
     from .execute import Ran
@@ -18,9 +20,40 @@ if TYPE_CHECKING:
 def _values(data: bytes, offset: int | None, count: int) -> array[float] | None:
     if offset is None:
         return None
+    chunk = data[offset : offset + 8 * count]
+    if len(chunk) != 8 * count:  # a data file cut short: no values, rather than the wrong ones
+        return None
     values = array("d")
-    values.frombytes(data[offset : offset + 8 * count])
+    values.frombytes(chunk)
     return values
+
+
+def _copied(dtype: str, shape: tuple[int, ...]) -> int:
+    """How many float64 numbers the child copied of a tensor: a complex one's are (real,
+    imaginary) pairs, each part held to the tolerance."""
+    return math.prod(shape) * (2 if dtype.startswith("complex") else 1)
+
+
+def _exact(dtype: str) -> bool:
+    """Counts, indices, truth values: no rounding makes two of them differ."""
+    return dtype == "bool" or dtype.startswith(("int", "uint"))
+
+
+def _same_values(a: array[float], b: array[float]) -> str:
+    """What differs between two copies whose values are all equal, though not their bytes."""
+    zeros = nans = False
+    left, right = a.tobytes(), b.tobytes()
+    for i, x in enumerate(a):
+        if left[8 * i : 8 * i + 8] == right[8 * i : 8 * i + 8]:
+            continue
+        if x == 0:
+            zeros = True
+        elif math.isnan(x):
+            nans = True
+    what = " and ".join(said for said, found in (("the sign of zero", zeros),
+                                                  ("NaN bit patterns", nans)) if found)
+    # (else the bits differ where the float64 copy does not keep them: a NaN's signal bit)
+    return f"equal values; differs only in {what}" if what else "equal values, not bitwise equal"
 
 
 def _max_abs(a: array[float], b: array[float]) -> float:
@@ -68,13 +101,21 @@ def compare_tensor(
         return _with(diff, note=f"shape {list(compiled.shape)} compiled, {list(eager.shape)} eager")
     if compiled.sha256 == eager.sha256:
         return _with(diff, equal=True, max_abs=0.0)
-    count = math.prod(eager.shape)
+    count = _copied(eager.dtype, eager.shape)
     a = _values(compiled_data[0], compiled_data[1], count)
     b = _values(eager_data[0], eager_data[1], count)
     if a is None or b is None:
-        return _with(diff, note="not bitwise equal (too large for a max |difference|)")
+        return _with(diff, note="not bitwise equal (no values copied to measure by how much: "
+                                "too large, or a dtype without numbers)")
+    worst = _max_abs(a, b)
+    if _exact(eager.dtype):  # (equal copies: integers past float64's 2**53)
+        return _with(diff, max_abs=worst, note="integers and booleans are compared exactly")
     tol = tolerance.grad if eager.kind == "grad" else tolerance.output
-    return _with(diff, equal=tol > 0 and _within(a, b, tol), max_abs=_max_abs(a, b))
+    if worst == 0.0:
+        # Equal, not bitwise: within any tolerance, and a difference where none is allowed
+        # (gradients, by default): the note says it is no difference in value.
+        return _with(diff, equal=tol > 0, max_abs=0.0, note=_same_values(a, b))
+    return _with(diff, equal=tol > 0 and _within(a, b, tol), max_abs=worst)
 
 
 def _had(record: TensorRecord | None, ref: TensorRecord) -> str:
@@ -115,24 +156,119 @@ _NOT_THE_SNIPPETS = re.compile(r"^(<\w*Warning>|<log> .*)$")
 def said_by_snippet(text: str) -> list[str]:
     """The lines a snippet printed, without the warnings and log lines that only the compiler
     stack says (inductor warns of mixed dtypes, eager has no such step): :expect-output:
-    still holds them, but they are no difference in what the code computes."""
+    still holds them, but they are no difference in what the code computes. No warning is:
+    one that torch raises from C++ is placed at the writer's line in eager and in generated
+    code when compiled, so where a warning comes from cannot tell the writer's from torch's."""
     return [line for line in text.splitlines() if not _NOT_THE_SNIPPETS.match(line)]
 
 
-def compare_output(compiled: str, eager: str, tol: float) -> tuple[int, TensorDiff | None]:
-    """The printed output of the two runs of one value, normalised as ``:expect-output:`` is
-    (warnings and torch's log lines aside): how many lines were compared, and the first that
-    differs."""
+def _unpid(line: str, pid: int) -> str:
+    return re.sub(rf"(?<![\d.]){pid}(?![\d.])", "<pid>", line)
+
+
+def _only_pids(a: str, b: str, tol: float, pids: tuple[int | None, int | None]) -> bool:
+    """``a`` and ``b`` are the same line once each run's pid is taken out of its line: no
+    difference compiling made, since two runs never share one."""
+    p, q = pids
+    return p is not None and q is not None and p != q and (str(p) in a or str(q) in b) and \
+        _same_line(_unpid(a, p), _unpid(b, q), tol)
+
+
+def _lines(text: str) -> list[str]:
     from .check import normalize_output
 
-    a, b = said_by_snippet(normalize_output(compiled)), said_by_snippet(normalize_output(eager))
+    return said_by_snippet(normalize_output(text))
+
+
+def _output_diff(name: str, note: str, equal: bool = False) -> TensorDiff:
+    return TensorDiff(name=name, kind="output", compiled_dtype=None, eager_dtype=None,
+                      equal=equal, max_abs=None, note=note)
+
+
+def compare_output(compiled: str, eager: str, tol: float,
+                   pids: tuple[int | None, int | None] = (None, None),
+                   ) -> tuple[int, TensorDiff | None]:
+    """The printed output of the two runs of one value, normalised as ``:expect-output:`` is
+    (warnings and torch's log lines aside): how many lines were compared, and the first that
+    differs; where none does but a line differs only in each run's pid (``pids``: compiled,
+    eager), the first such line, equal, said so."""
+    a, b = _lines(compiled), _lines(eager)
+    return _compare_lines(a, b, tol, pids, len(a), len(b))
+
+
+def _compare_lines(a: list[str], b: list[str], tol: float, pids: tuple[int | None, int | None],
+                   total_a: int, total_b: int) -> tuple[int, TensorDiff | None]:
+    """Line by line (``total_a``/``total_b``: how many the runs printed in all, when ``a`` and
+    ``b`` are only their first lines)."""
+    pid_only: TensorDiff | None = None
     for number, (x, y) in enumerate(itertools.zip_longest(a, b), start=1):
-        if x is None or y is None or not _same_line(x, y, tol):
-            return max(len(a), len(b)), TensorDiff(
-                name=f"printed line {number}", kind="output", compiled_dtype=None,
-                eager_dtype=None, equal=False, max_abs=None,
-                note=f"compiled printed {_said(x)}, eager {_said(y)}")
-    return len(a), None
+        if x is not None and y is not None and _same_line(x, y, tol):
+            continue
+        if x is not None and y is not None and _only_pids(x, y, tol, pids):
+            pid_only = pid_only or _output_diff(
+                f"printed line {number}", equal=True,
+                note=f"differs only in the run's pid ({pids[0]} compiled, {pids[1]} eager)")
+            continue
+        return max(total_a, total_b), _output_diff(
+            f"printed line {number}", f"compiled printed {_said(x)}, eager {_said(y)}")
+    return total_a, pid_only
+
+
+def printed_digest(text: str, pid: int | None = None) -> PrintedDigest:
+    """All of ``text`` (what run ``pid`` printed) as the comparison reads it, in a few bytes."""
+    exact, shape, pidless = hashlib.sha256(), hashlib.sha256(), hashlib.sha256()
+    lines = _lines(text)
+    for line in lines:
+        exact.update(line.encode("utf-8", "replace") + b"\n")
+        shape.update(_NUMBER.sub("#", line).encode("utf-8", "replace") + b"\n")
+        pidless.update((_unpid(line, pid) if pid is not None else line).encode("utf-8", "replace")
+                       + b"\n")
+    return PrintedDigest(lines=len(lines), exact=exact.hexdigest(), shape=shape.hexdigest(),
+                         pidless=pidless.hexdigest())
+
+
+@dataclass(frozen=True)
+class Printed:
+    """The comparison of two runs' printed output (:func:`compare_printed`)."""
+
+    lines: int  # how many lines were compared
+    diff: TensorDiff | None  # the first that differs (or, equal, one that differs only in a pid)
+    cut: str = ""  # why it could not tell whether all of it matches
+
+
+def compare_printed(compiled: RunRecord, eager: RunRecord, tol: float) -> Printed:
+    """The printed output of two runs, all of it: line by line as far as the page keeps it
+    (``RunRecord.output``), and by :class:`PrintedDigest` past that."""
+    pids = (compiled.pid, eager.pid)
+    if compiled.printed is None and eager.printed is None:
+        return Printed(*compare_output(compiled.output, eager.output, tol, pids))
+    digests = [run.printed or printed_digest(run.output, run.pid) for run in (compiled, eager)]
+    # A kept output ends with the note that it was cut, after a line it may have cut short.
+    a, b = ([*_lines(run.output)][: -2 if run.printed else None] for run in (compiled, eager))
+    shown = min(len(a), len(b))
+    lines, diff = _compare_lines(a[:shown], b[:shown], tol, pids,
+                                 digests[0].lines, digests[1].lines)
+    if diff is not None and not diff.equal:
+        return Printed(lines, diff)
+    c, e = digests
+    if c.exact == e.exact:
+        return Printed(c.lines, diff)
+    if c.pidless == e.pidless:  # (tried second: a count that equals a pid is no pid)
+        return Printed(c.lines, diff or _output_diff(
+            "printed output", equal=True, note=(f"differs after printed line {shown} only in "
+                                                f"the run's pid ({pids[0]} compiled, {pids[1]} eager)")))
+    past = f"after printed line {shown}"
+    if c.lines != e.lines:
+        note = f"{past}: compiled printed {c.lines} lines in all, eager {e.lines}"
+    elif c.shape != e.shape:
+        note = f"{past}, compiled printed other text than eager"
+    elif tol <= 0:
+        note = f"{past}, compiled printed other numbers than eager"
+    else:  # only numbers differ, and only a digest of them is kept: within tol, or not?
+        return Printed(c.lines, diff, cut=(
+            f"numbers printed {past} (past what a page keeps) differ, and whether by no more "
+            "than the tolerance cannot be told from the digest kept of them"))
+    return Printed(max(c.lines, e.lines), _output_diff("printed output", note))
 
 
 def _with(diff: TensorDiff, **changes: object) -> TensorDiff:
@@ -147,8 +283,13 @@ def compare_runs(
     compiled_data: tuple[bytes, dict[str, int | None]],
     eager_data: tuple[bytes, dict[str, int | None]],
     tolerance: Tolerance,
+    partial: bool = False,
 ) -> Verdict:
-    """Decide whether the compiled run reproduces the eager run."""
+    """Decide whether the compiled run reproduces the eager run.
+
+    A view the walk had to cut can show a difference, never a match: what it did not see may
+    differ. Such a match is no verdict (``error``, with the reason in ``cut``) unless the demo
+    accepts a partial view (``partial``)."""
     for run, label in ((compiled, "compiled"), (eager, "eager")):
         if run.status in ("timeout", "crashed"):
             return Verdict(outcome="error", note=f"{label} run: {run.detail}")
@@ -183,15 +324,18 @@ def compare_runs(
         )
         for n in names
     ]
-    lines, printed = compare_output(compiled.output, eager.output, tolerance.output)
-    diffs = (*tensor_diffs, *([printed] if printed else []))
-    compared = len(names) + lines
-    cut = compiled.cut or eager.cut
+    seen = compare_printed(compiled, eager, tolerance.output)
+    diffs = (*tensor_diffs, *([seen.diff] if seen.diff else []))
+    compared = len(names) + seen.lines
+    cut = compiled.cut or eager.cut or seen.cut
     known = [d.max_abs for d in diffs if d.max_abs is not None]
     worst = max(known) if known else None
     if not compared:
         return Verdict(outcome="error", compared=0, note=NOTHING_COMPARED)
     if all(d.equal for d in diffs):
+        if cut and not partial:
+            return Verdict(outcome="error", max_abs=worst, diffs=diffs, compared=compared, cut=cut,
+                           note=f"{NOT_FULLY_COMPARED}: {cut}")
         return Verdict(outcome="matches", max_abs=worst, diffs=diffs, compared=compared, cut=cut)
     failing = [d for d in diffs if not d.equal]
     note = ", ".join(
@@ -202,6 +346,9 @@ def compare_runs(
                    cut=cut)
 
 
+#: The note of a match seen in a cut view, before the reason (a reader reads it in the cell).
+NOT_FULLY_COMPARED = "not fully compared"
+
 #: The note of a value whose runs left nothing to compare (the check's finding says what to do).
 NOTHING_COMPARED = "nothing to compare: no tensor reachable from the snippet's names, nothing printed"
 
@@ -210,5 +357,6 @@ def judge(ran: Ran) -> VariantResult:
     """The compare stage: one variant's compiled and eager runs -> its result."""
     compiled, eager = ran.compiled, ran.eager
     verdict = compare_runs(compiled.record, eager.record, (compiled.data, compiled.offsets),
-                           (eager.data, eager.offsets), ran.item.demo.tolerance)
+                           (eager.data, eager.offsets), ran.item.demo.tolerance,
+                           ran.item.demo.partial_view)
     return VariantResult(ran.item.variant, verdict, compiled.record, eager.record)

@@ -30,8 +30,9 @@ NotRunReason = Literal["", "engine", "died", "no-cuda", "never", "stale", "missi
 Severity = Literal["ok", "mismatch", "error", "missing"]
 #: What a run's exception means when it is not the snippet's own: ``no-config``, the installed
 #: torch has no such config (a fact about the release); ``eager-compiled``, dynamo compiled
-#: frames in the eager run.
-ErrorKind = Literal["", "no-config", "eager-compiled"]
+#: frames in the eager run; ``compiled-nothing``, the compiled run compiled none of the
+#: snippet's code; ``config-set``, a setup wrote over the row's value before the demo ran.
+ErrorKind = Literal["", "no-config", "eager-compiled", "compiled-nothing", "config-set"]
 #: Where a demo's results in an environment come from: ``build``, this build (its runs or its
 #: cache); ``set``, a result set (autocast_demo_results); ``missing``, an expected environment
 #: that no result set holds.
@@ -178,6 +179,9 @@ class Demo:
     # The standard values the demo does not name, also run (never shown, never exported) so
     # that a demo of one or two values can still be told to prove nothing (check._alike).
     probes: tuple[Variant, ...] = ()
+    # ``:partial-view:``: a match from a view the walk had to cut (engine/observe.py) is taken
+    # as a match, and the page says it was partly compared; without it, it is no verdict.
+    partial_view: bool = False
 
     @property
     def held_to_alike(self) -> bool:
@@ -264,10 +268,14 @@ class RunRecord:
     detail: str = ""  # for timeout / crashed: what happened, in words
     seconds: float = 0.0
     not_run: NotRunReason = ""  # for skipped / refused: why it never started
-    cut: str = ""  # why ``tensors`` is not all a reader could reach (engine/observe.py)
+    # Why ``tensors`` is not all a reader could reach (engine/observe.py), or what it printed
+    # not all the comparison could read (engine/records.py).
+    cut: str = ""
     # Values the snippet gave the varied config itself, other than the row's (their repr): the
     # row ran under those too, and says so.
     config_set: tuple[str, ...] = ()
+    # Where the snippet set the first of them: its line, for the row to name.
+    config_set_at: tuple[Frame, ...] = ()
     # For the ``default`` row, which sets nothing: the value torch's config had (its repr), so
     # that the row says which default it checked.
     config_default: str = ""
@@ -275,6 +283,24 @@ class RunRecord:
     # the status it exited with (None: it did not, or its result could not be read).
     killed_by: str = ""
     exit_status: int | None = None
+    # Its process's id: a number printed in one run and not the other that is each run's pid is
+    # no difference compiling made (compare.compare_printed names it). None: not known.
+    pid: int | None = None
+    # What it printed past what ``output`` keeps (text.MAX_OUTPUT), as the comparison still
+    # sees it; None when ``output`` is all it printed.
+    printed: PrintedDigest | None = None
+
+
+@dataclass(frozen=True)
+class PrintedDigest:
+    """All of a run's printed output, as :func:`.compare.printed_digest` reads it (normalised,
+    the compiler stack's warnings and log lines left out): a page keeps
+    only the first :data:`.text.MAX_OUTPUT` characters, and a difference may come later."""
+
+    lines: int
+    exact: str  # sha256 of those lines
+    shape: str  # ... with every number as ``#``: equal, and exact not, only numbers differ
+    pidless: str  # ... with the run's pid as ``<pid>`` (exact, when not known)
 
 
 @dataclass(frozen=True)
@@ -351,9 +377,10 @@ class DemoResult:
 
     def where(self, error: SnippetError) -> Location:
         """The doc file and line of the innermost frame of the writer's code."""
-        if not error.frames:
-            return self.demo.location
-        frame = error.frames[-1]
+        return self.where_frame(error.frames[-1]) if error.frames else self.demo.location
+
+    def where_frame(self, frame: Frame) -> Location:
+        """The doc file and line of a frame of the writer's code."""
         code = self.codes[min(frame.part, len(self.codes) - 1)]
         return Location(code.source, code.doc_line(frame.line))
 

@@ -159,6 +159,12 @@ DEMO = (
         "(made to check that).", default="off (a demo whose values, and the standard values it "
         "does not name, all give one outcome warns)"),
     DirectiveOption(
+        "partial-view", "flag", "flag",
+        "Accept a match seen in part of what a reader could observe, where the comparison had "
+        "to stop (too deep, too many objects, too much printed, an object it cannot read): the "
+        "row says it was partly compared, and why.", default="off (such a value is not "
+        "checked: the build fails at the demo, saying what was not compared)"),
+    DirectiveOption(
         "show", "choice", "",
         "What the page shows of the results: the full table; only each value's outcome and "
         "whether the record holds (for a demo that is not about compiled against eager); or "

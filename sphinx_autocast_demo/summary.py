@@ -102,6 +102,8 @@ def _verdict(value: Value | None) -> tuple[str, list[str]]:
     if why is not None:  # never the mark of a checked result
         said = f"{why.short}: {text}" if why.other_torch else why.short
         return f"{MARK['error']} {said}", ["autocast-demo-error", "autocast-demo-unchecked"]
+    if value.result.compiled.config_set:  # not a verdict of the value the column names
+        text += f" under {', '.join(value.result.compiled.config_set)}, set by the snippet"
     return f"{MARK[verdict.outcome]} {text}", [f"autocast-demo-{verdict.outcome}"]
 
 

@@ -123,6 +123,22 @@ def test_nothing_compared_is_never_a_match():
     assert compare_runs(c0, replace(e[0], output="tensor(3.)\n"), c[1], e[1], EXACT).outcome == "matches"
 
 
+def test_a_cut_view_confirms_a_difference_never_a_match():
+    c, e = run(w=("grad", [1.0])), run(w=("grad", [1.0]))
+    cut = replace(c[0], cut="containers deeper than 8 levels were not followed")
+    verdict = compare_runs(cut, e[0], c[1], e[1], EXACT)
+    assert verdict.outcome == "error" and verdict.compared == 1
+    assert verdict.note == "not fully compared: containers deeper than 8 levels were not followed"
+    # The eager run's cut counts as much as the compiled run's.
+    assert compare_runs(c[0], replace(e[0], cut="x"), c[1], e[1], EXACT).outcome == "error"
+    # :partial-view: takes the match, keeping why the view was cut for the page.
+    accepted = compare_runs(cut, e[0], c[1], e[1], EXACT, partial=True)
+    assert accepted.outcome == "matches" and accepted.cut.startswith("containers deeper")
+    # What was seen to differ differs, however much was not seen.
+    c2 = run(w=("grad", [2.0]))
+    assert compare_runs(replace(c2[0], cut="x"), e[0], c2[1], e[1], EXACT).outcome == "differs"
+
+
 def test_printed_output_of_the_two_runs_is_compared():
     c, e = run(y=("value", [1.0])), run(y=("value", [1.0]))
     printed = replace(c[0], output="sum tensor(-2532.96)\n")

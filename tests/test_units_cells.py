@@ -7,7 +7,7 @@ from test_offline import TORCH, demo, result
 
 from sphinx_autocast_demo import cells
 from sphinx_autocast_demo.judge import Column, NotChecked, Value
-from sphinx_autocast_demo.model import Environment, RunRecord, TensorDiff, VariantResult, Verdict
+from sphinx_autocast_demo.model import Environment, Frame, RunRecord, TensorDiff, VariantResult, Verdict
 from sphinx_autocast_demo.syntax import parse_values
 
 OFF = parse_values("off", "cpu", "bfloat16")[0]
@@ -31,7 +31,8 @@ def diff(name: str, equal: bool = False, max_abs: float | None = None, note: str
     (Verdict("matches"), "matches eager"),
     (Verdict("matches", max_abs=1.5e-4), "matches eager (max |\u0394| 1.5e-04)"),
     (Verdict("matches", cut="a generator it could not follow"),
-     "matches eager; partly: a generator it could not follow"),
+     "matches eager in what was compared (partial view accepted: a generator it could not "
+     "follow)"),
     # The first tensor that differs is named; the rest are counted.
     (Verdict("differs", diffs=(diff("a", equal=True, max_abs=0.0), diff("w.grad", max_abs=0.5),
                                diff("y", note="dtype float16, eager float32"), diff("z"))),
@@ -94,6 +95,12 @@ def test_the_value_cell_shows_the_line_to_copy_or_torchs_default():
         "not set: torch's default")
     reset = VariantResult(OFF, Verdict("matches"), RunRecord("ok", config_set=("'off'", "True")), OK)
     assert cells.value_cell(found, reset).astext().endswith("then set by the snippet itself to 'off', True")
+    # The line that set it, in the page's coordinates (the demo's own code is the last part).
+    frame = Frame(len(found.codes) - 1, 1, "<module>", "")
+    at = RunRecord("ok", config_set=("'off'",), config_set_at=(frame,))
+    line = found.codes[-1].doc_line(1)
+    assert cells.value_cell(found, VariantResult(OFF, Verdict("matches"), at, OK)).astext().endswith(
+        f"then set by the snippet itself to 'off' (line {line})")
 
 
 def test_the_table_and_its_headings():

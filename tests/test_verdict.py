@@ -84,7 +84,8 @@ def test_a_row_whose_snippet_sets_the_varied_config_says_what_it_ran_under(build
     rows = build.html("index").find(id="sets-config").select("tbody tr")
     said = [row.select_one(".autocast-demo-config-set") for row in rows]
     assert [s.get_text() if s else None for s in said] == [
-        "then set by the snippet itself to 'off'", None, "then set by the snippet itself to 'off'"]
+        "then set by the snippet itself to 'off' (line 127)", None,
+        "then set by the snippet itself to 'off' (line 127)"]  # (the patch line)
 
 
 def test_the_seeds_third_layout_shows_its_verdicts_with_no_option_set(build):
@@ -120,3 +121,59 @@ def test_a_config_this_torch_lacks_is_its_own_outcome(build):
     assert (f"index.rst:167: WARNING: value yes: torch {version('torch')} has no config "
             "torch._functorch.config.not_in_any_release") in build.warnings
     assert "[autocast_demo.no-config]" in build.warnings
+
+
+def differing(build, ident, value="same_as_forward"):
+    vr = next(v for v in build.result("index", ident).variants if v.variant.name == value)
+    return {d.name for d in vr.verdict.diffs if not d.equal}
+
+
+def diffs_by_name(build, ident, value="same_as_forward"):
+    vr = next(v for v in build.result("index", ident).variants if v.variant.name == value)
+    return {d.name: d for d in vr.verdict.diffs}
+
+
+@pytest.mark.parametrize(("ident", "paths"), [
+    ("helper-module", {"keeper._grad"}),  # a helper module's class, an underscored attribute
+    ("holders", {"model.noted.grad", "kept.grad", "step.args[0]"}),  # dataclass, slot, partial
+    ("wrapper", {"t.a", "t.b"}),  # TwoTensor: read through its inner tensors
+])
+def test_a_tensor_is_found_whatever_class_keeps_it(build, ident, paths):
+    assert outcomes(build, ident) == {"same_as_forward": "differs", "off": "matches",
+                                      "autocast": "differs"}
+    assert differing(build, ident) == paths
+    assert all(not vr.compiled.cut and not vr.eager.cut
+               for vr in build.result("index", ident).variants)
+
+
+def test_what_is_no_tensor_or_holds_no_values_is_said_never_read(build):
+    # A mock that says it is a tensor is an object; a meta tensor and an object that raises at
+    # every attribute are said in the cut; the tensor that differs is still found.
+    assert set(outcomes(build, "not-tensors").values()) == {"differs"}
+    for vr in build.result("index", "not-tensors").variants:
+        assert vr.compiled.status == vr.eager.status == "ok"
+        assert differing(build, "not-tensors", vr.variant.name) == {"g"}
+        assert not any(t.name.startswith("fake") for t in vr.compiled.tensors)
+        assert "sealed could not be read (RuntimeError: sealed)" in vr.compiled.cut
+        assert "shape_only cannot be compared: a meta tensor" in vr.compiled.cut
+
+
+def test_each_kind_of_tensor_is_held_to_its_own_measure(build):
+    diffs = diffs_by_name(build, "kinds")
+    # A complex tensor within the tolerance matches; a numpy array of them is compared too.
+    assert diffs["close"].equal and 0 < (diffs["close"].max_abs or 0) < 1e-5
+    assert not diffs["arr"].equal and diffs["arr"].max_abs == pytest.approx(1.0)
+    # Integers exactly: 10001 against 10000 is within 1e-3 * (1 + 10000), and differs.
+    assert not diffs["n"].equal and diffs["n"].max_abs == 1.0
+    assert "exactly" in diffs["n"].note
+
+
+def test_equal_values_that_are_not_bitwise_equal_say_what_differs(build):
+    diffs = diffs_by_name(build, "bits")
+    zero, nan = ("equal values; differs only in the sign of zero",
+                 "equal values; differs only in NaN bit patterns")
+    assert diffs["zeros"].equal and diffs["zeros"].note == zero  # within the output tolerance
+    assert diffs["nans"].equal and diffs["nans"].note == nan
+    # A gradient is compared bitwise: a difference, and the note says it is none in value.
+    assert not diffs["leaf.grad"].equal and diffs["leaf.grad"].note == zero
+    assert diffs["leaf.grad"].max_abs == 0.0

@@ -20,8 +20,20 @@ import types
 from typing import Any
 
 from .imports import track_reads, writers_files
-from .observe import observe, track_autograd_grad
+from .observe import observe, track_autograd_grad, unreadable
+from .proofs import (
+    SET,
+    SET_AT,
+    SITES,
+    compiled_anything,
+    compiled_frames,
+    patch_entries,
+    watch_compiles,
+    watch_config,
+    why_nothing_compiled,
+)
 from .protocol import Job
+from .warned import show_warnings_on_one_line
 
 #: Prefix of the file names given to ``compile()``, so that frames of the writer's code can be
 #: told from ours and mapped back to the docs.
@@ -57,122 +69,77 @@ def resolve_config(path: str) -> tuple[Any, str]:
     return module, attr
 
 
-#: What a compile entry point becomes in the eager run: the function or module it was given.
-def _identity(model: Any = None, /, *args: Any, **kwargs: Any) -> Any:
-    return model if model is not None else (lambda fn: fn)
-
-
-def _identity_optimize(*args: Any, **kwargs: Any) -> Any:
-    return lambda fn: fn  # torch._dynamo.optimize(backend)(fn) and its decorator form
-
-
-def _patch_compile(mode: str, backend: str) -> None:
-    """Compiled mode: default the backend. Eager mode: every compile entry point a snippet
-    may call returns what it was given (the structural proof is :func:`compiled_frames`)."""
+def _dense(tensor: Any) -> Any:
+    """``tensor``'s values as a plain dense contiguous CPU tensor, read through torch alone."""
     import torch
-    import torch._dynamo
 
-    if mode == "eager":
-        torch.compile = _identity
-        torch.compiler.compile = _identity
-        torch.nn.Module.compile = lambda self, *a, **k: None  # type: ignore[method-assign, unused-ignore]
-        torch._dynamo.optimize = _identity_optimize
-        torch._dynamo.optimize_assert = _identity_optimize
-        return
-
-    original = torch.compile
-
-    def compile_with_backend(model: Any = None, /, *args: Any, **kwargs: Any) -> Any:
-        kwargs.setdefault("backend", backend)
-        return original(model, *args, **kwargs)
-
-    torch.compile = compile_with_backend
-
-
-#: Where the writer's code was each time dynamo began to compile in the eager run: (part,
-#: line, function, text) of the innermost frame of theirs (see :func:`watch_compiles`).
-_SITES: list[list[Any]] = []
-
-
-def watch_compiles(parts: list[str], texts: list[str]) -> None:
-    """In the eager run: note the writer's line that set off each compile, so that an entry
-    point we do not replace is pointed at where the snippet calls it."""
-    try:
-        from torch._dynamo.callback import callback_handler
-    except ImportError:  # (another torch: the count alone still proves it)
-        return
-
-    def started(*args: Any) -> None:
-        frame = sys._getframe(1)
-        while frame is not None:
-            if frame.f_code.co_filename in parts:
-                _SITES.append(writers_frame(parts, texts, frame.f_code.co_filename,
-                                            frame.f_lineno, frame.f_code.co_name))
-                return
-            frame = frame.f_back  # type: ignore[assignment]
-
-    callback_handler.register_start_callback(started)
-
-
-def compiled_frames() -> tuple[int, list[str]]:
-    """How many frames dynamo compiled in this run, and their functions' names."""
-    from torch._dynamo import utils
-
-    count = int(utils.counters["frames"].get("total", 0))
-    names = [m.co_name for m in utils.get_compilation_metrics() if m.co_name] if count else []
-    return count, list(dict.fromkeys(names))
-
-
-#: The values the snippet itself gave the varied config, where they are not the row's own
-#: (``repr``, each once, at most :data:`MAX_SET`): the row says it ran under them too.
-_SET: list[str] = []
-MAX_SET = 8
-
-
-def watch_config(module: Any, attr: str, given: Any) -> None:
-    """From now on, note each write of ``module.attr`` (assignment, ``setattr`` or
-    ``config.patch``: all go through the config module's ``__setattr__``) of a value other than
-    ``given``, the row's: a row must not show a value the snippet replaced."""
-    cls = type(module)
-    super_setattr: Any = cls.__setattr__
-
-    def __setattr__(self: Any, name: str, value: Any) -> None:
-        if name == attr and value != given:
-            said = repr(value)
-            if said not in _SET and len(_SET) < MAX_SET:
-                _SET.append(said)
-        super_setattr(self, name, value)
-
-    if cls is not types.ModuleType:  # (a plain module: there is nothing to intercept)
-        # Past the config module's own __setattr__, which takes only config names.
-        types.ModuleType.__setattr__(module, "__class__",
-                                     type(cls.__name__, (cls,), {"__setattr__": __setattr__}))
+    # Not through a subclass's __torch_function__: the writer's code, which may print (the
+    # output is compared) or raise, and returns its subclass again.
+    with torch._C.DisableTorchFunctionSubclass():
+        t = tensor.detach()
+        if type(t) is not torch.Tensor:  # a subclass over a storage of its own (else: see below)
+            t = t.as_subclass(torch.Tensor)
+        t = t.cpu()
+        if t.is_quantized:
+            t = t.dequantize()
+        if t.layout != torch.strided:
+            t = t.to_dense()
+        # A conjugate or negative view keeps the values un-conjugated in memory, with a bit
+        # that says so: contiguous() leaves that bit, and the raw bytes would lie.
+        return t.resolve_conj().resolve_neg().contiguous()
 
 
 def _tensor_bytes(t: Any) -> bytes:
-    t = t.contiguous()
-    return ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()) if t.numel() else b""
+    """The bytes of a tensor :func:`_dense` made; anything else is refused, never read."""
+    import torch
+
+    if (type(t) is not torch.Tensor or t.layout != torch.strided or t.device.type != "cpu"
+            or t.is_quantized or t.is_nested or t.is_conj() or t.is_neg() or not t.is_contiguous()):
+        raise TypeError("not a plain dense CPU tensor")
+    size = t.numel() * t.element_size()
+    if not size:
+        return b""
+    # A wrapper or fake tensor that slipped through has no memory of its own (address 0).
+    if not t.data_ptr() or t.storage_offset() * t.element_size() + size > t.untyped_storage().nbytes():
+        raise ValueError("its storage does not hold its values")
+    return ctypes.string_at(t.data_ptr(), size)
+
+
+def _float64(t: Any) -> Any | None:
+    """A float64 copy of ``t``'s numbers (a complex one's as (real, imaginary) pairs), or None
+    for a dtype with no numbers (bits, packed float4): those are compared by their bytes only."""
+    import torch
+
+    try:
+        if t.is_complex():
+            return torch.view_as_real(t.to(torch.complex128)).contiguous()
+        return t.to(torch.float64)
+    except (RuntimeError, TypeError):
+        return None
 
 
 def collect_tensors(namespace: dict[str, Any], data_path: str) -> tuple[list[dict[str, Any]], str]:
     """Every tensor a reader could reach (:func:`.observe.observe`), and why the view is cut.
 
     Exact bytes are hashed for bitwise comparison; float64 copies go to ``data_path`` so that
-    the parent can compute max |difference| without importing torch.
+    the parent can compute max |difference| without importing torch. A tensor that cannot be
+    read is a cut of the view, never the snippet's error.
     """
-    import torch
-
     view = observe(namespace)
     records: list[dict[str, Any]] = []
     copied = 0
     with open(data_path, "wb") as data:
         for name, kind, tensor in view.tensors:
-            t = tensor.detach().cpu()
-            if t.is_quantized:
-                t = t.dequantize()
-            if t.layout != torch.strided:
-                t = t.to_dense()
-            raw = _tensor_bytes(t)
+            try:
+                t = _dense(tensor)
+                raw = _tensor_bytes(t)
+                copy = _float64(t) if 0 < t.numel() <= MAX_DIFF_ELEMENTS else None
+                values = copy.numel() if copy is not None else 0
+                copied_raw = (_tensor_bytes(copy) if copy is not None
+                              and copied + values <= MAX_DIFF_TOTAL else None)
+            except Exception as exc:  # whatever a subclass or a storage does: one tensor unread
+                view.cut_because(unreadable(name, exc))
+                continue
             record: dict[str, Any] = {
                 "name": name,
                 "kind": kind,
@@ -181,11 +148,10 @@ def collect_tensors(namespace: dict[str, Any], data_path: str) -> tuple[list[dic
                 "sha256": hashlib.sha256(raw).hexdigest(),
                 "offset": None,
             }
-            if (0 < t.numel() <= MAX_DIFF_ELEMENTS and not t.is_complex()
-                    and copied + t.numel() <= MAX_DIFF_TOTAL):
+            if copied_raw is not None:
                 record["offset"] = data.tell()
-                data.write(_tensor_bytes(t.to(torch.float64)))
-                copied += t.numel()
+                data.write(copied_raw)
+                copied += values
             records.append(record)
     return records, view.cut
 
@@ -302,7 +268,7 @@ def run_job(job: Job) -> dict[str, Any]:
     # What the zygote's warm-up compiled is not this run's: count from zero.
     utils.counters.clear()
     getattr(utils, "clear_compilation_metrics", lambda: None)()
-    _patch_compile(job["mode"], job["backend"])
+    patch_entries(job["mode"], job["backend"])
     track_autograd_grad()
     track_reads()  # (a forked run has it from the worker already; a fresh interpreter not)
     reseed()
@@ -312,11 +278,17 @@ def run_job(job: Job) -> dict[str, Any]:
     texts = [*job["setup"], job["code"]]
     parts = [f"{CODE_FILE}{index}>" for index in range(len(texts))]
     if job["mode"] == "eager":
-        watch_compiles(parts, texts)
+        watch_compiles(parts, texts, writers_frame)
 
-    # ``__file__``: the page, so that a snippet finds files beside it (it runs elsewhere).
-    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": __builtins__,
-                                 "__file__": job.get("page", "")}
+    # The snippet runs as a script does: in the module ``__main__`` (torch.export, pickle and
+    # others look its functions' globals up there), whose ``__file__`` is the page, so that a
+    # snippet finds files beside it (it runs elsewhere). (A child of its own: nothing else
+    # needs the worker's ``__main__`` after this.)
+    main = types.ModuleType("__main__")
+    main.__file__ = job.get("page", "")
+    main.__builtins__ = __builtins__  # type: ignore[attr-defined]
+    sys.modules["__main__"] = main
+    namespace: dict[str, Any] = main.__dict__
     record: dict[str, Any] = {"status": "ok"}
     failure: BaseException | None = None
     try:
@@ -333,7 +305,7 @@ def run_job(job: Job) -> dict[str, Any]:
         else:
             given = decode_value(job["value"])
             setattr(module, attr, given)
-        watch_config(module, attr, given)
+        watch_config(module, attr, given, parts, texts, writers_frame)
         for filename, text in zip(parts, texts, strict=True):
             exec(compile(text, filename, "exec"), namespace)
         left = _close_modes()
@@ -354,23 +326,43 @@ def run_job(job: Job) -> dict[str, Any]:
             record["error"]["message"] = f"its tensors could not be read: {record['error']['message']}"
     if unset:
         # Read after the setups: what the compiled forward found (a setup may change the
-        # default, as a release would); a value the snippet set is said by config_set.
-        record["config_default"] = repr(getattr(module, attr))
-    if job["mode"] == "eager" and (compiled := compiled_frames())[0]:
-        # Not a verdict: compiled would be compared with compiled. Said where it compiled.
+        # default itself, as a release would). A value written over it is no default: then
+        # torch's own, as this process had it before any code of the page's ran.
+        record["config_default"] = repr(given if SET else getattr(module, attr))
+    return _finished(_not_a_verdict(record, job["mode"], len(texts)), start, failure)
+
+
+def _not_a_verdict(record: dict[str, Any], mode: str, parts: int) -> dict[str, Any]:
+    """``record`` as an error of its kind where the run cannot give a verdict of its row: an
+    eager run that compiled, a compiled run that compiled nothing (both would compare like
+    with like), a row whose value a setup wrote over before the demo ran (it never ran under
+    its own). Said where it happened. A value the demo's own code writes over is its point
+    (a recipe with ``config.patch``): the row says so (``config_set``) and stays a verdict."""
+    kind, message, frames = "", "", []
+    setup_set = [at for at in SET_AT if at and at[0] < parts - 1]
+    if setup_set:
+        kind, frames = "config-set", setup_set[:1]
+        message = f"a setup sets the config to {SET[SET_AT.index(setup_set[0])]} before the demo runs"
+    elif mode == "eager" and (compiled := compiled_frames())[0]:
         # (not how many frames: that varies with the value, and one problem is said once)
-        what = ", ".join(compiled[1]) or "a frame"
-        record = {"status": "raised", "error": {
-            "type": "EagerRunCompiled", "names": ["EagerRunCompiled"], "kind": "eager-compiled",
-            "message": f"dynamo compiled {what} in the eager run",
-            "frames": _SITES[:1]}}
-    return _finished(record, start, failure)
+        kind, frames = "eager-compiled", SITES[:1]
+        message = f"dynamo compiled {', '.join(compiled[1]) or 'a frame'} in the eager run"
+    elif mode == "compiled" and record["status"] == "ok" and not compiled_anything():
+        kind, message = "compiled-nothing", f"the compiled run compiled nothing: {why_nothing_compiled()}"
+    if not kind:
+        return record
+    return {"status": "raised", "error": {"type": "NotAVerdict", "names": ["NotAVerdict"],
+                                          "kind": kind, "message": message, "frames": frames}}
 
 
 def _finished(record: dict[str, Any], start: float, failure: BaseException | None) -> dict[str, Any]:
-    record["config_set"] = _SET
+    record["config_set"] = SET
+    # Where the first of them was set (the row names the line): a frame of the writer's, if any.
+    record["config_set_at"] = SET_AT[:1] if SET_AT and SET_AT[0] else []
     record["seconds"] = time.perf_counter() - start
     record["imports"] = writers_files(failure)
+    # A pid the snippet prints differs between any two runs: the comparison names it as such.
+    record["pid"] = os.getpid()
     return record
 
 
@@ -410,6 +402,7 @@ def run_and_write(job: Job) -> None:
     """Child entry point: run, then write the record atomically where the parent looks."""
     os.chdir(job["cwd"])
     watch(job)
+    show_warnings_on_one_line()
     record = run_job(job)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -2,20 +2,41 @@
 top-level names, each named by the path a reader would write (``g[0]``, ``model.bn.running_mean``,
 ``opt.state[0]['exp_avg']``). Runs in the child, with torch; the parent compares by path.
 
-Reached: tensors (and numeric numpy arrays) bound at top level or inside tuples, lists, dicts,
-namedtuples, dataclasses and the attributes of objects of classes the snippet defined; every
-``nn.Module``'s parameters, buffers and plain tensor attributes; an optimizer's state; and
-the ``.grad`` of every reached tensor that has one (leaves, and non-leaves that retain it).
-Gradients returned by ``torch.autograd.grad`` count as gradients wherever they are put.
-Not reached: objects of other libraries (their insides are not the page's), sets (no order),
-closures and other modules' globals. The walk is bounded; a cut view is said, never hidden.
+Reached, whichever module defined the class (the snippet, a helper module beside the page,
+another library): tensors and numeric numpy arrays (bool, integer, float, complex); tuples,
+lists, deques, dicts, namedtuples, numpy arrays of objects; the attributes of objects (their
+``__dict__`` and every set slot of the MRO: dataclasses among them); a ``functools.partial``'s
+function, arguments and keywords; every ``nn.Module``'s parameters, buffers and other
+attributes of any kind, its submodules' too; an optimizer's state, param groups and defaults;
+and the ``.grad`` of every reached tensor that has one (leaves, and non-leaves that retain
+it). Gradients returned by ``torch.autograd.grad`` count as gradients wherever they are put.
+
+Tensors are read through torch: a wrapper subclass (one with ``__tensor_flatten__``, e.g.
+TwoTensor) by its inner tensors (``t.a``), a nested tensor by its components
+(``t.unbind()[0]``). Meta and fake tensors hold no values: they are said in the cut. An object
+that only claims to be a tensor (a mock with ``spec=torch.Tensor``) is an object, never read.
+
+Not reached: values that are not tensors (numbers, strings, numpy arrays of strings or dates:
+only what the snippet printed of them is compared); classes, functions, bound methods,
+closures and generators (what they hold is code's state, not a value a reader names);
+modules, and so other modules' globals; the standard library's objects other than its
+containers (a logger, a lock, a file: the interpreter's state); torch's own machinery (the
+objects of its private modules, the underscored attributes of its classes). A set is no view
+(its items have no order to name them by): one holding more than plain values is said in the
+cut. The walk is bounded, and an object it cannot read is said in the cut: a partial view is
+never hidden.
 """
 
 from __future__ import annotations
 
+import array
 import dataclasses
+import enum
+import functools
+import io
 import sys
 import types
+import weakref
 from collections import deque
 from typing import Any, Literal
 
@@ -54,94 +75,286 @@ def track_autograd_grad() -> None:
 @dataclasses.dataclass
 class View:
     tensors: list[tuple[str, Kind, Any]]
-    cut: str = ""  # why the view is partial, for a reader; empty: everything was reached
+    #: Why the view is partial, each reason once, in the order met; none: everything was reached.
+    reasons: list[str] = dataclasses.field(default_factory=list)
+
+    def cut_because(self, reason: str) -> None:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+    @property
+    def cut(self) -> str:
+        """Why the view is partial, for a reader; empty: everything was reached."""
+        shown = self.reasons[:MAX_REASONS]
+        more = len(self.reasons) - len(shown)
+        return "; ".join(shown) + (f"; and {more} more" if more else "")
+
+
+#: How many reasons a cut says (a hundred meta parameters are one problem, said thrice).
+MAX_REASONS = 3
+
+
+def unreadable(path: str, exc: BaseException) -> str:
+    """A cut's reason for an object or tensor whose reading raised."""
+    lines = str(exc).strip().splitlines()
+    return f"{path} could not be read ({type(exc).__name__}{': ' + lines[0] if lines else ''})"
 
 
 def observe(namespace: dict[str, Any]) -> View:
     """Every tensor a reader could reach from ``namespace``, breadth first (so each container
     is named by its shortest path), in a stable order."""
-    import torch
+    return _Walk(namespace).run()
 
-    numpy = sys.modules.get("numpy")
-    found: list[tuple[str, Kind, Any]] = []
-    seen: set[int] = set()
-    todo: deque[tuple[str, Any, int]] = deque(
-        (name, namespace[name], 0) for name in sorted(namespace) if not name.startswith("_"))
-    looked = 0
-    cut = ""
 
-    def add(path: str, kind: Kind, tensor: Any) -> None:
-        found.append((path, kind, tensor))
-        # .grad of a non-leaf that does not retain it warns and is None: ask only where it can be.
-        if tensor.is_leaf or tensor.retains_grad:
-            grad = tensor.grad
-            if grad is not None:
-                found.append((f"{path}.grad", "grad", grad))
+#: Values with nothing of the page's inside (checked by exact type first: the common case).
+_ATOMS: tuple[type, ...] = (str, bytes, bytearray, int, float, complex, bool, type(None),
+                            range, slice, type(Ellipsis))
+_LEAVES: tuple[type, ...] = (
+    *_ATOMS, type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+    types.MethodType, types.MethodWrapperType, types.WrapperDescriptorType,
+    types.MethodDescriptorType, types.ClassMethodDescriptorType, types.GetSetDescriptorType,
+    types.MemberDescriptorType, types.CodeType, types.FrameType, types.TracebackType,
+    types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType, types.CellType,
+    property, staticmethod, classmethod, enum.Enum, weakref.ReferenceType, io.IOBase,
+    memoryview, array.array)
 
-    while todo:
-        if len(found) >= MAX_TENSORS:
-            cut = f"the first {MAX_TENSORS:,} tensors were compared"
-            break
-        if looked >= MAX_OBJECTS:
-            cut = f"the first {MAX_OBJECTS:,} objects were looked at"
-            break
-        path, value, depth = todo.popleft()
-        looked += 1
-        if isinstance(value, torch.Tensor):
-            add(path, "grad" if id(value) in _GRAD_IDS else "value", value)
-            continue
-        if numpy is not None and isinstance(value, numpy.ndarray):
-            if value.dtype.kind in "biuf":
-                found.append((path, "value", torch.from_numpy(value.copy())))
-            continue
-        if isinstance(value, torch.nn.Module):
+
+def _leaf_types(torch: Any) -> tuple[type, ...]:
+    names = ("dtype", "device", "Size", "layout", "memory_format", "finfo", "iinfo", "Generator",
+             "Stream", "Event")
+    return (*_LEAVES, *(getattr(torch, name) for name in names if hasattr(torch, name)))
+
+
+#: The standard library's holders a page's values are put in; its other classes hold the
+#: interpreter's state (a logger reaches every logger of the process, torch's among them).
+_STDLIB_HOLDERS: tuple[type, ...] = (dict, list, tuple, deque, set, frozenset,
+                                     types.SimpleNamespace, functools.partial)
+
+
+def _stdlib_state(cls: type) -> bool:
+    module = (getattr(cls, "__module__", None) or "").partition(".")[0]
+    return module in sys.stdlib_module_names and not issubclass(cls, _STDLIB_HOLDERS)
+
+
+def _from_torch(cls: type) -> bool:
+    module = getattr(cls, "__module__", None) or ""
+    return module == "torch" or module.startswith("torch.")
+
+
+def _torch_machinery(cls: type) -> bool:
+    """A class of torch's private modules (``torch._dynamo``, ``torch._C``, ...): its objects
+    are the compiler's and the dispatcher's state, never a page's, and they reach much of it."""
+    return _from_torch(cls) and any(part.startswith("_") for part in cls.__module__.split(".")[1:])
+
+
+def _plain(value: Any) -> bool:
+    return type(value) in _ATOMS or (type(value) is tuple and all(_plain(v) for v in value))
+
+
+class _Walk:
+    """One breadth-first walk from a namespace's names (see :func:`observe`)."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        import torch
+
+        self.torch = torch
+        self.numpy: Any = sys.modules.get("numpy")
+        self.leaves = _leaf_types(torch)
+        self.view = View([])
+        self.seen: set[int] = set()
+        self.recorded: set[int] = set()  # the tensors found, by id (kept alive by the view)
+        self.looked = 0
+        # Parameters named through an optimizer's param groups: only those no other path reached.
+        self.aliases: list[tuple[str, Any]] = []
+        self.todo: deque[tuple[str, Any, int]] = deque(
+            (name, namespace[name], 0) for name in sorted(namespace) if not name.startswith("_"))
+
+    def run(self) -> View:
+        while self.todo:
+            if self.full():
+                return self.view
+            path, value, depth = self.todo.popleft()
+            self.looked += 1
+            try:
+                self.visit(path, value, depth)
+            except Exception as exc:  # an attribute, a property, a __class__ that raises
+                self.view.cut_because(unreadable(path, exc))
+        for path, param in self.aliases:
+            if self.full():
+                break
+            if id(param) not in self.recorded:
+                self.tensor(path, "value", param)
+        return self.view
+
+    def full(self) -> bool:
+        if len(self.view.tensors) >= MAX_TENSORS:
+            self.view.cut_because(f"the first {MAX_TENSORS:,} tensors were compared")
+            return True
+        if self.looked >= MAX_OBJECTS:
+            self.view.cut_because(f"the first {MAX_OBJECTS:,} objects were looked at")
+            return True
+        return False
+
+    def visit(self, path: str, value: Any, depth: int) -> None:
+        torch, cls = self.torch, type(value)
+        # By type(), never isinstance(): a mock with spec=torch.Tensor says it is a tensor
+        # through __class__, and reading its "data" would read any memory.
+        if issubclass(cls, torch.Tensor):
+            self.tensor(path, "grad" if id(value) in _GRAD_IDS else "value", value)
+            return
+        if self.numpy is not None and issubclass(cls, self.numpy.ndarray):
+            self.array(path, value, depth)
+            return
+        if issubclass(cls, torch.nn.Module):
             # torch.compile(model) wraps it, the eager run's torch.compile returns it as it
             # is: what the module itself holds, once, whichever name reaches it first.
             inner = getattr(value, "_orig_mod", None)
             value = inner if isinstance(inner, torch.nn.Module) else value
-        if id(value) in seen or not _walked(value, torch):
-            continue
+        elif issubclass(cls, self.leaves) or _stdlib_state(cls) or (
+                _torch_machinery(cls) and not issubclass(cls, torch.optim.Optimizer)):
+            return
+        if id(value) in self.seen:
+            return
         if depth >= MAX_DEPTH:
-            cut = cut or f"containers deeper than {MAX_DEPTH} levels were not followed"
-            continue
-        seen.add(id(value))
-        todo.extend((child, item, depth + 1) for child, item in _children(path, value, torch))
-    return View(found, cut)
+            self.view.cut_because(f"containers deeper than {MAX_DEPTH} levels were not followed")
+            return
+        self.seen.add(id(value))
+        self.todo.extend((child, item, depth + 1) for child, item in self.children(path, value)
+                         if type(item) not in _ATOMS)
 
+    def tensor(self, path: str, kind: Kind, tensor: Any, inside: int = 0) -> None:
+        """Record ``tensor``, or the tensors it is made of, and its ``.grad``."""
+        torch = self.torch
+        if inside > MAX_DEPTH:
+            self.view.cut_because(f"{path} could not be read (tensors nested too deep)")
+            return
+        self.recorded.add(id(tensor))
+        if tensor.is_nested:  # (a jagged one is a wrapper too: its components are what is seen)
+            for i, part in enumerate(tensor.unbind()):
+                self.tensor(f"{path}.unbind()[{i}]", kind, part, inside + 1)
+        elif type(tensor) not in (torch.Tensor, torch.nn.Parameter) and hasattr(
+                tensor, "__tensor_flatten__"):
+            names, _context = tensor.__tensor_flatten__()
+            for name in names:
+                self.tensor(f"{path}.{name}", kind, getattr(tensor, name), inside + 1)
+        elif (held := _without_values(tensor, torch)) is not None:
+            self.view.cut_because(f"{path} cannot be compared: {held} (only its dtype "
+                                  "and shape are known)")
+        else:
+            self.view.tensors.append((path, kind, tensor))
+        # .grad of a non-leaf that does not retain it warns and is None: ask only where it can be.
+        if tensor.is_leaf or tensor.retains_grad:
+            grad = tensor.grad
+            if grad is not None:
+                self.tensor(f"{path}.grad", "grad", grad, inside + 1)
 
-def _walked(value: Any, torch: Any) -> bool:
-    """Is ``value`` a container whose insides a reader sees as the snippet's own?"""
-    if isinstance(value, torch.nn.Module | torch.optim.Optimizer | list | tuple | dict):
-        return True
-    if isinstance(value, types.SimpleNamespace) or dataclasses.is_dataclass(value):
-        return not isinstance(value, type)
-    # An instance of a class the snippet itself defined (its code runs as __main__).
-    return (not isinstance(value, type | types.ModuleType | types.FunctionType)
-            and type(value).__module__ == "__main__" and hasattr(value, "__dict__"))
+    def array(self, path: str, value: Any, depth: int) -> None:
+        kind = value.dtype.kind
+        if kind in "biufc":
+            try:
+                self.view.tensors.append(
+                    (path, "value", self.torch.from_numpy(self.numpy.array(value, order="C"))))
+            except (TypeError, ValueError, RuntimeError) as exc:  # float128, a foreign byte order
+                self.view.cut_because(unreadable(path, exc))
+        elif kind == "O" and id(value) not in self.seen:  # objects: a container like a list
+            self.seen.add(id(value))
+            self.todo.extend(
+                (f"{path}[{', '.join(map(str, index))}]", value[index], depth + 1)
+                for index in self.numpy.ndindex(value.shape) if type(value[index]) not in _ATOMS)
+        # (strings, dates: values, compared only through what is printed of them)
 
+    def children(self, path: str, value: Any) -> list[tuple[str, Any]]:
+        torch = self.torch
+        if isinstance(value, torch.nn.Module):
+            return self.module(path, value)
+        if isinstance(value, torch.optim.Optimizer):
+            return self.optimizer(path, value)
+        if isinstance(value, dict):
+            return [(f"{path}[{key!r}]" if isinstance(key, str | int | float | bool) else f"{path}[#{i}]",
+                     item) for i, (key, item) in enumerate(value.items())]
+        if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
+            return [(f"{path}.{name}", item) for name, item in zip(value._fields, value, strict=False)]
+        if isinstance(value, list | tuple | deque):
+            return [(f"{path}[{i}]", item) for i, item in enumerate(value)]
+        if isinstance(value, set | frozenset):
+            if not all(_plain(item) for item in value):
+                self.view.cut_because(f"{path} is a set: its items have no order to be compared by")
+            return []
+        items = []
+        if isinstance(value, functools.partial):
+            items = [(f"{path}.func", value.func)]
+            items += [(f"{path}.args[{i}]", item) for i, item in enumerate(value.args)]
+            items += [(f"{path}.keywords[{key!r}]", item) for key, item in value.keywords.items()]
+        # The underscored attributes of a writer's or a helper's class are as observable as
+        # any (a ``_grad`` it keeps); those of torch's own classes are torch's bookkeeping.
+        return items + _attributes(path, value, private=not _from_torch(type(value)))
 
-def _children(path: str, value: Any, torch: Any) -> list[tuple[str, Any]]:
-    if isinstance(value, torch.nn.Module):
-        module = value
+    def module(self, path: str, module: Any) -> list[tuple[str, Any]]:
         items = [(f"{path}.{name}", p) for name, p in module.named_parameters()]
         items += [(f"{path}.{name}", b) for name, b in module.named_buffers()]
-        # Plain attributes the writer set (a tensor kept on the module, a list of them).
-        items += [(f"{path}.{name}", v) for name, v in vars(module).items()
-                  if not name.startswith("_") and isinstance(v, torch.Tensor | list | tuple | dict)]
+        # The other attributes of it and of its submodules, of any kind (a tensor, a list of
+        # them, a dataclass); the submodules themselves once, through it.
+        for name, sub in module.named_modules():
+            self.seen.add(id(sub))
+            # Of a writer's subclass, its underscored attributes too, but for nn.Module's own.
+            private = not _from_torch(type(sub))
+            items += _attributes(f"{path}.{name}" if name else path, sub, private,
+                                 skip=_module_own(self.torch))
         return items
-    if isinstance(value, torch.optim.Optimizer):
+
+    def optimizer(self, path: str, optimizer: Any) -> list[tuple[str, Any]]:
         # Its state is keyed by the parameters themselves: name them by their order.
-        index = {id(p): i for i, p in
-                 enumerate(p for group in value.param_groups for p in group["params"])}
-        return [(f"{path}.state[{index.get(id(param), '?')}][{key!r}]", item)
-                for param, state in value.state.items() for key, item in state.items()]
-    if isinstance(value, dict):
-        return [(f"{path}[{key!r}]" if isinstance(key, str | int | float | bool) else f"{path}[#{i}]",
-                 item) for i, (key, item) in enumerate(value.items())]
-    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
-        return [(f"{path}.{name}", item) for name, item in zip(value._fields, value, strict=False)]
-    if isinstance(value, list | tuple):
-        return [(f"{path}[{i}]", item) for i, item in enumerate(value)]
-    if dataclasses.is_dataclass(value):
-        return [(f"{path}.{f.name}", getattr(value, f.name, None)) for f in dataclasses.fields(value)]
-    return [(f"{path}.{name}", item) for name, item in vars(value).items() if not name.startswith("_")]
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        index = {id(p): i for i, p in enumerate(params)}
+        items = [(f"{path}.state[{index.get(id(param), '?')}][{key!r}]", item)
+                 for param, state in optimizer.state.items() for key, item in state.items()]
+        for g, group in enumerate(optimizer.param_groups):
+            items += [(f"{path}.param_groups[{g}][{key!r}]", item)
+                      for key, item in group.items() if key != "params"]
+            # Mostly the model's own parameters, named through it: these paths only for those
+            # that nothing else reaches (after the walk).
+            self.aliases += [(f"{path}.param_groups[{g}]['params'][{i}]", p)
+                             for i, p in enumerate(group["params"])]
+        return items + _attributes(path, optimizer, private=False, skip={"state", "param_groups"})
+
+
+_MODULE_OWN: set[str] = set()
+
+
+def _module_own(torch: Any) -> set[str]:
+    """The attributes every ``nn.Module`` has (its hooks, its registries): torch's, not the page's."""
+    if not _MODULE_OWN:
+        _MODULE_OWN.update(vars(torch.nn.Module()))
+    return _MODULE_OWN
+
+
+def _attributes(path: str, value: Any, private: bool,
+                skip: set[str] | frozenset[str] = frozenset()) -> list[tuple[str, Any]]:
+    """An object's attributes: its ``__dict__``, then every slot of its MRO that is set;
+    those named with an underscore only where ``private``, none named in ``skip``."""
+    found = dict(vars(value)) if hasattr(value, "__dict__") else {}
+    for cls in type(value).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            if slot in ("__dict__", "__weakref__"):
+                continue
+            name = f"_{cls.__name__.lstrip('_')}{slot}" if slot.startswith("__") else slot
+            descriptor = cls.__dict__.get(name)
+            if descriptor is None:
+                continue
+            try:  # the class's own descriptor: a subclass's __getattr__ cannot answer for it
+                found.setdefault(name, descriptor.__get__(value, cls))
+            except AttributeError:  # a slot never set: nothing there to observe
+                continue
+    return [(f"{path}.{name}", item) for name, item in found.items()
+            if (private or not name.startswith("_")) and name not in skip]
+
+
+def _without_values(tensor: Any, torch: Any) -> str | None:
+    """What kind of tensor ``tensor`` is when it holds no values to compare, else None."""
+    if tensor.is_meta:
+        return "a meta tensor"
+    fake = sys.modules.get("torch._subclasses.fake_tensor")
+    if fake is not None and fake.is_fake(tensor):
+        return "a fake tensor"
+    return None

@@ -1,0 +1,235 @@
+"""What proves a run is what its verdict takes it for: the eager run eager, the compiled run
+compiled, and the value of the row the one the run had. Runs in the child, with torch.
+
+Every entry point into the compiler stack a snippet may call is replaced in the eager run by
+one that returns what it was given, and counted in the compiled run: ``torch.compile``,
+``torch.compiler.compile``, ``nn.Module.compile``, ``torch._dynamo.optimize`` (and
+``optimize_assert``), and AOTAutograd called directly (``aot_function``, ``aot_module`` and
+their aliases, as ``functorch.compile`` and ``torch._functorch`` export them). Only calls from
+outside torch are replaced: torch's own eager functions compile internally (``torch.cond``
+and the other higher-order ops), and must keep working; the frames they compile, and those
+``torch.export`` traces, are not the snippet's compiles and are counted apart
+(:data:`_INTERNAL`). Whatever else reaches dynamo in the eager run is caught by its count.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import types
+from typing import Any
+
+#: Frames dynamo compiled inside torch's own calls (a higher-order op's eager path, an
+#: export's trace), and how deep such calls are nested now: neither the eager run's nor the
+#: compiled run's compiles of the snippet.
+_INTERNAL = {"frames": 0, "depth": 0}
+#: AOTAutograd entry points the snippet called itself (the compiled run's proof, where dynamo
+#: compiled nothing).
+_AOT = {"calls": 0}
+#: Where the writer's code was each time dynamo began to compile in the eager run: (part,
+#: line, function, text) of the innermost frame of theirs (see :func:`watch_compiles`).
+SITES: list[list[Any]] = []
+
+
+def _from_torch(depth: int) -> bool:
+    """Is the frame ``depth`` levels up inside torch's own package (or functorch's)?"""
+    import torch
+
+    filename = sys._getframe(depth + 1).f_code.co_filename
+    roots = (os.path.dirname(torch.__file__) + os.sep,
+             os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), "functorch") + os.sep)
+    return filename.startswith(roots)
+
+
+def _frames() -> int:
+    from torch._dynamo import utils
+
+    return int(utils.counters["frames"].get("total", 0))
+
+
+def _internal(fn: Any) -> Any:
+    """``fn``, whose calls compile only what torch itself asked for: counted apart."""
+    if not callable(fn):
+        return fn
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        before = _frames()
+        _INTERNAL["depth"] += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _INTERNAL["depth"] -= 1
+            _INTERNAL["frames"] += _frames() - before
+
+    return call
+
+
+def _given(model: Any = None, /, *args: Any, **kwargs: Any) -> Any:
+    """The eager run's ``torch.compile``: the function or module it was given."""
+    return model if model is not None else (lambda fn: fn)
+
+
+def _given_optimize(*args: Any, **kwargs: Any) -> Any:
+    return lambda fn: fn  # torch._dynamo.optimize(backend)(fn) and its decorator form
+
+
+def _given_aot(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+    return fn  # aot_function(fn, fw_compiler, ...) and aot_module(module, ...)
+
+
+def _entry(real: Any, eager: Any, mode: str, aot: bool = False) -> Any:
+    """An entry point as the run sees it: torch's own callers get ``real`` (its result counted
+    apart); the snippet's get ``eager`` in the eager run, ``real`` in the compiled one."""
+
+    @functools.wraps(real)
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        if _from_torch(1):
+            return _internal(real(*args, **kwargs))
+        if mode == "eager":
+            return eager(*args, **kwargs)
+        if aot:
+            _AOT["calls"] += 1
+        return real(*args, **kwargs)
+
+    entry._autocast_demo_entry = True  # type: ignore[attr-defined]
+    return entry
+
+
+def _traced(real: Any) -> Any:
+    """``torch.export.export`` and the like: a trace, not a compile of code that then runs."""
+
+    @functools.wraps(real)
+    def trace(*args: Any, **kwargs: Any) -> Any:
+        return _internal(real)(*args, **kwargs)
+
+    return trace
+
+
+def patch_entries(mode: str, backend: str) -> None:
+    """Replace every entry point (see the module's docstring) for a run in ``mode``; in the
+    compiled run, ``torch.compile`` calls that name no backend get ``backend``."""
+    import torch
+    import torch._dynamo
+    import torch._functorch.aot_autograd as aot_autograd
+
+    compile_ = torch.compile
+
+    def compile_with_backend(model: Any = None, /, *args: Any, **kwargs: Any) -> Any:
+        kwargs.setdefault("backend", backend)
+        return compile_(model, *args, **kwargs)
+
+    real_compile = compile_with_backend if mode == "compiled" else compile_
+    torch.compile = _entry(real_compile, _given, mode)
+    torch.compiler.compile = _entry(torch.compiler.compile, _given, mode)
+    module_compile = torch.nn.Module.compile
+    # (a method: the eager run's compiles nothing and returns None, as torch's does)
+    torch.nn.Module.compile = _entry(module_compile, lambda self, *a, **k: None, mode)  # type: ignore[method-assign, unused-ignore]
+    torch._dynamo.optimize = _entry(torch._dynamo.optimize, _given_optimize, mode)
+    torch._dynamo.optimize_assert = _entry(torch._dynamo.optimize_assert, _given_optimize, mode)
+    # AOTAutograd's own entry points, under every name a snippet may import them by: the
+    # modules that bound them before this run (functorch.compile binds them when first
+    # imported, which after this patch gives it ours).
+    holders = [aot_autograd, *(sys.modules[name] for name in
+                               ("functorch.compile", "torch._functorch.compilers")
+                               if name in sys.modules)]
+    for holder in holders:
+        for name in ("aot_function", "aot_module", "compiled_function", "compiled_module"):
+            real = getattr(holder, name, None)
+            if real is not None and not getattr(real, "_autocast_demo_entry", False):
+                setattr(holder, name, _entry(real, _given_aot, mode, aot=True))
+    for holder, name in ((torch.export, "export"), (torch._dynamo, "export")):
+        if hasattr(holder, name):
+            setattr(holder, name, _traced(getattr(holder, name)))
+
+
+def watch_compiles(parts: list[str], texts: list[str], frame_of: Any) -> None:
+    """In the eager run: note the writer's line that set off each compile, so that an entry
+    point we do not replace is pointed at where the snippet calls it (``frame_of`` makes the
+    record of that frame)."""
+    try:
+        from torch._dynamo.callback import callback_handler
+    except ImportError:  # (another torch: the count alone still proves it)
+        return
+
+    def started(*args: Any) -> None:
+        if _INTERNAL["depth"]:  # torch's own compile, inside a call of the snippet's
+            return
+        frame = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_filename in parts:
+                SITES.append(frame_of(parts, texts, frame.f_code.co_filename, frame.f_lineno,
+                                      frame.f_code.co_name))
+                return
+            frame = frame.f_back  # type: ignore[assignment]
+
+    callback_handler.register_start_callback(started)
+
+
+def compiled_frames() -> tuple[int, list[str]]:
+    """How many frames dynamo compiled for the snippet in this run (not torch's own, see
+    :data:`_INTERNAL`), and their functions' names."""
+    from torch._dynamo import utils
+
+    count = _frames() - _INTERNAL["frames"]
+    names = [m.co_name for m in utils.get_compilation_metrics() if m.co_name] if count else []
+    return count, list(dict.fromkeys(names))
+
+
+def compiled_anything() -> bool:
+    """Did the compiled run compile any of the snippet's code (dynamo or AOTAutograd)?"""
+    return compiled_frames()[0] > 0 or _AOT["calls"] > 0
+
+
+def why_nothing_compiled() -> str:
+    """Why a compiled run compiled nothing, as far as this process can tell."""
+    import torch._dynamo
+
+    if os.environ.get("TORCH_COMPILE_DISABLE", "") not in ("", "0"):
+        return "TORCH_COMPILE_DISABLE is set in the build's environment"
+    if getattr(torch._dynamo.config, "disable", False):
+        return "torch._dynamo.config.disable is set"
+    return "the snippet never reached torch.compile (or another entry point into the compiler)"
+
+
+#: The values the snippet itself gave the varied config, where they are not the row's own
+#: (``repr``, each once, at most :data:`MAX_SET`), and the writer's frame that first set each.
+SET: list[str] = []
+SET_AT: list[list[Any]] = []
+MAX_SET = 8
+
+
+def watch_config(module: Any, attr: str, given: Any, parts: list[str], texts: list[str],
+                 frame_of: Any) -> None:
+    """From now on, note each write of ``module.attr`` (assignment, ``setattr`` or
+    ``config.patch``: all go through the config module's ``__setattr__``) of a value other than
+    ``given``, the row's, and the writer's line that made it: a row must not show a value the
+    snippet replaced as its own."""
+    cls = type(module)
+    super_setattr: Any = cls.__setattr__
+
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if name == attr and value != given:
+            said = repr(value)
+            if said not in SET and len(SET) < MAX_SET:
+                SET.append(said)
+                SET_AT.append(_writers_frame(parts, texts, frame_of))
+        super_setattr(self, name, value)
+
+    if cls is not types.ModuleType:  # (a plain module: there is nothing to intercept)
+        # Past the config module's own __setattr__, which takes only config names.
+        types.ModuleType.__setattr__(module, "__class__",
+                                     type(cls.__name__, (cls,), {"__setattr__": __setattr__}))
+
+
+def _writers_frame(parts: list[str], texts: list[str], frame_of: Any) -> list[Any]:
+    """The innermost frame of the writer's code on the stack now; [] when there is none (a
+    helper module or a library set it, called from no code of the page's)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename in parts:
+            return list(frame_of(parts, texts, frame.f_code.co_filename, frame.f_lineno,
+                                 frame.f_code.co_name))
+        frame = frame.f_back  # type: ignore[assignment]
+    return []

@@ -1,0 +1,99 @@
+"""A verdict only where the runs are what it takes them for: the eager run eager and the
+compiled run compiled, whatever entry point the snippet uses; the row's value the one that
+ran; everything a reader could observe seen, or no match. One real build of
+tests/roots/test-proofs (real torch, inductor), and one with TORCH_COMPILE_DISABLE."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import app_build, copy_root, sphinx_build, verdicts
+
+MATCH = "\u2713 matches eager"
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory):
+    return app_build(copy_root("proofs", tmp_path_factory))
+
+
+def outcomes(build, ident):
+    return {vr.variant.name: vr.verdict.outcome for vr in build.result("index", ident).variants}
+
+
+def test_aot_autograd_called_directly_is_eager_in_the_eager_run(build):
+    # Before: aot_function compiled in the eager run too, so every value "matched".
+    assert outcomes(build, "aot-function") == {"same_as_forward": "differs", "off": "matches",
+                                               "autocast": "differs"}
+
+
+def test_torchs_own_eager_cond_still_works_in_the_eager_run(build):
+    # Before: the eager run's torch.compile broke torch.cond's internal compile: every value
+    # "differs (eager raised ...)".
+    assert outcomes(build, "cond") == {"same_as_forward": "differs", "off": "matches",
+                                       "autocast": "differs"}
+    assert "eager-compiled" not in build.warnings
+
+
+def test_export_then_compile_is_compared_as_a_script_runs_it(build):
+    # Before: strict export looked the snippet's globals up in the worker's own __main__
+    # ("module '__main__' has no attribute 'torch'") in both runs.
+    assert outcomes(build, "export") == {"same_as_forward": "differs", "off": "matches",
+                                         "autocast": "differs"}
+
+
+def test_a_compiled_run_that_compiled_nothing_is_no_verdict(build):
+    assert set(outcomes(build, "never-compiled").values()) == {"error"}
+    cells = verdicts(build.html("index"), "never-compiled")
+    assert all("compiled nothing" in c and not c.startswith("\u2713") for c in cells), cells
+    assert ("index.rst:75: WARNING: every value: the compiled run compiled nothing: the snippet "
+            "never reached torch.compile") in build.warnings, build.warnings
+    assert "[autocast_demo.compiled-nothing]" in build.warnings
+
+
+def test_a_setup_that_sets_the_config_makes_no_row_a_verdict(build):
+    # Before: each row was counted as a verdict of its own value, and the default row showed
+    # the setup's "off" as torch's default. (The off row ran under its own value.)
+    assert outcomes(build, "preset") == {"default": "error", "same_as_forward": "error",
+                                         "off": "matches"}
+    assert ("index.rst:22: WARNING: value default, same_as_forward: never ran under its own "
+            "value: a setup sets the config to 'off' before the demo runs") in build.warnings
+    assert "[autocast_demo.config-set]" in build.warnings
+
+
+def test_a_view_cut_too_deep_is_not_fully_compared_never_a_match(build):
+    # Before: under same_as_forward everything seen matched, the differing gradient lay deeper
+    # than the walk goes, and the row said "matches eager".
+    assert set(outcomes(build, "deep").values()) == {"error"}
+    cells = verdicts(build.html("index"), "deep")
+    assert all("not fully compared" in c and not c.startswith("\u2713") for c in cells), cells
+    assert "WARNING: every value: not fully compared:" in build.warnings
+    assert "add :partial-view:" in build.warnings and "[autocast_demo.partial-view]" in build.warnings
+
+
+def test_partial_view_takes_a_cut_match_and_the_page_says_so(build):
+    assert set(outcomes(build, "deep-accepted").values()) == {"matches"}
+    cells = verdicts(build.html("index"), "deep-accepted")
+    assert all(c.startswith(MATCH) and "in what was compared (partial view accepted:" in c
+               for c in cells), cells
+
+
+def test_only_the_planted_problems_fail_the_build(build):
+    assert build.app.statuscode == 1
+    failing = sorted({line.rsplit("[", 1)[-1] for line in build.warnings.splitlines()
+                      if "WARNING" in line})
+    assert failing == ["autocast_demo.compiled-nothing]", "autocast_demo.config-set]",
+                       "autocast_demo.partial-view]"], build.warnings
+
+
+def test_torch_compile_disable_gives_no_verdict_and_says_why(tmp_path_factory):
+    src = copy_root("proofs", tmp_path_factory)
+    # The page's setup and one demo that compiles through torch.compile.
+    text = (src / "index.rst").read_text(encoding="utf-8")
+    setup = text.split(".. autocast-demo-setup::\n   :group: preset")[0]
+    demo = text[text.index(".. autocast-demo::\n   :name: deep-accepted"):]
+    (src / "index.rst").write_text(setup + demo, encoding="utf-8")
+    result = sphinx_build(src, src / "_build" / "html", env={"TORCH_COMPILE_DISABLE": "1"})
+    assert result.returncode == 1
+    assert ("every value: the compiled run compiled nothing: TORCH_COMPILE_DISABLE is set in "
+            "the build's environment") in result.stderr, result.stderr
+    assert not any(c.startswith("\u2713") for c in verdicts(result.html("index"), "deep-accepted"))

@@ -1,0 +1,231 @@
+"""What a run's walk reaches and reads (engine/observe.py, job.collect_tensors), in this
+process, and how the parent holds each kind of tensor to its measure (compare.compare_tensor,
+no torch). The end-to-end demos are in test_verdict.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import struct
+from array import array
+
+import pytest
+
+from sphinx_autocast_demo.compare import compare_tensor
+from sphinx_autocast_demo.model import TensorRecord, Tolerance
+
+TOL = Tolerance(grad=0.0, output=1e-3)
+
+
+def compared(dtype, shape, a, b, kind="value", tol=TOL):
+    """compare_tensor of two records whose float64 copies are ``a`` and ``b``."""
+    left, right = struct.pack(f"<{len(a)}d", *a), struct.pack(f"<{len(b)}d", *b)
+    records = [TensorRecord("t", kind, dtype, tuple(shape), sha) for sha in ("x", "y")]
+    return compare_tensor(records[0], records[1], (left, 0), (right, 0), tol)
+
+
+def test_integers_and_booleans_are_compared_exactly_whatever_the_tolerance():
+    diff = compared("int64", [1], [10_001.0], [10_000.0])
+    assert not diff.equal and diff.max_abs == 1.0 and "exactly" in diff.note
+    assert not compared("bool", [1], [1.0], [0.0]).equal
+    assert compared("float32", [1], [10_001.0], [10_000.0]).equal  # (the same within 1e-3)
+
+
+def test_a_complex_tensor_is_compared_part_by_part_within_the_tolerance():
+    close = compared("complex64", [2], [1.0, 2.0, 3.0, -1.0], [1.0, 2.0, 3.0 + 1e-6, -1.0])
+    assert close.equal and 0 < (close.max_abs or 0) < 1e-5
+    assert not compared("complex64", [1], [1.0, 2.5], [1.0, 2.0]).equal
+
+
+def test_equal_values_not_bitwise_equal_say_what_differs():
+    zero = compared("float32", [2], [-0.0, 1.0], [0.0, 1.0])
+    assert zero.equal and zero.max_abs == 0.0
+    assert zero.note == "equal values; differs only in the sign of zero"
+    nan = compared("float32", [1], [-math.nan], [math.nan])
+    assert nan.note == "equal values; differs only in NaN bit patterns"
+    both = compared("float32", [2], [-0.0, -math.nan], [0.0, math.nan])
+    assert both.note == "equal values; differs only in the sign of zero and NaN bit patterns"
+    # A gradient is compared bitwise (tolerance 0): a difference, not one in value.
+    grad = compared("float32", [1], [-0.0], [0.0], kind="grad")
+    assert not grad.equal and grad.note == zero.note
+
+
+def test_a_data_file_cut_short_gives_no_values_never_a_crash():
+    records = [TensorRecord("t", "value", "float32", (4,), sha) for sha in ("x", "y")]
+    diff = compare_tensor(records[0], records[1], (b"\0" * 12, 0), (b"\0" * 32, 0), TOL)
+    assert not diff.equal and diff.max_abs is None and "not bitwise equal" in diff.note
+
+
+def walk(namespace):
+    from sphinx_autocast_demo.engine.observe import observe
+
+    view = observe(namespace)
+    return {path: tensor for path, _kind, tensor in view.tensors}, view.cut
+
+
+class Slotted:
+    __slots__ = ("__own", "kept", "unset")
+
+    def __init__(self, t):
+        self.kept = t
+        self.__own = t
+
+
+class MoreSlots(Slotted):
+    __slots__ = ("more",)
+
+
+@dataclasses.dataclass
+class Noted:
+    grad: object
+
+
+class Helper:
+    def __init__(self, t):
+        self._grad = t
+
+
+def test_every_holder_is_walked_by_the_path_a_reader_writes():
+    import torch
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(2, 2)
+            self.lin.noted = Noted(torch.ones(1))
+            self._cache = torch.ones(2)  # the writer's own, underscored
+
+    more = MoreSlots(torch.ones(3))
+    more.more = torch.ones(4)
+    found, cut = walk({"s": more, "net": torch.compile(Net()), "h": Helper(torch.ones(5)),
+                       "p": functools.partial(torch.add, torch.ones(6), other=torch.ones(7))})
+    assert {"s.more", "s.kept", "s._Slotted__own", "net.lin.weight", "net.lin.bias",
+            "net._cache", "net.lin.noted.grad", "h._grad", "p.args[0]",
+            "p.keywords['other']"} == set(found)
+    assert not cut
+
+
+def test_torchs_own_underscored_attributes_and_machinery_are_not_walked():
+    import logging
+
+    import torch
+
+    # (a logger reaches every logger of the process: the interpreter's state, not the page's)
+    found, cut = walk({"lin": torch.nn.Linear(2, 2), "dev": torch.device("cpu"),
+                       "dtype": torch.float32, "size": torch.Size([2]), "f": torch.compile(abs),
+                       "log": logging.getLogger("torch.demo")})
+    assert set(found) == {"lin.weight", "lin.bias"} and not cut
+
+
+def test_what_only_claims_to_be_a_tensor_is_an_object_never_read():
+    from unittest import mock
+
+    import torch
+
+    fake = mock.MagicMock(spec=torch.Tensor)
+    assert isinstance(fake, torch.Tensor)
+    found, cut = walk({"fake": fake, "real": torch.ones(1)})
+    assert set(found) == {"real"} and not cut
+
+
+def test_an_object_that_raises_when_read_is_a_cut():
+    import torch
+
+    class Sealed:
+        def __getattribute__(self, name):
+            raise RuntimeError("sealed")
+
+    found, cut = walk({"a": Sealed(), "b": torch.ones(1)})
+    assert set(found) == {"b"} and cut == "a could not be read (RuntimeError: sealed)"
+
+
+def test_wrapper_nested_meta_and_fake_tensors_are_read_through_torch_or_said():
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    with FakeTensorMode():
+        shaped = torch.empty(2)
+    two = TwoTensor(torch.ones(2), torch.zeros(2)).requires_grad_()
+    (two * 2).sum().backward()
+    nested = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])
+    found, cut = walk({"t": two, "n": nested, "m": torch.empty(2, device="meta"), "f": shaped})
+    assert set(found) == {"t.a", "t.b", "t.grad.a", "t.grad.b", "n.unbind()[0]", "n.unbind()[1]"}
+    assert type(found["t.a"]) is torch.Tensor
+    assert cut == ("f cannot be compared: a fake tensor (only its dtype and shape are known); "
+                   "m cannot be compared: a meta tensor (only its dtype and shape are known)")
+
+
+def test_a_set_of_tensors_and_a_view_too_deep_are_said():
+    import torch
+
+    deep: list[object] = [torch.ones(1)]
+    for _ in range(10):
+        deep = [deep]
+    found, cut = walk({"d": deep, "s": {torch.ones(1)}, "plain": {1, (2, "x")}})
+    assert not found
+    assert cut == ("s is a set: its items have no order to be compared by; containers "
+                   "deeper than 8 levels were not followed")
+
+
+def test_a_parameter_only_an_optimizer_holds_is_found_once():
+    import torch
+
+    alone = torch.ones(2, requires_grad=True)
+    shared = torch.nn.Linear(2, 2)
+    opt = torch.optim.SGD([alone, *shared.parameters()], lr=0.1)
+    found, _ = walk({"model": shared, "opt": opt})
+    assert set(found) == {"model.weight", "model.bias", "opt.param_groups[0]['params'][0]"}
+
+
+def collect(namespace, tmp_path):
+    from sphinx_autocast_demo.engine.job import collect_tensors
+
+    path = tmp_path / "data.bin"
+    records, cut = collect_tensors(namespace, str(path))
+    data = path.read_bytes()
+    return {r["name"]: r for r in records}, data, cut
+
+
+def copy_of(record, data):
+    count = math.prod(record["shape"]) * (2 if record["dtype"].startswith("complex") else 1)
+    values = array("d")
+    values.frombytes(data[record["offset"]: record["offset"] + 8 * count])
+    return list(values)
+
+
+def test_complex_and_conjugate_tensors_are_copied_as_their_values(tmp_path):
+    import numpy
+    import torch
+
+    # A conjugate view keeps the unconjugated numbers in memory and a bit that says so.
+    base = torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64)
+    records, data, cut = collect({"c": base.conj(), "same": base.conj().resolve_conj(),
+                                  "arr": numpy.array([1 + 1j])}, tmp_path)
+    assert copy_of(records["c"], data) == [1.0, -2.0, 3.0, 4.0]
+    assert records["c"]["sha256"] == records["same"]["sha256"]
+    assert copy_of(records["arr"], data) == [1.0, 1.0] and records["arr"]["dtype"] == "complex128"
+    assert not cut
+
+
+def test_a_tensor_that_cannot_be_read_is_a_cut_not_the_snippets_error(tmp_path):
+    import torch
+
+    class Refuses(torch.Tensor):
+        @classmethod
+        def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+            raise RuntimeError("no reading me")
+
+    odd = torch.Tensor._make_wrapper_subclass(Refuses, (2,), dtype=torch.float32)
+    records, _, cut = collect({"odd": odd, "ok": torch.ones(2)}, tmp_path)
+    assert set(records) == {"ok"}
+    assert cut.startswith("odd could not be read (")
+
+
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", "uint16", "bool"])
+def test_every_dtype_is_hashed_and_copied_where_it_has_numbers(tmp_path, dtype):
+    import torch
+
+    records, data, cut = collect({"t": torch.ones(3).to(getattr(torch, dtype))}, tmp_path)
+    assert copy_of(records["t"], data) == [1.0, 1.0, 1.0] and not cut
