@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 
 from . import docstrings, syntax
-from .check import normalize_output
 from .model import WARNING_TYPE
 from .newrecord import Blocked, new_expect
+from .printed import normalize_output
 from .scopes import split_scope
 from .state import all_docs
 

@@ -2,54 +2,23 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import syntax
 from .config import conf_line
-from .engine.warned import WARNING_LINE
 from .model import Finding
+from .printed import normalize_output
 from .scopes import conflict
 
 if TYPE_CHECKING:
     from .engine.protocol import EngineFault
     from .model import DemoResult, Location, RunRecord, SnippetError, VariantResult
 
-_NOISE = (
-    # A warning as a run prints it, on one line whatever its message (engine/warned.py): its
-    # category alone, as the legacy form below.
-    (WARNING_LINE, r"<\1>"),
-    # Object addresses, as a repr gives them (``<object object at 0x7f...>``, ``<function f at
-    # 0x...>``): only after ``at``, so that a printed hex value (a bit pattern, ``0x3f80``) is
-    # still compared.
-    (re.compile(r"\bat 0x[0-9a-fA-F]+\b"), "at 0x?"),
-    (re.compile(r"\b\d+(\.\d+)?(e-?\d+)?\s?(ns|us|µs|ms|s|sec|seconds)\b"), "<time>"),
-    # A warning's file and line, and its text (which may hold a time or a value), vary: keep
-    # its category. Warnings raised by the writer's own code name our ``<autocast-demo-N>``.
-    # (Python's own form: a record written by hand, or a warning printed where our hook was
-    # not, as in a process the snippet started.)
-    (re.compile(r"(?m)^(?:\S+\.py|<autocast-demo-\d+>):\d+: (\w+Warning): .*(\n[ \t]+.*)?$"),
-     r"<\1>"),
-    # torch's own log lines start with a level, a timestamp, a pid and a source location.
-    (re.compile(r"(?m)^(\[\w+\]:)?[IWEVD]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "), "<log> "),
-    # Indentation is not recorded faithfully in an option (reST and MyST dedent it differently),
-    # so a multi-line tensor print compares by its lines' content.
-    (re.compile(r"^[ \t]+|[ \t]+$", re.M), ""),
-)
-
-
 def no_cuda(run: RunRecord) -> bool:
     """The run was not started because the demo is on CUDA and the build machine has none."""
     return run.status in ("skipped", "refused") and run.not_run == "no-cuda"
-
-
-def normalize_output(text: str) -> str:
-    """Drop what varies between runs and machines: addresses, timings, warning locations."""
-    for pattern, replacement in _NOISE:
-        text = pattern.sub(replacement, text)
-    return text.strip()
 
 
 def check(result: DemoResult) -> DemoResult:

@@ -456,4 +456,5 @@ class Executor:
             # The build's sys.path, with what conf.py put in it (the documented package): the
             # run puts the entries it lacks in front, so that a demo imports what autodoc did.
             "path": build_path(),
+            "held_to_compile": demo.held_to_compile,
         }

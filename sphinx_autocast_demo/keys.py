@@ -20,9 +20,10 @@ if TYPE_CHECKING:
 
 
 #: What a result is made of beyond its code: bumped when the comparison starts to see more
-#: (2: everything reachable, the printed output, the eager run proved eager), so that older
-#: results, compared on less, are made again.
-VIEW = 2
+#: (2: everything reachable, the printed output, the eager run proved eager; 3: objects of any
+#: class, tensors read through torch, the compiled run proved compiled, the whole output), so
+#: that older results, compared on less, are made again.
+VIEW = 3
 
 @dataclass(frozen=True)
 class Deciding:
@@ -111,6 +112,8 @@ def result_key(demo: Demo, codes: Sequence[Code], variant: Variant, confdir: str
         "tolerance": [demo.tolerance.grad, demo.tolerance.output],
         "partial_view": demo.partial_view,  # decides whether a cut view's match is one
     }
+    if not demo.held_to_compile:  # (its compiled run may compile nothing: another result)
+        parts["held_to_compile"] = False
     if variant in demo.probes:
         # A probe's failure is kept (Executor.store), and the timeout decides a timed-out run:
         # a longer one runs it again. Not for the page's own values, whose failures run again.

@@ -191,6 +191,13 @@ class Demo:
         return not self.alike and self.show != "outputs"
 
     @property
+    def held_to_compile(self) -> bool:
+        """Whether its compiled run must compile some of its code to be a verdict: not a demo
+        shown as its printed output (``:show: outputs``: what it prints is its point, and its
+        record; a fresh interpreter asked for torch's default compiles nothing)."""
+        return self.show != "outputs"
+
+    @property
     def runs(self) -> tuple[Variant, ...]:
         """Every value the engine runs for the demo: its own, then its probes."""
         return self.variants + self.probes

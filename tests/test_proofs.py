@@ -34,6 +34,13 @@ def test_torchs_own_eager_cond_still_works_in_the_eager_run(build):
     assert "eager-compiled" not in build.warnings
 
 
+def test_model_compile_compiles_in_the_compiled_run_only(build):
+    # torch's nn.Module.compile calls torch.compile from inside torch: that compile is the
+    # snippet's, not one of torch's own (counted apart), and the eager run compiles nothing.
+    assert outcomes(build, "module-compile") == {"same_as_forward": "differs", "off": "matches",
+                                                 "autocast": "differs"}
+
+
 def test_export_then_compile_is_compared_as_a_script_runs_it(build):
     # Before: strict export looked the snippet's globals up in the worker's own __main__
     # ("module '__main__' has no attribute 'torch'") in both runs.

@@ -163,7 +163,7 @@ def test_printed_output_of_the_two_runs_is_compared():
 
 
 def test_output_normalisation_keeps_content_drops_noise():
-    from sphinx_autocast_demo.check import normalize_output
+    from sphinx_autocast_demo.printed import normalize_output
 
     printed = ("tensor([[1., 2.],\n        [3., 4.]])\n<object object at 0x7f3a2c1b9e40>\n"
                "W1129 10:15:13.123000 4242 torch/_dynamo/convert_frame.py:964] recompiling\n"

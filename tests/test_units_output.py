@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import warnings
 
-from sphinx_autocast_demo.check import normalize_output
-from sphinx_autocast_demo.compare import compare_output, compare_printed, said_by_snippet
 from sphinx_autocast_demo.engine.warned import warning_line
 from sphinx_autocast_demo.model import RunRecord
+from sphinx_autocast_demo.printed import compare_output, compare_printed, normalize_output, said_by_snippet
 from sphinx_autocast_demo.text import MAX_OUTPUT, bounded
 
 # As dynamo's warn_once says a builtin it cannot trace: three lines, none indented.
@@ -62,7 +61,7 @@ def test_a_line_that_differs_only_in_each_runs_pid_is_named_not_counted():
 def _ran(text: str, pid: int | None = None) -> RunRecord:
     """A run's record as engine/records.collect makes it: ``output`` bounded, and a digest of
     all of it when that is not all."""
-    from sphinx_autocast_demo.compare import printed_digest
+    from sphinx_autocast_demo.printed import printed_digest
 
     shown = bounded(text)
     return RunRecord(status="ok", output=shown, pid=pid,

@@ -25,6 +25,7 @@ from .proofs import (
     SET,
     SET_AT,
     SITES,
+    aot_compiles,
     compiled_anything,
     compiled_frames,
     patch_entries,
@@ -33,7 +34,7 @@ from .proofs import (
     why_nothing_compiled,
 )
 from .protocol import Job
-from .warned import show_warnings_on_one_line
+from .warned import log_records_on_one_line, show_warnings_on_one_line
 
 #: Prefix of the file names given to ``compile()``, so that frames of the writer's code can be
 #: told from ours and mapped back to the docs.
@@ -89,8 +90,9 @@ def _dense(tensor: Any) -> Any:
         return t.resolve_conj().resolve_neg().contiguous()
 
 
-def _tensor_bytes(t: Any) -> bytes:
-    """The bytes of a tensor :func:`_dense` made; anything else is refused, never read."""
+def _tensor_bytes(t: Any) -> bytes | memoryview:
+    """The bytes of a tensor :func:`_dense` made, in place (valid while ``t`` lives: hashed and
+    written without a copy); anything else is refused, never read."""
     import torch
 
     if (type(t) is not torch.Tensor or t.layout != torch.strided or t.device.type != "cpu"
@@ -102,7 +104,7 @@ def _tensor_bytes(t: Any) -> bytes:
     # A wrapper or fake tensor that slipped through has no memory of its own (address 0).
     if not t.data_ptr() or t.storage_offset() * t.element_size() + size > t.untyped_storage().nbytes():
         raise ValueError("its storage does not hold its values")
-    return ctypes.string_at(t.data_ptr(), size)
+    return memoryview((ctypes.c_char * size).from_address(t.data_ptr())).cast("B")
 
 
 def _float64(t: Any) -> Any | None:
@@ -133,10 +135,11 @@ def collect_tensors(namespace: dict[str, Any], data_path: str) -> tuple[list[dic
             try:
                 t = _dense(tensor)
                 raw = _tensor_bytes(t)
-                copy = _float64(t) if 0 < t.numel() <= MAX_DIFF_ELEMENTS else None
-                values = copy.numel() if copy is not None else 0
-                copied_raw = (_tensor_bytes(copy) if copy is not None
-                              and copied + values <= MAX_DIFF_TOTAL else None)
+                # Within the budget before the copy is made: past it, none is (bitwise only).
+                values = t.numel() * (2 if t.is_complex() else 1)
+                copy = (_float64(t) if 0 < t.numel() <= MAX_DIFF_ELEMENTS
+                        and copied + values <= MAX_DIFF_TOTAL else None)
+                copied_raw = _tensor_bytes(copy) if copy is not None else None
             except Exception as exc:  # whatever a subclass or a storage does: one tensor unread
                 view.cut_because(unreadable(name, exc))
                 continue
@@ -329,10 +332,11 @@ def run_job(job: Job) -> dict[str, Any]:
         # default itself, as a release would). A value written over it is no default: then
         # torch's own, as this process had it before any code of the page's ran.
         record["config_default"] = repr(given if SET else getattr(module, attr))
-    return _finished(_not_a_verdict(record, job["mode"], len(texts)), start, failure)
+    held = job.get("held_to_compile", True)
+    return _finished(_not_a_verdict(record, job["mode"], len(texts), held), start, failure)
 
 
-def _not_a_verdict(record: dict[str, Any], mode: str, parts: int) -> dict[str, Any]:
+def _not_a_verdict(record: dict[str, Any], mode: str, parts: int, held: bool) -> dict[str, Any]:
     """``record`` as an error of its kind where the run cannot give a verdict of its row: an
     eager run that compiled, a compiled run that compiled nothing (both would compare like
     with like), a row whose value a setup wrote over before the demo ran (it never ran under
@@ -346,8 +350,10 @@ def _not_a_verdict(record: dict[str, Any], mode: str, parts: int) -> dict[str, A
     elif mode == "eager" and (compiled := compiled_frames())[0]:
         # (not how many frames: that varies with the value, and one problem is said once)
         kind, frames = "eager-compiled", SITES[:1]
-        message = f"dynamo compiled {', '.join(compiled[1]) or 'a frame'} in the eager run"
-    elif mode == "compiled" and record["status"] == "ok" and not compiled_anything():
+        message = (f"dynamo compiled {', '.join(compiled[1])} in the eager run" if compiled[1]
+                   else "AOTAutograd compiled a function in the eager run" if aot_compiles()
+                   else "dynamo compiled a frame in the eager run")
+    elif mode == "compiled" and held and record["status"] == "ok" and not compiled_anything():
         kind, message = "compiled-nothing", f"the compiled run compiled nothing: {why_nothing_compiled()}"
     if not kind:
         return record
@@ -403,6 +409,7 @@ def run_and_write(job: Job) -> None:
     os.chdir(job["cwd"])
     watch(job)
     show_warnings_on_one_line()
+    log_records_on_one_line()
     record = run_job(job)
     sys.stdout.flush()
     sys.stderr.flush()

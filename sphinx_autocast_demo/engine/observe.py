@@ -30,6 +30,7 @@ never hidden.
 from __future__ import annotations
 
 import array
+import collections.abc
 import dataclasses
 import enum
 import functools
@@ -45,6 +46,8 @@ from typing import Any, Literal
 MAX_DEPTH = 8
 MAX_OBJECTS = 20_000
 MAX_TENSORS = 2_000
+#: A numpy array is copied to be compared: one larger than this is said, not read.
+MAX_ARRAY_BYTES = 1 << 31
 
 Kind = Literal["value", "grad"]
 
@@ -125,15 +128,21 @@ def _leaf_types(torch: Any) -> tuple[type, ...]:
     return (*_LEAVES, *(getattr(torch, name) for name in names if hasattr(torch, name)))
 
 
-#: The standard library's holders a page's values are put in; its other classes hold the
-#: interpreter's state (a logger reaches every logger of the process, torch's among them).
-_STDLIB_HOLDERS: tuple[type, ...] = (dict, list, tuple, deque, set, frozenset,
-                                     types.SimpleNamespace, functools.partial)
+#: The standard library's modules whose objects hold the interpreter's state, not a page's
+#: values (a logger reaches every logger of the process, torch's among them; a lock, a thread,
+#: a file, a socket): skipped. The standard library's other objects are walked as any are
+#: (``UserDict``, ``ChainMap``, ``queue.Queue``: values are put in them).
+_INTERPRETER_STATE = frozenset({
+    "logging", "threading", "_thread", "io", "_io", "socket", "ssl", "select", "selectors",
+    "subprocess", "multiprocessing", "concurrent", "asyncio", "signal", "sqlite3", "tempfile",
+    "weakref", "_weakrefset", "importlib", "zipimport", "pkgutil", "inspect", "ast", "dis",
+    "tokenize", "codecs", "encodings", "warnings", "atexit", "gc", "sys", "os", "posix",
+    "ctypes", "mmap", "pathlib"})
 
 
 def _stdlib_state(cls: type) -> bool:
     module = (getattr(cls, "__module__", None) or "").partition(".")[0]
-    return module in sys.stdlib_module_names and not issubclass(cls, _STDLIB_HOLDERS)
+    return module in _INTERPRETER_STATE
 
 
 def _from_torch(cls: type) -> bool:
@@ -250,7 +259,10 @@ class _Walk:
 
     def array(self, path: str, value: Any, depth: int) -> None:
         kind = value.dtype.kind
-        if kind in "biufc":
+        if kind in "biufc" and value.nbytes > MAX_ARRAY_BYTES:  # (a memory-mapped data set)
+            self.view.cut_because(f"{path} is too large to be read for comparison "
+                                  f"({value.nbytes / 2**30:.1f} GiB)")
+        elif kind in "biufc":
             try:
                 self.view.tensors.append(
                     (path, "value", self.torch.from_numpy(self.numpy.array(value, order="C"))))
@@ -276,6 +288,11 @@ class _Walk:
             return [(f"{path}.{name}", item) for name, item in zip(value._fields, value, strict=False)]
         if isinstance(value, list | tuple | deque):
             return [(f"{path}[{i}]", item) for i, item in enumerate(value)]
+        if isinstance(value, collections.abc.Mapping):  # UserDict, ChainMap, weak ones
+            return [(f"{path}[{key!r}]" if isinstance(key, str | int | float | bool) else f"{path}[#{i}]",
+                     item) for i, (key, item) in enumerate(list(value.items()))]
+        if isinstance(value, collections.UserList):
+            return [(f"{path}[{i}]", item) for i, item in enumerate(value)]
         if isinstance(value, set | frozenset):
             if not all(_plain(item) for item in value):
                 self.view.cut_because(f"{path} is a set: its items have no order to be compared by")
@@ -286,20 +303,27 @@ class _Walk:
             items += [(f"{path}.args[{i}]", item) for i, item in enumerate(value.args)]
             items += [(f"{path}.keywords[{key!r}]", item) for key, item in value.keywords.items()]
         # The underscored attributes of a writer's or a helper's class are as observable as
-        # any (a ``_grad`` it keeps); those of torch's own classes are torch's bookkeeping.
-        return items + _attributes(path, value, private=not _from_torch(type(value)))
+        # any (a ``_grad`` it keeps); those of torch's own classes are torch's bookkeeping, but
+        # for the tensors among them: its public classes keep their state there (a
+        # GradScaler's ``_scale``, which a compiled backward's overflow changes).
+        own = _from_torch(type(value))
+        return items + [(child, item) for child, item in _attributes(path, value, private=True)
+                        if not own or not child.rpartition(".")[2].startswith("_")
+                        or isinstance(item, torch.Tensor)]
 
     def module(self, path: str, module: Any) -> list[tuple[str, Any]]:
-        items = [(f"{path}.{name}", p) for name, p in module.named_parameters()]
-        items += [(f"{path}.{name}", b) for name, b in module.named_buffers()]
+        # A submodule compiled in place (m[0] = torch.compile(m[0])) is named through its
+        # wrapper compiled, and as itself in the eager run: the name a reader writes.
+        items = [(f"{path}.{_unwrapped(name)}", p) for name, p in module.named_parameters()]
+        items += [(f"{path}.{_unwrapped(name)}", b) for name, b in module.named_buffers()]
         # The other attributes of it and of its submodules, of any kind (a tensor, a list of
         # them, a dataclass); the submodules themselves once, through it.
         for name, sub in module.named_modules():
             self.seen.add(id(sub))
             # Of a writer's subclass, its underscored attributes too, but for nn.Module's own.
             private = not _from_torch(type(sub))
-            items += _attributes(f"{path}.{name}" if name else path, sub, private,
-                                 skip=_module_own(self.torch))
+            items += _attributes(f"{path}.{_unwrapped(name)}" if name else path, sub, private,
+                                 skip={*_module_own(self.torch), "_orig_mod"})
         return items
 
     def optimizer(self, path: str, optimizer: Any) -> list[tuple[str, Any]]:
@@ -316,6 +340,11 @@ class _Walk:
             self.aliases += [(f"{path}.param_groups[{g}]['params'][{i}]", p)
                              for i, p in enumerate(group["params"])]
         return items + _attributes(path, optimizer, private=False, skip={"state", "param_groups"})
+
+
+def _unwrapped(name: str) -> str:
+    """A dotted module path without the ``_orig_mod`` of a compiled module between its parts."""
+    return ".".join(part for part in name.split(".") if part != "_orig_mod")
 
 
 _MODULE_OWN: set[str] = set()

@@ -20,13 +20,17 @@ import sys
 import types
 from typing import Any
 
-#: Frames dynamo compiled inside torch's own calls (a higher-order op's eager path, an
-#: export's trace), and how deep such calls are nested now: neither the eager run's nor the
-#: compiled run's compiles of the snippet.
-_INTERNAL = {"frames": 0, "depth": 0}
-#: AOTAutograd entry points the snippet called itself (the compiled run's proof, where dynamo
-#: compiled nothing).
-_AOT = {"calls": 0}
+#: Frames dynamo compiled, and graphs it made, inside torch's own calls (a higher-order op's
+#: eager path, an export's trace), and how deep such calls are nested now: neither the eager
+#: run's nor the compiled run's compiles of the snippet.
+_INTERNAL = {"frames": 0, "graphs": 0, "depth": 0}
+#: How deep the calls of entry points the snippet made are nested now: torch code they call
+#: (``nn.Module.compile`` calls ``torch.compile``) compiles for the snippet.
+_SNIPPET = {"depth": 0}
+#: AOTAutograd compiles outside torch's own calls: its one common step (``create_aot_state``)
+#: counted, whichever entry point led there (the compiled run's proof where dynamo made no
+#: graph; in the eager run, a compile that went around every entry point replaced).
+_AOT = {"states": 0}
 #: Where the writer's code was each time dynamo began to compile in the eager run: (part,
 #: line, function, text) of the innermost frame of theirs (see :func:`watch_compiles`).
 SITES: list[list[Any]] = []
@@ -42,26 +46,32 @@ def _from_torch(depth: int) -> bool:
     return filename.startswith(roots)
 
 
-def _frames() -> int:
+def _counts() -> tuple[int, int]:
+    """Frames dynamo began to compile (a fallback to eager included), and graphs it made."""
     from torch._dynamo import utils
 
-    return int(utils.counters["frames"].get("total", 0))
+    return (int(utils.counters["frames"].get("total", 0)),
+            int(utils.counters["stats"].get("unique_graphs", 0)))
 
 
 def _internal(fn: Any) -> Any:
-    """``fn``, whose calls compile only what torch itself asked for: counted apart."""
+    """``fn``, whose calls compile only what torch itself asked for: counted apart (once, by
+    the outermost of nested such calls: strict export calls dynamo's export)."""
     if not callable(fn):
         return fn
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        before = _frames()
+        before = _counts()
         _INTERNAL["depth"] += 1
         try:
             return fn(*args, **kwargs)
         finally:
             _INTERNAL["depth"] -= 1
-            _INTERNAL["frames"] += _frames() - before
+            if not _INTERNAL["depth"]:
+                after = _counts()
+                _INTERNAL["frames"] += after[0] - before[0]
+                _INTERNAL["graphs"] += after[1] - before[1]
 
     return call
 
@@ -80,18 +90,24 @@ def _given_aot(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
 
 
 def _entry(real: Any, eager: Any, mode: str, aot: bool = False) -> Any:
-    """An entry point as the run sees it: torch's own callers get ``real`` (its result counted
-    apart); the snippet's get ``eager`` in the eager run, ``real`` in the compiled one."""
+    """An entry point as the run sees it: the snippet's calls get ``eager`` in the eager run,
+    ``real`` in the compiled one. torch's own calls get ``real``, its compiles counted apart:
+    a higher-order op's eager path, or a compile inside another one's (dynamo's backends call
+    AOTAutograd). Not torch code the snippet called for a compile: ``nn.Module.compile``
+    (inside an entry point's call) and AOTAutograd asked for outside any such call
+    (``memory_efficient_fusion`` calls ``aot_function``) compile for the snippet."""
 
     @functools.wraps(real)
     def entry(*args: Any, **kwargs: Any) -> Any:
-        if _from_torch(1):
+        if _from_torch(1) and not _SNIPPET["depth"] and (not aot or _INTERNAL["depth"]):
             return _internal(real(*args, **kwargs))
         if mode == "eager":
             return eager(*args, **kwargs)
-        if aot:
-            _AOT["calls"] += 1
-        return real(*args, **kwargs)
+        _SNIPPET["depth"] += 1
+        try:
+            return real(*args, **kwargs)
+        finally:
+            _SNIPPET["depth"] -= 1
 
     entry._autocast_demo_entry = True  # type: ignore[attr-defined]
     return entry
@@ -135,13 +151,27 @@ def patch_entries(mode: str, backend: str) -> None:
                                ("functorch.compile", "torch._functorch.compilers")
                                if name in sys.modules)]
     for holder in holders:
-        for name in ("aot_function", "aot_module", "compiled_function", "compiled_module"):
+        for name in ("aot_function", "aot_module", "compiled_function", "compiled_module",
+                     "aot_module_simplified"):
             real = getattr(holder, name, None)
             if real is not None and not getattr(real, "_autocast_demo_entry", False):
                 setattr(holder, name, _entry(real, _given_aot, mode, aot=True))
     for holder, name in ((torch.export, "export"), (torch._dynamo, "export")):
         if hasattr(holder, name):
             setattr(holder, name, _traced(getattr(holder, name)))
+    state = getattr(aot_autograd, "create_aot_state", None)
+    if state is not None:  # (called by its module's name: the module's attribute is the one)
+        aot_autograd.create_aot_state = _aot_counted(state)
+
+
+def _aot_counted(real: Any) -> Any:
+    @functools.wraps(real)
+    def create_aot_state(*args: Any, **kwargs: Any) -> Any:
+        if not _INTERNAL["depth"]:
+            _AOT["states"] += 1
+        return real(*args, **kwargs)
+
+    return create_aot_state
 
 
 def watch_compiles(parts: list[str], texts: list[str], frame_of: Any) -> None:
@@ -168,18 +198,25 @@ def watch_compiles(parts: list[str], texts: list[str], frame_of: Any) -> None:
 
 
 def compiled_frames() -> tuple[int, list[str]]:
-    """How many frames dynamo compiled for the snippet in this run (not torch's own, see
-    :data:`_INTERNAL`), and their functions' names."""
+    """How many frames dynamo began to compile for the snippet in this run, AOTAutograd's
+    compiles counted with them (not torch's own, see :data:`_INTERNAL`), and their functions'
+    names: the eager run's proof is that there are none."""
     from torch._dynamo import utils
 
-    count = _frames() - _INTERNAL["frames"]
+    count = _counts()[0] - _INTERNAL["frames"] + _AOT["states"]
     names = [m.co_name for m in utils.get_compilation_metrics() if m.co_name] if count else []
     return count, list(dict.fromkeys(names))
 
 
+def aot_compiles() -> int:
+    """How many AOTAutograd compiles of the snippet's this run made (see :data:`_AOT`)."""
+    return _AOT["states"]
+
+
 def compiled_anything() -> bool:
-    """Did the compiled run compile any of the snippet's code (dynamo or AOTAutograd)?"""
-    return compiled_frames()[0] > 0 or _AOT["calls"] > 0
+    """Did the compiled run compile any of the snippet's code: a graph dynamo made (a frame it
+    only tried, falling back to eager, is none), or an AOTAutograd compile?"""
+    return _counts()[1] - _INTERNAL["graphs"] > 0 or _AOT["states"] > 0
 
 
 def why_nothing_compiled() -> str:

@@ -33,6 +33,9 @@ class Job(TypedDict, total=False):
     value: Any  # JSON; torch dtypes as {"__torch__": "bfloat16"}
     page: str  # the snippet's __file__
     path: list[str]  # the build's sys.path (conf.py's entries): those missing go in front
+    # False: a demo shown as its printed output (:show: outputs), about no compile; its
+    # compiled run may compile nothing. Else one that does is no verdict.
+    held_to_compile: bool
     # Added by the pool:
     result_path: str  # the run's result record (JSON), written last
     data_path: str  # float64 copies of its tensors

@@ -18,9 +18,9 @@ import sysconfig
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..compare import printed_digest
 from ..fromjson import run_record_from_json
 from ..model import Frame, RunRecord, SnippetError
+from ..printed import printed_digest
 from ..text import bounded, printable
 from .protocol import Exit, Job
 from .zygote import KEEP_BYTES

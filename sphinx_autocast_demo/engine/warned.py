@@ -12,6 +12,7 @@ Imported by the run's process (no Sphinx) and by the build (no torch).
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import sys
 import warnings
@@ -47,3 +48,26 @@ def show_warnings_on_one_line() -> None:
     that shows warnings its own way (``warnings.showwarning = ...``) still may."""
     shown: Any = _show
     warnings.showwarning = shown
+
+
+def _one_line(record: logging.LogRecord) -> bool:
+    """A log record whose message spans lines, as one line (its breaks shown as ``\\n``)."""
+    with contextlib.suppress(Exception):  # (a message that cannot be formatted: as it is)
+        message = record.getMessage()
+        if "\n" in message:
+            record.msg, record.args = message.replace("\n", "\\n"), None
+    return True
+
+
+def log_records_on_one_line() -> None:
+    """From now on, torch's log records print as one line each (dynamo's recompile message is
+    five): the comparison folds such a line, whose first words are torch's log prefix, into
+    ``<log>``; its other lines would be compared as the snippet's."""
+    loggers = [logging.getLogger(), *(logger for name, logger in
+                                      logging.Logger.manager.loggerDict.items()
+                                      if name.split(".")[0] == "torch"
+                                      and isinstance(logger, logging.Logger))]
+    for logger in loggers:
+        for handler in logger.handlers:
+            if _one_line not in handler.filters:
+                handler.addFilter(_one_line)
