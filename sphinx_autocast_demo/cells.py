@@ -140,7 +140,10 @@ def outcome_across(results: Sequence[VariantResult]) -> str:
     if first.outcome == "matches":
         exact = replace(results[0], verdict=replace(first, max_abs=None))
         spread = _spread([vr.verdict.max_abs for vr in results], ".1e")
-        return f"{outcome_text(exact)} (max |\u0394| {spread})"
+        # Which tensor is furthest off, where every environment names the same one.
+        worst = {_worst(vr.verdict) for vr in results if vr.verdict.max_abs}
+        where = f" in {worst.pop()}" if len(worst) == 1 and "" not in worst else ""
+        return f"{outcome_text(exact)} (max |\u0394| {spread}{where})"
     failing = [[d for d in vr.verdict.diffs if not d.equal] for vr in results]
     if not failing[0]:
         return "differs"
@@ -148,6 +151,12 @@ def outcome_across(results: Sequence[VariantResult]) -> str:
     worst = [diffs[0].max_abs for diffs in failing]
     what = f"{name}, max |\u0394| {_spread(worst, '.2e')}" if None not in worst else name
     return f"differs ({what})" + (f" and {others} more" if others > 0 else "")
+
+
+def _worst(verdict: Verdict) -> str:
+    """The tensor of a match within the tolerance that is furthest off."""
+    worst = max((d for d in verdict.diffs if d.max_abs), key=lambda d: d.max_abs or 0.0, default=None)
+    return worst.name if worst else ""
 
 
 def _spread(numbers: Sequence[float | None], form: str) -> str:

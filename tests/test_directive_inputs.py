@@ -19,6 +19,8 @@ from sphinx_autocast_demo import config, syntax
 
 MATCH = "\u2713 matches eager"
 RST, MD = "index.rst", "options_md.md"
+# What the reST demos' lines add to what they print: a compiled run must compile something.
+COMPILES = "; torch.compile(lambda t: t + 1)(torch.ones(1))"
 # Their builds run demos, but most tests read only the directive errors (conftest.py).
 TORCH_FREE_FIXTURES = ("build", "numbers")
 
@@ -66,7 +68,7 @@ TAKEN = "each demo needs its own, or one would show the other's results: choose 
 def test_a_name_that_an_unnamed_demo_already_has_is_located_at_its_name_line(build):
     # The unnamed demo came first and got autocast-demo-3 (autocast-demo-2 was a :name:).
     path = build.src / RST
-    unnamed = line_of(path, 'print("second")') - 4
+    unnamed = line_of(path, 'print("second")' + COMPILES) - 4
     located(build, path, line_of(path, ":name: Autocast Demo 3"),
             f"autocast-demo: :name: 'Autocast Demo 3' gives the HTML id 'autocast-demo-3', which "
             f"is already the id of the demo at line {unnamed} (demos without :name: get "
@@ -103,7 +105,7 @@ def test_each_demo_keeps_its_own_id_code_and_result(build):
     assert [b["id"] for b in boxes] == ["autocast-demo-2", "autocast-demo-3"]
     for ident, word in (("autocast-demo-2", "first"), ("autocast-demo-3", "second")):
         box = soup.find(id=ident)
-        assert box.select_one("pre").get_text().strip() == f'print("{word}")'
+        assert box.select_one("pre").get_text().strip() == f'print("{word}")' + COMPILES
         assert box.select_one(".autocast-demo-output pre").get_text().strip() == word
         assert verdicts(soup, ident) == [MATCH]
     notes = [n.get_text(" ", strip=True) for n in soup.select(".admonition.warning")]
@@ -114,7 +116,7 @@ def test_each_demo_keeps_its_own_id_code_and_result(build):
 
 # -- 2. MyST option blocks ------------------------------------------------------------------
 
-SNIPPET = "x = torch.ones(4, 4, requires_grad=True)\nprint(x.sum().item())"
+SNIPPET = "x = torch.ones(4, 4, requires_grad=True)\nprint(torch.compile(lambda x: x.sum())(x).item())"
 
 
 @pytest.mark.torch  # reads what its demos did

@@ -31,7 +31,7 @@ DEMO = """{title}
    x = torch.ones(2, requires_grad=True)
 {code}
 """
-MATCHING = "   (x * 2).sum().backward()"
+MATCHING = "   torch.compile(lambda x: (x * 2).sum())(x).backward()"
 RAISING = "   raise ValueError('changed')"
 
 

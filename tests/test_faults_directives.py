@@ -36,7 +36,7 @@ def located(build, path: Path, line: int, message: str) -> None:
 
 RST, MD = "index.rst", "bad_md.md"
 OPTIONS = ("values, expect, expect-output, config, backend, device, dtype, timeout, "
-           "grad-tolerance, output-tolerance, group, name, caption, alike, show")
+           "grad-tolerance, output-tolerance, group, name, caption, alike, partial-view, show")
 
 # (page, the source line the message must point at, the message), for both syntaxes.
 CASES = [

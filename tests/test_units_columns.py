@@ -42,11 +42,11 @@ def test_differences_within_tolerance_rounded_otherwise_share_a_column_that_hold
     header, rows = table((within(1.4e-4), differs(0.5)), (within(1.2e-4), differs(0.25)))
     assert header[1] == f"same in {HERE.label} (this build) \u00b7 {LATER.label.removeprefix('torch ')}"
     assert [row[1] for row in rows] == [
-        "\u2713 matches eager (max |\u0394| 1.2e-04 to 1.4e-04)",
+        "\u2713 matches eager (max |\u0394| 1.2e-04 to 1.4e-04 in w.grad)",
         "\u2717 differs (w.grad, max |\u0394| 2.50e-01 to 5.00e-01)"]
     # Bitwise equal in one of them: the other's number is an upper bound, not a claim of both.
     header, rows = table((within(1.4e-4), differs(0.5)), (ran_exactly(), differs(0.5)))
-    assert rows[0][1] == "\u2713 matches eager (max |\u0394| up to 1.4e-04)"
+    assert rows[0][1] == "\u2713 matches eager (max |\u0394| up to 1.4e-04 in w.grad)"
     assert rows[1][1] == "\u2717 differs (w.grad, max |\u0394| 5.00e-01)"  # the same: as it is
 
 

@@ -30,6 +30,7 @@ def import_stack(config: str, backend: str) -> Ready:
 
     torch.set_num_threads(1)
     import torch._dynamo
+    import torch._functorch.aot_autograd  # (each run patches its entry points: engine/proofs)
     import torch._functorch.config
 
     from .job import resolve_config
