@@ -141,8 +141,8 @@ def outcome_across(results: Sequence[VariantResult]) -> str:
         exact = replace(results[0], verdict=replace(first, max_abs=None))
         spread = _spread([vr.verdict.max_abs for vr in results], ".1e")
         # Which tensor is furthest off, where every environment names the same one.
-        worst = {_worst(vr.verdict) for vr in results if vr.verdict.max_abs}
-        where = f" in {worst.pop()}" if len(worst) == 1 and "" not in worst else ""
+        furthest = {_worst(vr.verdict) for vr in results if vr.verdict.max_abs}
+        where = f" in {furthest.pop()}" if len(furthest) == 1 and "" not in furthest else ""
         return f"{outcome_text(exact)} (max |\u0394| {spread}{where})"
     failing = [[d for d in vr.verdict.diffs if not d.equal] for vr in results]
     if not failing[0]:
