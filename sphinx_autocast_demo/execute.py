@@ -1,4 +1,9 @@
-"""Plan and execute: every recorded demo without a result -> cache or worker -> DemoResult."""
+"""Plan and execute: every recorded demo without a result -> cache or worker -> DemoResult.
+
+Over ~400 lines, for now: the executor's plan (keys, cache and result-set lookups), its runs
+and what it stores are one object that the stage reshape (issue 36) splits into a planner and
+a runner with narrow interfaces.
+"""
 
 from __future__ import annotations
 

@@ -270,3 +270,28 @@ def _writers_frame(parts: list[str], texts: list[str], frame_of: Any) -> list[An
                                  frame.f_code.co_name))
         frame = frame.f_back  # type: ignore[assignment]
     return []
+
+
+def not_a_verdict(record: dict[str, Any], mode: str, parts: int, held: bool) -> dict[str, Any]:
+    """``record`` as an error of its kind where the run cannot give a verdict of its row: an
+    eager run that compiled, a compiled run that compiled nothing (both would compare like
+    with like), a row whose value a setup wrote over before the demo ran (it never ran under
+    its own). Said where it happened. A value the demo's own code writes over is its point
+    (a recipe with ``config.patch``): the row says so (``config_set``) and stays a verdict."""
+    kind, message, frames = "", "", []
+    setup_set = [at for at in SET_AT if at and at[0] < parts - 1]
+    if setup_set:
+        kind, frames = "config-set", setup_set[:1]
+        message = f"a setup sets the config to {SET[SET_AT.index(setup_set[0])]} before the demo runs"
+    elif mode == "eager" and (compiled := compiled_frames())[0]:
+        # (not how many frames: that varies with the value, and one problem is said once)
+        kind, frames = "eager-compiled", SITES[:1]
+        message = (f"dynamo compiled {', '.join(compiled[1])} in the eager run" if compiled[1]
+                   else "AOTAutograd compiled a function in the eager run" if aot_compiles()
+                   else "dynamo compiled a frame in the eager run")
+    elif mode == "compiled" and held and record["status"] == "ok" and not compiled_anything():
+        kind, message = "compiled-nothing", f"the compiled run compiled nothing: {why_nothing_compiled()}"
+    if not kind:
+        return record
+    return {"status": "raised", "error": {"type": "NotAVerdict", "names": ["NotAVerdict"],
+                                          "kind": kind, "message": message, "frames": frames}}
