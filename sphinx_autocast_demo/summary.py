@@ -149,6 +149,8 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
     unchecked = sum(len(docs[d].demos[i].variants) if j is None
                     else sum(not v.checked for v in j.here.values) for d, i, j in judged)
     outcomes: Counter[str] = Counter(v.result.verdict.outcome for v in checked)
+    # Rows whose snippet set the config itself ran under its value too: no verdict of theirs.
+    replaced = sum(bool(v.result.compiled.config_set) for v in checked)
     # SOURCE_DATE_EPOCH, when set, is the date (a reproducible build's), as for Sphinx's own.
     day = format_date("%Y-%m-%d", language=app.config.language)
     split = ", ".join(f"{word} in {outcomes[outcome]}" for outcome, word in (
@@ -159,6 +161,8 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
               f"This build ({day}, torch {torch}) checked "
               f"{_count(len(checked), '(demo, value) pair')}"
               + (f": {split} of them" if checked else "")
+              + (f" ({replaced} under a value their snippet set itself, no verdict of the value "
+                 "their column names)" if replaced else "")
               + (f"; {unchecked} not checked." if unchecked else ".")),
         classes=["autocast-demo-provenance"],
     )
