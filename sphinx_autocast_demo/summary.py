@@ -104,6 +104,8 @@ def _verdict(value: Value | None) -> tuple[str, list[str]]:
         return f"{MARK['error']} {said}", ["autocast-demo-error", "autocast-demo-unchecked"]
     if value.result.compiled.config_set:  # not a verdict of the value the column names
         text += f" under {', '.join(value.result.compiled.config_set)}, set by the snippet"
+        return (f"{MARK[verdict.outcome]} {text}",
+                [f"autocast-demo-{verdict.outcome}", "autocast-demo-config-set"])
     return f"{MARK[verdict.outcome]} {text}", [f"autocast-demo-{verdict.outcome}"]
 
 
