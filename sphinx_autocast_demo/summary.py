@@ -304,6 +304,7 @@ def _others(judged: Judgement | None, names: list[str]) -> nodes.entry:
             text, classes = across(judged, name)
         else:
             text, classes = _verdict(judged.here.value(name))
+        wraps = [c for c in classes if c == "autocast-demo-config-set"]  # (said at length)
         entry += nodes.paragraph("", "", nodes.strong(text=f"{name}: "),
-                                 nodes.inline(text=text, classes=classes))
+                                 nodes.inline(text=text, classes=classes), classes=wraps)
     return entry
