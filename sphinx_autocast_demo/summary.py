@@ -103,7 +103,8 @@ def _verdict(value: Value | None) -> tuple[str, list[str]]:
         said = f"{why.short}: {text}" if why.other_torch else why.short
         return f"{MARK['error']} {said}", ["autocast-demo-error", "autocast-demo-unchecked"]
     if value.result.compiled.config_set:  # not a verdict of the value the column names
-        text += f" under {', '.join(value.result.compiled.config_set)}, set by the snippet"
+        # (which value: the demo's table says; a long literal here would widen the matrix)
+        text += " under the snippet's own value"
         return (f"{MARK[verdict.outcome]} {text}",
                 [f"autocast-demo-{verdict.outcome}", "autocast-demo-config-set"])
     return f"{MARK[verdict.outcome]} {text}", [f"autocast-demo-{verdict.outcome}"]

@@ -260,9 +260,9 @@ def test_the_matrix_has_every_demo_and_agrees_with_each_table(build):
     # and the lead counts them apart (no verdict of the value a column names).
     recipe = next(row for row in rows if row.find("a")["href"].endswith("#recipe-patch"))
     said = [td.get_text(" ", strip=True) for td in recipe.select("td")[:3]]
-    assert said[0] == "\u2713 matches under 'off', set by the snippet", said
+    assert said[0] == "\u2713 matches under the snippet's own value", said
     assert said[1] == "\u2713 matches", said  # (the off row: it ran under its own value)
-    replaced = sum("set by the snippet" in td.get_text() for row in rows for td in row.select("td"))
+    replaced = sum("the snippet's own value" in td.get_text() for row in rows for td in row.select("td"))
     assert (f"({replaced} under a value their snippet set itself, no verdict of the value their "
             "column names)") in matrix.get_text(" ", strip=True)
     # The three releases agree on every verdict, and the matrix says so in plain text.
