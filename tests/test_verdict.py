@@ -34,6 +34,8 @@ def first_difference(build, ident, value="same_as_forward"):
     ("containers", "box.kept['grads'][0]"),  # a list in a dict in an object's attribute
     ("buffer", "model.seen"),  # only a module's buffer
     ("printed", "printed line 1"),  # only what the two runs printed
+    ("closure", "held.__closure__[0].cell_contents"),  # only a closure's captured value
+    ("generator", "walk.gi_frame.f_locals['g']"),  # only a suspended generator's local
 ])
 def test_a_difference_is_found_wherever_the_snippet_put_it(build, ident, path):
     assert outcomes(build, ident) == {"same_as_forward": "differs", "off": "matches",

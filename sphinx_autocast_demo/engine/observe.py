@@ -6,7 +6,9 @@ Reached, whichever module defined the class (the snippet, a helper module beside
 another library): tensors and numeric numpy arrays (bool, integer, float, complex); tuples,
 lists, deques, dicts, namedtuples, numpy arrays of objects; the attributes of objects (their
 ``__dict__`` and every set slot of the MRO: dataclasses among them); a ``functools.partial``'s
-function, arguments and keywords; every ``nn.Module``'s parameters, buffers and other
+function, arguments and keywords; what a function of the page's code holds (its closure's
+values, its default arguments; a compiled one is named as the function it wraps) and a
+suspended generator's locals; every ``nn.Module``'s parameters, buffers and other
 attributes of any kind, its submodules' too; an optimizer's state, param groups and defaults;
 and the ``.grad`` of every reached tensor that has one (leaves, and non-leaves that retain
 it). Gradients returned by ``torch.autograd.grad`` count as gradients wherever they are put.
@@ -17,8 +19,8 @@ TwoTensor) by its inner tensors (``t.a``), a nested tensor by its components
 that only claims to be a tensor (a mock with ``spec=torch.Tensor``) is an object, never read.
 
 Not reached: values that are not tensors (numbers, strings, numpy arrays of strings or dates:
-only what the snippet printed of them is compared); classes, functions, bound methods,
-closures and generators (what they hold is code's state, not a value a reader names);
+only what the snippet printed of them is compared); classes, bound methods, the functions
+and generators of torch and of the standard library (their own machinery);
 modules, and so other modules' globals; the standard library's objects other than its
 containers (a logger, a lock, a file: the interpreter's state); torch's own machinery (the
 objects of its private modules, the underscored attributes of its classes). A set is no view
@@ -35,6 +37,7 @@ import dataclasses
 import enum
 import functools
 import io
+import os
 import sys
 import types
 import weakref
@@ -214,7 +217,16 @@ class _Walk:
         if self.numpy is not None and issubclass(cls, self.numpy.ndarray):
             self.array(path, value, depth)
             return
-        if issubclass(cls, torch.nn.Module):
+        if cls in (types.FunctionType, types.GeneratorType):
+            # torch.compile(fn) wraps it, the eager run's returns it as it is: what the
+            # function itself holds, under the same name in both runs.
+            while cls is types.FunctionType and not _pages_code(value) and callable(
+                    getattr(value, "__wrapped__", None)):
+                value = value.__wrapped__
+                cls = type(value)
+            if cls not in (types.FunctionType, types.GeneratorType) or not _pages_code(value):
+                return  # torch's, the standard library's: their own state
+        elif issubclass(cls, torch.nn.Module):
             # torch.compile(model) wraps it, the eager run's torch.compile returns it as it
             # is: what the module itself holds, once, whichever name reaches it first.
             inner = getattr(value, "_orig_mod", None)
@@ -288,6 +300,14 @@ class _Walk:
             return [(f"{path}.{name}", item) for name, item in zip(value._fields, value, strict=False)]
         if isinstance(value, list | tuple | deque):
             return [(f"{path}[{i}]", item) for i, item in enumerate(value)]
+        if isinstance(value, types.FunctionType):
+            return _held_by_function(path, value)
+        if isinstance(value, types.GeneratorType):
+            # A suspended generator's locals (reading them does not resume it); a finished one
+            # holds none.
+            frame = value.gi_frame
+            return [] if frame is None else [(f"{path}.gi_frame.f_locals[{name!r}]", item)
+                                             for name, item in frame.f_locals.items()]
         if isinstance(value, collections.abc.Mapping):  # UserDict, ChainMap, weak ones
             return [(f"{path}[{key!r}]" if isinstance(key, str | int | float | bool) else f"{path}[#{i}]",
                      item) for i, (key, item) in enumerate(list(value.items()))]
@@ -340,6 +360,43 @@ class _Walk:
             self.aliases += [(f"{path}.param_groups[{g}]['params'][{i}]", p)
                              for i, p in enumerate(group["params"])]
         return items + _attributes(path, optimizer, private=False, skip={"state", "param_groups"})
+
+
+def _pages_code(value: Any) -> bool:
+    """Is a function or generator the page's code (the snippet's, a helper's, a library's),
+    not torch's or the standard library's, whose closures hold their own machinery? Told by
+    where its code is (a wrapper's ``__module__`` is what it wraps)."""
+    code = value.__code__ if isinstance(value, types.FunctionType) else value.gi_code
+    return not code.co_filename.startswith(_not_the_pages())
+
+
+@functools.cache
+def _not_the_pages() -> tuple[str, ...]:
+    import sysconfig
+
+    import torch
+
+    site = os.path.dirname(os.path.dirname(torch.__file__))
+    return (os.path.dirname(torch.__file__) + os.sep, os.path.join(site, "functorch") + os.sep,
+            sysconfig.get_paths()["stdlib"] + os.sep)
+
+
+def _held_by_function(path: str, fn: Any) -> list[tuple[str, Any]]:
+    """What a function holds: the values its closure captured and its default arguments."""
+    items = [(f"{path}.__closure__[{i}].cell_contents", cell.cell_contents)
+             for i, cell in enumerate(fn.__closure__ or ()) if _filled(cell)]
+    items += [(f"{path}.__defaults__[{i}]", item) for i, item in enumerate(fn.__defaults__ or ())]
+    items += [(f"{path}.__kwdefaults__[{key!r}]", item)
+              for key, item in (fn.__kwdefaults__ or {}).items()]
+    return items + _attributes(path, fn, private=False)
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 (an empty cell raises)
+    except ValueError:
+        return False
+    return True
 
 
 def _unwrapped(name: str) -> str:
