@@ -215,7 +215,8 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
     for run in (vr.compiled, vr.eager):
         if run.error is not None and run.error.kind:
             return _not_a_verdict(result, vr, run.error)
-    if vr.verdict.outcome == "error" and vr.verdict.compared == 0 and vr.compiled.status == "ok":
+    if (vr.verdict.outcome == "error" and vr.verdict.compared == 0 and not vr.verdict.cut
+            and vr.compiled.status == "ok"):
         return Finding(
             severity="error", subtype="nothing-compared", variants=(vr.variant.name,),
             location=result.demo.location,
@@ -228,7 +229,8 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
         return Finding(
             severity="error", subtype="partial-view", variants=(vr.variant.name,),
             location=result.demo.location,
-            message=(f"{vr.verdict.note}; everything that was compared matches, but a match "
+            message=(f"{vr.verdict.note}; everything that was compared matches (if anything "
+                     "was), but a match "
                      "cannot be confirmed from part of what a reader could see: keep less "
                      "within reach of the snippet's names (del what is not the point), or add "
                      ":partial-view: to accept a match from what was compared (the page then "

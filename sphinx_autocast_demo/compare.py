@@ -181,8 +181,9 @@ def compare_runs(
     cut = compiled.cut or eager.cut or seen.cut
     known = [d.max_abs for d in diffs if d.max_abs is not None]
     worst = max(known) if known else None
-    if not compared:
-        return Verdict(outcome="error", compared=0, note=NOTHING_COMPARED)
+    if not compared:  # (where the view was cut, nothing seen is no proof of nothing there)
+        return Verdict(outcome="error", compared=0, cut=cut,
+                       note=f"{NOT_FULLY_COMPARED}: {cut}" if cut else NOTHING_COMPARED)
     if all(d.equal for d in diffs):
         if cut and not partial:
             return Verdict(outcome="error", max_abs=worst, diffs=diffs, compared=compared, cut=cut,

@@ -77,6 +77,13 @@ def test_a_view_cut_too_deep_is_not_fully_compared_never_a_match(build):
     assert "add :partial-view:" in build.warnings and "[autocast_demo.partial-view]" in build.warnings
 
 
+def test_a_cache_that_cannot_be_read_cuts_the_view(build):
+    # Before: the lru_cache'd function was a leaf, x matched, and every row said "matches".
+    assert set(outcomes(build, "cached").values()) == {"error"}
+    assert ("every value: not fully compared: grad is a cached function: what its cache holds "
+            "cannot be read") in build.warnings, build.warnings
+
+
 def test_partial_view_takes_a_cut_match_and_the_page_says_so(build):
     assert set(outcomes(build, "deep-accepted").values()) == {"matches"}
     cells = verdicts(build.html("index"), "deep-accepted")

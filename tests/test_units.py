@@ -134,6 +134,9 @@ def test_a_cut_view_confirms_a_difference_never_a_match():
     # :partial-view: takes the match, keeping why the view was cut for the page.
     accepted = compare_runs(cut, e[0], c[1], e[1], EXACT, partial=True)
     assert accepted.outcome == "matches" and accepted.cut.startswith("containers deeper")
+    # Nothing seen where the view was cut is no proof that nothing is there.
+    empty = compare_runs(replace(run()[0], cut="x deeper"), run()[0], c[1], e[1], EXACT)
+    assert empty.outcome == "error" and empty.note == "not fully compared: x deeper"
     # What was seen to differ differs, however much was not seen.
     c2 = run(w=("grad", [2.0]))
     assert compare_runs(replace(c2[0], cut="x"), e[0], c2[1], e[1], EXACT).outcome == "differs"

@@ -45,6 +45,18 @@ def test_a_difference_is_found_wherever_the_snippet_put_it(build, ident, path):
     assert cells[0].startswith(f"{DIFFER} ({path}") and cells[1].startswith(MATCH)
 
 
+def test_a_value_reached_by_name_though_no_container_holds_it_is_compared(build):
+    # Before: each of these was skipped without a word, and x, which matches, made every row
+    # "matches eager".
+    assert outcomes(build, "elsewhere") == {"same_as_forward": "differs", "off": "matches",
+                                            "autocast": "differs"}
+    vr = build.result("index", "elsewhere").variants[0]
+    differing = {d.name for d in vr.verdict.diffs if not d.equal}
+    assert differing >= {"Kept.grad", "Held.GRAD._value_[1]", "local.grad", "get.__self__.t",
+                         "verdict_helpers.KEPT", "_g"}, differing
+    assert "x" in {d.name for d in vr.verdict.diffs if d.equal}
+
+
 def test_a_tensor_inside_a_tuple_is_compared(build):
     vr = build.result("index", "containers").variants[0]
     names = {t.name for t in vr.compiled.tensors}

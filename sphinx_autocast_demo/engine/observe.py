@@ -34,7 +34,6 @@ from __future__ import annotations
 import array
 import collections.abc
 import dataclasses
-import enum
 import functools
 import io
 import os
@@ -121,7 +120,7 @@ _LEAVES: tuple[type, ...] = (
     types.MethodDescriptorType, types.ClassMethodDescriptorType, types.GetSetDescriptorType,
     types.MemberDescriptorType, types.CodeType, types.FrameType, types.TracebackType,
     types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType, types.CellType,
-    property, staticmethod, classmethod, enum.Enum, weakref.ReferenceType, io.IOBase,
+    property, staticmethod, classmethod, weakref.ReferenceType, io.IOBase,
     memoryview, array.array)
 
 
@@ -136,9 +135,9 @@ def _leaf_types(torch: Any) -> tuple[type, ...]:
 #: a file, a socket): skipped. The standard library's other objects are walked as any are
 #: (``UserDict``, ``ChainMap``, ``queue.Queue``: values are put in them).
 _INTERPRETER_STATE = frozenset({
-    "logging", "threading", "_thread", "io", "_io", "socket", "ssl", "select", "selectors",
+    "logging", "io", "_io", "socket", "ssl", "select", "selectors",
     "subprocess", "multiprocessing", "concurrent", "asyncio", "signal", "sqlite3", "tempfile",
-    "weakref", "_weakrefset", "importlib", "zipimport", "pkgutil", "inspect", "ast", "dis",
+    "importlib", "zipimport", "pkgutil", "inspect", "ast", "dis",
     "tokenize", "codecs", "encodings", "warnings", "atexit", "gc", "sys", "os", "posix",
     "ctypes", "mmap", "pathlib"})
 
@@ -179,7 +178,9 @@ class _Walk:
         # Parameters named through an optimizer's param groups: only those no other path reached.
         self.aliases: list[tuple[str, Any]] = []
         self.todo: deque[tuple[str, Any, int]] = deque(
-            (name, namespace[name], 0) for name in sorted(namespace) if not name.startswith("_"))
+            # (not the module's own dunder names; an underscored name of the snippet's is its)
+            (name, namespace[name], 0) for name in sorted(namespace)
+            if not (name.startswith("__") and name.endswith("__")))
 
     def run(self) -> View:
         while self.todo:
@@ -217,6 +218,25 @@ class _Walk:
         if self.numpy is not None and issubclass(cls, self.numpy.ndarray):
             self.array(path, value, depth)
             return
+        if cls is types.MethodType:  # a bound method: what it is bound to
+            self.todo.append((f"{path}.__self__", value.__self__, depth + 1))
+            return
+        if cls is functools._lru_cache_wrapper:
+            if value.cache_info().currsize:
+                self.view.cut_because(f"{path} is a cached function: what its cache holds "
+                                      "cannot be read")
+            value, cls = value.__wrapped__, type(value.__wrapped__)
+        if isinstance(value, type) or cls is types.ModuleType:
+            # The page's own classes (their attributes: a class attribute, an enum's members)
+            # and modules (a helper module's globals); torch's, the standard library's and
+            # installed libraries' are theirs.
+            if _pages_file(_defined_in(value)) and id(value) not in self.seen:
+                self.seen.add(id(value))
+                self.todo.extend((f"{path}.{name}", item, depth + 1) for name, item
+                                 in list(vars(value).items())
+                                 if not (name.startswith("__") and name.endswith("__"))
+                                 and type(item) not in _ATOMS)
+            return
         if cls in (types.FunctionType, types.GeneratorType):
             # torch.compile(fn) wraps it, the eager run's returns it as it is: what the
             # function itself holds, under the same name in both runs.
@@ -227,9 +247,11 @@ class _Walk:
             if cls not in (types.FunctionType, types.GeneratorType) or not _pages_code(value):
                 return  # torch's, the standard library's: their own state
         elif issubclass(cls, torch.nn.Module):
-            # torch.compile(model) wraps it, the eager run's torch.compile returns it as it
-            # is: what the module itself holds, once, whichever name reaches it first.
+            # torch.compile(model) and aot_module(model) wrap it, the eager run's return it as
+            # it is: what the module itself holds, once, whichever name reaches it first.
             inner = getattr(value, "_orig_mod", None)
+            if inner is None and cls.__name__ == "AOTModule":
+                inner = getattr(value, "orig_module", None)
             value = inner if isinstance(inner, torch.nn.Module) else value
         elif issubclass(cls, self.leaves) or _stdlib_state(cls) or (
                 _torch_machinery(cls) and not issubclass(cls, torch.optim.Optimizer)):
@@ -379,6 +401,19 @@ def _not_the_pages() -> tuple[str, ...]:
     site = os.path.dirname(os.path.dirname(torch.__file__))
     return (os.path.dirname(torch.__file__) + os.sep, os.path.join(site, "functorch") + os.sep,
             sysconfig.get_paths()["stdlib"] + os.sep)
+
+
+def _defined_in(value: Any) -> str:
+    """The file of a module, or of the module that defined a class ("" where none)."""
+    module = value if isinstance(value, types.ModuleType) else sys.modules.get(value.__module__)
+    return getattr(module, "__file__", None) or ""
+
+
+def _pages_file(filename: str) -> bool:
+    """A file of the page's own code (the snippet, a module beside the docs), not of torch,
+    the standard library or an installed package."""
+    return bool(filename) and not filename.startswith(_not_the_pages()) and not any(
+        part in ("site-packages", "dist-packages") for part in filename.split(os.sep))
 
 
 def _held_by_function(path: str, fn: Any) -> list[tuple[str, Any]]:

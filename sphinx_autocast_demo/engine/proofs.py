@@ -103,14 +103,27 @@ def _entry(real: Any, eager: Any, mode: str, aot: bool = False) -> Any:
             return _internal(real(*args, **kwargs))
         if mode == "eager":
             return eager(*args, **kwargs)
-        _SNIPPET["depth"] += 1
-        try:
-            return real(*args, **kwargs)
-        finally:
-            _SNIPPET["depth"] -= 1
+        made = _for_snippet(real)(*args, **kwargs)
+        # The decorator form (torch.compile(backend=...)(fn)) compiles when its result is
+        # called, through torch.compile again: that call is the snippet's too.
+        return _for_snippet(made) if (not args or args[0] is None) and callable(made) else made
 
     entry._autocast_demo_entry = True  # type: ignore[attr-defined]
     return entry
+
+
+def _for_snippet(fn: Any) -> Any:
+    """``fn``, whose calls compile for the snippet, torch's own code in them included."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        _SNIPPET["depth"] += 1
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _SNIPPET["depth"] -= 1
+
+    return call
 
 
 def _traced(real: Any) -> Any:
