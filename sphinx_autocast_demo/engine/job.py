@@ -29,12 +29,8 @@ from .proofs import (
     watch_compiles,
     watch_config,
 )
-from .protocol import Job
+from .protocol import CODE_FILE, Job
 from .warned import log_records_on_one_line, show_warnings_on_one_line
-
-#: Prefix of the file names given to ``compile()``, so that frames of the writer's code can be
-#: told from ours and mapped back to the docs.
-CODE_FILE = "<autocast-demo-"
 
 #: Tensors larger than this are compared by hash only (no max |difference|), and so are those
 #: past this many elements in all (the copies go through a file).

@@ -36,12 +36,14 @@ import collections.abc
 import dataclasses
 import functools
 import io
-import os
 import sys
 import types
 import weakref
 from collections import deque
 from typing import Any, Literal
+
+from .imports import module_file, writers
+from .protocol import CODE_FILE
 
 #: How deep containers are followed from a top-level name, how many objects are looked at,
 #: and how many tensors are kept: far more than a page's snippet leaves.
@@ -230,7 +232,7 @@ class _Walk:
             # The page's own classes (their attributes: a class attribute, an enum's members)
             # and modules (a helper module's globals); torch's, the standard library's and
             # installed libraries' are theirs.
-            if _pages_file(_defined_in(value)) and id(value) not in self.seen:
+            if _writers(_defined_in(value)) and id(value) not in self.seen:
                 self.seen.add(id(value))
                 self.todo.extend((f"{path}.{name}", item, depth + 1) for name, item
                                  in list(vars(value).items())
@@ -385,35 +387,23 @@ class _Walk:
 
 
 def _pages_code(value: Any) -> bool:
-    """Is a function or generator the page's code (the snippet's, a helper's, a library's),
-    not torch's or the standard library's, whose closures hold their own machinery? Told by
-    where its code is (a wrapper's ``__module__`` is what it wraps)."""
+    """Is a function or generator the page's code (the snippet's, a module of the writer's),
+    not torch's, Python's or an installed package's, whose closures hold their own machinery?
+    Told by where its code is (a wrapper's ``__module__`` is what it wraps)."""
     code = value.__code__ if isinstance(value, types.FunctionType) else value.gi_code
-    return not code.co_filename.startswith(_not_the_pages())
-
-
-@functools.cache
-def _not_the_pages() -> tuple[str, ...]:
-    import sysconfig
-
-    import torch
-
-    site = os.path.dirname(os.path.dirname(torch.__file__))
-    return (os.path.dirname(torch.__file__) + os.sep, os.path.join(site, "functorch") + os.sep,
-            sysconfig.get_paths()["stdlib"] + os.sep)
+    return _writers(code.co_filename)
 
 
 def _defined_in(value: Any) -> str:
     """The file of a module, or of the module that defined a class ("" where none)."""
     module = value if isinstance(value, types.ModuleType) else sys.modules.get(value.__module__)
-    return getattr(module, "__file__", None) or ""
+    return module_file(module) or ""
 
 
-def _pages_file(filename: str) -> bool:
-    """A file of the page's own code (the snippet, a module beside the docs), not of torch,
-    the standard library or an installed package."""
-    return bool(filename) and not filename.startswith(_not_the_pages()) and not any(
-        part in ("site-packages", "dist-packages") for part in filename.split(os.sep))
+def _writers(filename: str) -> bool:
+    """A file of the page's own code: the snippet's, or the writer's as the run's imports are
+    told (:func:`.imports.writers`: not torch's, Python's or an installed package's)."""
+    return filename.startswith(CODE_FILE) or bool(writers([filename]))
 
 
 def _held_by_function(path: str, fn: Any) -> list[tuple[str, Any]]:

@@ -38,12 +38,16 @@ SITES: list[list[Any]] = []
 
 def _from_torch(depth: int) -> bool:
     """Is the frame ``depth`` levels up inside torch's own package (or functorch's)?"""
+    return sys._getframe(depth + 1).f_code.co_filename.startswith(_torch_roots())
+
+
+@functools.cache
+def _torch_roots() -> tuple[str, ...]:
     import torch
 
-    filename = sys._getframe(depth + 1).f_code.co_filename
-    roots = (os.path.dirname(torch.__file__) + os.sep,
-             os.path.join(os.path.dirname(os.path.dirname(torch.__file__)), "functorch") + os.sep)
-    return filename.startswith(roots)
+    torch_dir = os.path.dirname(torch.__file__)
+    return (os.path.join(torch_dir, ""),
+            os.path.join(os.path.dirname(torch_dir), "functorch", ""))
 
 
 def _counts() -> tuple[int, int]:

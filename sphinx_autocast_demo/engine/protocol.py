@@ -20,6 +20,11 @@ EngineFault = Literal["", "no-torch", "torch-import", "no-config", "config-impor
                       "died"]
 
 
+#: Prefix of the file names a run gives the writer's code (``compile()``), so that its frames
+#: are told from ours and mapped back to the docs: ``<autocast-demo-0>`` is the first setup.
+CODE_FILE = "<autocast-demo-"
+
+
 class Job(TypedDict, total=False):
     """What one run executes (:func:`.job.run_job`): the build fills the first part, the pool
     the paths."""

@@ -141,7 +141,7 @@ def _read_output(path: Path) -> str:
     return printable(raw.decode("utf-8", errors="replace"))
 
 
-# A frame of the writer's code in a faulthandler dump (file names from job.CODE_FILE).
+# A frame of the writer's code in a faulthandler dump (file names from protocol.CODE_FILE).
 _DUMPED_FRAME = re.compile(r'^\s*File "<autocast-demo-(\d+)>", line (\d+) in (.+)$')
 
 
