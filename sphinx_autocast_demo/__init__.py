@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .version import STATIC, __version__
+from .core.version import STATIC, __version__
 
 __all__ = ["STATIC", "__version__", "setup"]
 

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .results import SetProblem, load, merge
-from .text import one_line
+from .core.text import one_line
+from .plan.results import SetProblem, load, merge
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,25 +29,19 @@ from typing import TYPE_CHECKING, Any
 from sphinx.util import logging
 from sphinx.util.logging import is_suppressed_warning
 
-from . import (
-    accept,
-    builder,
-    check,
-    compare,
-    config,
-    directives,
-    execute,
-    html,
-    render,
-    report,
-    results,
-    summary,
-    writers,
-)
-from .build import BUILD, Build, build
-from .model import WARNING_TYPE, Finding
-from .state import all_docs, merge, purge, state
-from .version import STATIC, __version__
+from .accept import rewrite as accept
+from .core import config
+from .core.model import WARNING_TYPE, Finding
+from .core.state import all_docs, merge, purge, state
+from .core.version import STATIC, __version__
+from .engine import execute
+from .engine.build import BUILD, Build, build
+from .judge import check, compare
+from .plan import results
+from .present import html, render, summary, writers
+from .read import directives
+from .report import builder
+from .report import console as report
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +53,7 @@ if TYPE_CHECKING:
     from sphinx.config import Config
     from sphinx.environment import BuildEnvironment
 
-    from .model import DemoResult
+    from .core.model import DemoResult
 
 #: This build's numbers (:class:`.report.Counts`) as JSON, in the doctree directory.
 STATS = "autocast_demo_stats.json"

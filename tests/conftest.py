@@ -200,7 +200,7 @@ class AppBuild:
         return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
 
     def result(self, docname: str, ident: str):
-        from sphinx_autocast_demo.state import all_docs
+        from sphinx_autocast_demo.core.state import all_docs
 
         return all_docs(self.app.env)[docname].results[ident]  # type: ignore[attr-defined]
 

@@ -8,8 +8,8 @@ import shutil
 import pytest
 from conftest import ROOTS, copy_root, sphinx_build
 
-from sphinx_autocast_demo.accept import Change, apply, edit_expect, find_block
-from sphinx_autocast_demo.model import OptionSpan, SourceMap
+from sphinx_autocast_demo.accept.rewrite import Change, apply, edit_expect, find_block
+from sphinx_autocast_demo.core.model import OptionSpan, SourceMap
 
 FILES = ("index.rst", "markdown.md", "conf.py")
 

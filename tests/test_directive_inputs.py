@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import column, copy_root, processes_tagged, sphinx_build, tagged_build, verdicts
 
-from sphinx_autocast_demo import config, syntax
+from sphinx_autocast_demo.core import config
+from sphinx_autocast_demo.read import syntax
 
 MATCH = "\u2713 matches eager"
 RST, MD = "index.rst", "options_md.md"

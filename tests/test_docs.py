@@ -17,7 +17,8 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import sphinx_build, verdicts
 
-from sphinx_autocast_demo import config, directives, options
+from sphinx_autocast_demo.core import config
+from sphinx_autocast_demo.read import directives, options
 
 DOCS = Path(__file__).parent.parent / "docs"
 M, D = "\u2713 matches", "\u2717 differs"

@@ -10,8 +10,8 @@ import re
 import pytest
 from conftest import ROOTS, copy_root, sphinx_build
 
-from sphinx_autocast_demo import docstrings
-from sphinx_autocast_demo.config import global_setup_code
+from sphinx_autocast_demo.core.config import global_setup_code
+from sphinx_autocast_demo.read import docstrings
 
 ROOT = ROOTS / "test-docstrings"
 NO_PATH = {"PYTHONPATH": ""}  # only conf.py's sys.path.insert may find the module

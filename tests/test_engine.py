@@ -18,8 +18,8 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import AppBuild, app_build, copy_root, verdicts
 
-from sphinx_autocast_demo import execute
-from sphinx_autocast_demo.execute import installed_torch, pool_size
+from sphinx_autocast_demo.engine import execute
+from sphinx_autocast_demo.engine.execute import installed_torch, pool_size
 
 MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
 FAKE_TORCH = "9.9.9+fake"
@@ -272,9 +272,9 @@ def test_while_the_worker_warms_up_eager_runs_leave_it_a_core(jobs, cpus, eager_
     what they do: test_worker_memory compares them bit for bit at one run per core."""
     from types import SimpleNamespace
 
-    from sphinx_autocast_demo.engine.channels import Channel, Waiting
-    from sphinx_autocast_demo.engine.pool import WorkerPool, eager_jobs
-    from sphinx_autocast_demo.engine.records import Run
+    from sphinx_autocast_demo.engine.parent.channels import Channel, Waiting
+    from sphinx_autocast_demo.engine.parent.pool import WorkerPool, eager_jobs
+    from sphinx_autocast_demo.engine.parent.records import Run
 
     pool = WorkerPool.__new__(WorkerPool)  # its scheduling only: no worker
     pool.jobs, pool.eager_jobs = jobs, eager_jobs(jobs, cpus)

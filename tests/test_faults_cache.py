@@ -23,9 +23,8 @@ import pytest
 import sphinx
 from conftest import copy_root, processes_tagged, sphinx_build, verdicts
 
-from sphinx_autocast_demo.engine.cache import CorruptEntry, Entry, ResultCache
-from sphinx_autocast_demo.fromjson import MAX_ITEMS
-from sphinx_autocast_demo.model import (
+from sphinx_autocast_demo.core.fromjson import MAX_ITEMS
+from sphinx_autocast_demo.core.model import (
     Frame,
     RunRecord,
     SnippetError,
@@ -33,7 +32,8 @@ from sphinx_autocast_demo.model import (
     TensorRecord,
     Verdict,
 )
-from sphinx_autocast_demo.text import MAX_OUTPUT, bounded, printable
+from sphinx_autocast_demo.core.text import MAX_OUTPUT, bounded, printable
+from sphinx_autocast_demo.plan.cache import CorruptEntry, Entry, ResultCache
 
 MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
 DEMOS = ("first", "second", "gate")

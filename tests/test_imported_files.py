@@ -143,7 +143,7 @@ def test_only_the_writers_files_count():
     import torch
     from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
-    from sphinx_autocast_demo.engine import imports
+    from sphinx_autocast_demo.engine.child import imports
 
     here = os.path.abspath(__file__)
     paths = [here, json.__file__, torch.__file__, imports.__file__, "_ops.py", "<stdin>", None,
@@ -155,7 +155,7 @@ def test_only_the_writers_files_count():
 def test_a_lazy_module_is_not_loaded_to_find_its_file(tmp_path):
     import importlib.util
 
-    from sphinx_autocast_demo.engine.imports import module_file
+    from sphinx_autocast_demo.engine.child.imports import module_file
 
     path = tmp_path / "lazy_one.py"
     path.write_text("raise RuntimeError('loaded')\n")
@@ -170,7 +170,7 @@ def test_a_lazy_module_is_not_loaded_to_find_its_file(tmp_path):
 def test_a_run_that_cannot_tell_its_files_says_so_instead_of_failing():
     import sys
 
-    from sphinx_autocast_demo.engine.imports import writers_files
+    from sphinx_autocast_demo.engine.child.imports import writers_files
 
     class Odd:
         @property
@@ -187,7 +187,7 @@ def test_a_run_that_cannot_tell_its_files_says_so_instead_of_failing():
 
 def test_what_is_no_regular_file_is_never_read(tmp_path, monkeypatch):
     """A cache restored from elsewhere may name any path: a FIFO or a device must not block."""
-    from sphinx_autocast_demo.engine import cache
+    from sphinx_autocast_demo.plan import cache
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -205,9 +205,9 @@ def test_a_file_written_since_the_build_began_is_never_current(tmp_path):
     """The run may have imported it before the write: its result runs again next time."""
     import time
 
-    from sphinx_autocast_demo.engine.cache import MISSING, Entry
-    from sphinx_autocast_demo.model import RunRecord, Verdict
-    from sphinx_autocast_demo.stamps import Stamps
+    from sphinx_autocast_demo.core.model import RunRecord, Verdict
+    from sphinx_autocast_demo.plan.cache import MISSING, Entry
+    from sphinx_autocast_demo.plan.stamps import Stamps
 
     old, new, copied = tmp_path / "old.py", tmp_path / "sub" / "new.py", tmp_path / "copied.py"
     new.parent.mkdir()
@@ -233,7 +233,7 @@ def test_a_file_written_since_the_build_began_is_never_current(tmp_path):
 
 
 def test_only_files_that_can_be_compared_later_are_stamped(tmp_path):
-    from sphinx_autocast_demo.stamps import Stamps
+    from sphinx_autocast_demo.plan.stamps import Stamps
 
     (tmp_path / "archive.zip").write_bytes(b"PK")
     assert Stamps.comparable(__file__)
@@ -286,7 +286,7 @@ def test_a_run_finds_the_modules_it_imported_from_the_end_of_sys_modules(tmp_pat
     zygote's pages: 5.5 ms a run), and every module where that one was removed since."""
     import sys
 
-    from sphinx_autocast_demo.engine import imports
+    from sphinx_autocast_demo.engine.child import imports
 
     for name in ("first_new", "second_new", "third_new"):
         (tmp_path / f"{name}.py").write_text("X = 1\n")

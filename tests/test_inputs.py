@@ -22,7 +22,7 @@ import sphinx
 from conftest import copy_root, sphinx_build
 
 from sphinx_autocast_demo.engine import kept
-from sphinx_autocast_demo.results import partition
+from sphinx_autocast_demo.plan.results import partition
 
 MAX_SHARDS = 10_000  # results.MAX_SHARDS
 

@@ -9,9 +9,7 @@ import pytest
 from test_offline import TORCH, demo, raised, ran, result
 from test_snapshots import HERE, LATER, MADE
 
-from sphinx_autocast_demo import across, builder, cells, check, render, report, summary
-from sphinx_autocast_demo.judge import judge
-from sphinx_autocast_demo.model import (
+from sphinx_autocast_demo.core.model import (
     Finding,
     Location,
     RunRecord,
@@ -20,7 +18,12 @@ from sphinx_autocast_demo.model import (
     Verdict,
     skipped,
 )
-from sphinx_autocast_demo.plan import Stats
+from sphinx_autocast_demo.judge import check
+from sphinx_autocast_demo.judge.judgement import judge
+from sphinx_autocast_demo.plan.planned import Stats
+from sphinx_autocast_demo.present import across, cells, render, summary
+from sphinx_autocast_demo.report import builder
+from sphinx_autocast_demo.report import console as report
 
 
 def first(found, torch: str = TORCH):

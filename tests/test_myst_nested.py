@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from conftest import ROOTS, copy_root, sphinx_build
 
-from sphinx_autocast_demo.syntax import unnest
+from sphinx_autocast_demo.read.syntax import unnest
 
 
 @pytest.fixture(scope="module")
@@ -77,8 +77,8 @@ def test_scoped_output_record_applies_only_in_its_scope(nested):
 
 
 def test_expect_output_scopes_parse_and_govern_like_expect():
-    from sphinx_autocast_demo.model import Environment
-    from sphinx_autocast_demo.syntax import SyntaxProblem, parse_expect_output
+    from sphinx_autocast_demo.core.model import Environment
+    from sphinx_autocast_demo.read.syntax import SyntaxProblem, parse_expect_output
 
     blocks = parse_expect_output("[off]\n2.0\n[off[torch >= 2.16]]\n3.0\n[*[cuda]]\n4.0", ("off", "sf"))
     assert blocks == (("off", "2.0"), ("off[torch>=2.16]", "3.0"), ("*[cuda]", "4.0"))
@@ -87,7 +87,7 @@ def test_expect_output_scopes_parse_and_govern_like_expect():
 
     from dataclasses import replace
 
-    from sphinx_autocast_demo.model import Code, Demo, SourceMap, Tolerance
+    from sphinx_autocast_demo.core.model import Code, Demo, SourceMap, Tolerance
 
     demo = Demo("index", "d", 1, Code("x = 1", "i.rst", (2,)), None, "c", (), (), blocks,
                 "inductor", "cpu", "bfloat16", 1.0, Tolerance(0, 0), SourceMap("i.rst", 1, "rst", 2, 2))

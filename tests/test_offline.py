@@ -19,11 +19,9 @@ from docutils import frontend, nodes
 from docutils.parsers import rst
 from docutils.utils import new_document
 
-from sphinx_autocast_demo import accept, builder, check, config, directives, execute, render, report, syntax
-from sphinx_autocast_demo.build import build
-from sphinx_autocast_demo.engine.cache import Entry
-from sphinx_autocast_demo.judge import judge
-from sphinx_autocast_demo.model import (
+from sphinx_autocast_demo.accept import rewrite as accept
+from sphinx_autocast_demo.core import config
+from sphinx_autocast_demo.core.model import (
     DEFAULT_CONFIG,
     Code,
     Demo,
@@ -40,8 +38,17 @@ from sphinx_autocast_demo.model import (
     Verdict,
     skipped,
 )
-from sphinx_autocast_demo.plan import Stats
-from sphinx_autocast_demo.state import all_docs
+from sphinx_autocast_demo.core.state import all_docs
+from sphinx_autocast_demo.engine import execute
+from sphinx_autocast_demo.engine.build import build
+from sphinx_autocast_demo.judge import check
+from sphinx_autocast_demo.judge.judgement import judge
+from sphinx_autocast_demo.plan.cache import Entry
+from sphinx_autocast_demo.plan.planned import Stats
+from sphinx_autocast_demo.present import render
+from sphinx_autocast_demo.read import directives, syntax
+from sphinx_autocast_demo.report import builder
+from sphinx_autocast_demo.report import console as report
 
 TORCH = "9.9.0"  # the torch these made-up results were "checked" with
 # Their builds run nothing: execution is off, the results come from a cache written here.
@@ -337,7 +344,7 @@ def fill_cache(first: object, torch: str, torch_key: str = "") -> None:
 
 def test_the_sphinx_side_never_imports_torch():
     # In a fresh interpreter: other test files of the session may have imported it.
-    code = ("import sys, sphinx_autocast_demo.pipeline, sphinx_autocast_demo.builder; "
+    code = ("import sys, sphinx_autocast_demo.pipeline, sphinx_autocast_demo.report.builder; "
             "assert 'torch' not in sys.modules, 'torch imported'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 

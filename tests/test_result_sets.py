@@ -11,12 +11,15 @@ import pytest
 from test_offline import TORCH, demo, ran, result
 
 from sphinx_autocast_demo import __main__ as cli
-from sphinx_autocast_demo import accept, check, results, syntax
-from sphinx_autocast_demo.check import conflicts
-from sphinx_autocast_demo.engine.cache import Entry
-from sphinx_autocast_demo.judge import judge, unchecked
-from sphinx_autocast_demo.model import Environment, RunRecord, VariantResult, Verdict
-from sphinx_autocast_demo.scopes import in_scope, never, overlap
+from sphinx_autocast_demo.accept import rewrite as accept
+from sphinx_autocast_demo.core.model import Environment, RunRecord, VariantResult, Verdict
+from sphinx_autocast_demo.core.scopes import in_scope, never, overlap
+from sphinx_autocast_demo.judge import check
+from sphinx_autocast_demo.judge.check import conflicts
+from sphinx_autocast_demo.judge.judgement import judge, unchecked
+from sphinx_autocast_demo.plan import results
+from sphinx_autocast_demo.plan.cache import Entry
+from sphinx_autocast_demo.read import syntax
 
 NEW = Environment("torch 2.16.0", "2.16.0", "3.11.7", "cpu")
 

@@ -17,8 +17,8 @@ import threading
 import pytest
 from conftest import copy_root, sphinx_build, verdicts
 
-from sphinx_autocast_demo.engine.zygote import KEEP_BYTES
-from sphinx_autocast_demo.text import MAX_OUTPUT
+from sphinx_autocast_demo.core.text import MAX_OUTPUT
+from sphinx_autocast_demo.engine.child.zygote import KEEP_BYTES
 
 
 @pytest.fixture(scope="module")

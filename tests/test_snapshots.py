@@ -19,9 +19,7 @@ import pytest
 from docutils import nodes
 from test_offline import APP, TORCH, demo, raised, ran, result
 
-from sphinx_autocast_demo import check, render
-from sphinx_autocast_demo.judge import judge
-from sphinx_autocast_demo.model import (
+from sphinx_autocast_demo.core.model import (
     DemoResult,
     Environment,
     RunRecord,
@@ -29,6 +27,9 @@ from sphinx_autocast_demo.model import (
     VariantResult,
     skipped,
 )
+from sphinx_autocast_demo.judge import check
+from sphinx_autocast_demo.judge.judgement import judge
+from sphinx_autocast_demo.present import render
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 HERE = Environment(f"torch {TORCH}", TORCH, "3.11.7")

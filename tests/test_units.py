@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from sphinx_autocast_demo import syntax
-from sphinx_autocast_demo.compare import compare_runs
-from sphinx_autocast_demo.model import RunRecord, SnippetError, TensorRecord, Tolerance
+from sphinx_autocast_demo.core.model import RunRecord, SnippetError, TensorRecord, Tolerance
+from sphinx_autocast_demo.judge.compare import compare_runs
+from sphinx_autocast_demo.read import syntax
 
 EXACT = Tolerance(grad=0.0, output=1e-3)
 
@@ -166,7 +166,7 @@ def test_printed_output_of_the_two_runs_is_compared():
 
 
 def test_output_normalisation_keeps_content_drops_noise():
-    from sphinx_autocast_demo.printed import normalize_output
+    from sphinx_autocast_demo.core.printed import normalize_output
 
     printed = ("tensor([[1., 2.],\n        [3., 4.]])\n<object object at 0x7f3a2c1b9e40>\n"
                "W1129 10:15:13.123000 4242 torch/_dynamo/convert_frame.py:964] recompiling\n"

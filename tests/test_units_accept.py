@@ -10,9 +10,10 @@ from sphinx.errors import ConfigError
 from test_offline import demo, ran, result
 from test_snapshots import HERE
 
-from sphinx_autocast_demo import accept, syntax
-from sphinx_autocast_demo.accept import Blocked, Change
-from sphinx_autocast_demo.model import OptionSpan, SourceMap, Verdict
+from sphinx_autocast_demo.accept import rewrite as accept
+from sphinx_autocast_demo.accept.rewrite import Blocked, Change
+from sphinx_autocast_demo.core.model import OptionSpan, SourceMap, Verdict
+from sphinx_autocast_demo.read import syntax
 
 
 @pytest.mark.parametrize(("value", "mode"), [("", ""), ("0", ""), (" Yes ", "write"), ("TRUE", "write"),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from test_offline import TORCH, demo, result
 
-from sphinx_autocast_demo import cells
-from sphinx_autocast_demo.judge import Column, NotChecked, Value
-from sphinx_autocast_demo.model import Environment, Frame, RunRecord, TensorDiff, VariantResult, Verdict
-from sphinx_autocast_demo.syntax import parse_values
+from sphinx_autocast_demo.core.model import Environment, Frame, RunRecord, TensorDiff, VariantResult, Verdict
+from sphinx_autocast_demo.judge.judgement import Column, NotChecked, Value
+from sphinx_autocast_demo.present import cells
+from sphinx_autocast_demo.read.syntax import parse_values
 
 OFF = parse_values("off", "cpu", "bfloat16")[0]
 OK = RunRecord("ok")

@@ -10,9 +10,10 @@ from test_judge import header_and_rows
 from test_offline import TORCH, demo, result
 from test_snapshots import HERE, LATER, MADE
 
-from sphinx_autocast_demo import across, cells, check
-from sphinx_autocast_demo.judge import judge
-from sphinx_autocast_demo.model import RunRecord, TensorDiff, VariantResult, Verdict
+from sphinx_autocast_demo.core.model import RunRecord, TensorDiff, VariantResult, Verdict
+from sphinx_autocast_demo.judge import check
+from sphinx_autocast_demo.judge.judgement import judge
+from sphinx_autocast_demo.present import across, cells
 
 
 def within(max_abs: float) -> tuple[Verdict, RunRecord, RunRecord]:

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 
+from sphinx_autocast_demo.core.model import Frame, SnippetError
 from sphinx_autocast_demo.engine import isolation
-from sphinx_autocast_demo.engine.channels import Channel, Waiting, above_stdio
 from sphinx_autocast_demo.engine.isolation import Words
-from sphinx_autocast_demo.engine.records import Run, collect, run_paths, signal_name
-from sphinx_autocast_demo.model import Frame, SnippetError
+from sphinx_autocast_demo.engine.parent.channels import Channel, Waiting, above_stdio
+from sphinx_autocast_demo.engine.parent.records import Run, collect, run_paths, signal_name
 
 
 def test_the_builds_words_travel_as_variables_and_are_taken_back_whole():

@@ -8,7 +8,7 @@ from docutils import frontend, nodes
 from docutils.parsers import rst
 from docutils.utils import new_document
 
-from sphinx_autocast_demo import html
+from sphinx_autocast_demo.present import html
 
 OURS = ('<table class="docutils autocast-demo-results"><thead><tr><th class="head">value</th>'
         '<th scope="col">x</th></tr></thead><tbody><tr class="row-even"><td class="v"><p>off</p></td>'

@@ -8,9 +8,10 @@ from dataclasses import replace
 from test_offline import TORCH, demo, raised, ran, result
 from test_snapshots import HERE, LATER, MADE
 
-from sphinx_autocast_demo import check, syntax
-from sphinx_autocast_demo.judge import judge, unchecked
-from sphinx_autocast_demo.model import DemoResult, RunRecord, VariantResult, Verdict, skipped
+from sphinx_autocast_demo.core.model import DemoResult, RunRecord, VariantResult, Verdict, skipped
+from sphinx_autocast_demo.judge import check
+from sphinx_autocast_demo.judge.judgement import judge, unchecked
+from sphinx_autocast_demo.read import syntax
 
 
 def test_the_run_that_stopped_is_named_and_each_kind_reads_as_a_sentence():

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from test_offline import demo
 
-from sphinx_autocast_demo import keys, stamps
-from sphinx_autocast_demo.engine.cache import MISSING, Entry, FileStamp, make_key
-from sphinx_autocast_demo.model import Code, RunRecord, Tolerance, Verdict
+from sphinx_autocast_demo.core.model import Code, RunRecord, Tolerance, Verdict
+from sphinx_autocast_demo.plan import keys, stamps
+from sphinx_autocast_demo.plan.cache import MISSING, Entry, FileStamp, make_key
 
 
 def key(the_demo=None, variant: int = 0, confdir: str = "/docs", variables=None, codes=None) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from test_offline import demo
 
-from sphinx_autocast_demo.fromjson import from_json
-from sphinx_autocast_demo.model import (
+from sphinx_autocast_demo.core.fromjson import from_json
+from sphinx_autocast_demo.core.model import (
     Code,
     DemoResult,
     Environment,

@@ -12,8 +12,8 @@ from array import array
 
 import pytest
 
-from sphinx_autocast_demo.compare import compare_tensor
-from sphinx_autocast_demo.model import TensorRecord, Tolerance
+from sphinx_autocast_demo.core.model import TensorRecord, Tolerance
+from sphinx_autocast_demo.judge.compare import compare_tensor
 
 TOL = Tolerance(grad=0.0, output=1e-3)
 
@@ -58,7 +58,7 @@ def test_a_data_file_cut_short_gives_no_values_never_a_crash():
 
 
 def walk(namespace):
-    from sphinx_autocast_demo.engine.observe import observe
+    from sphinx_autocast_demo.engine.child.observe import observe
 
     view = observe(namespace)
     return {path: tensor for path, _kind, tensor in view.tensors}, view.cut
@@ -180,7 +180,7 @@ def test_a_parameter_only_an_optimizer_holds_is_found_once():
 
 
 def collect(namespace, tmp_path):
-    from sphinx_autocast_demo.engine.job import collect_tensors
+    from sphinx_autocast_demo.engine.child.job import collect_tensors
 
     path = tmp_path / "data.bin"
     records, cut = collect_tensors(namespace, str(path))

@@ -9,9 +9,10 @@ from types import SimpleNamespace
 import pytest
 from sphinx.errors import ConfigError
 
-from sphinx_autocast_demo import config, options
-from sphinx_autocast_demo.config import PREFIX
-from sphinx_autocast_demo.syntax import SyntaxProblem
+from sphinx_autocast_demo.core import config
+from sphinx_autocast_demo.core.config import PREFIX
+from sphinx_autocast_demo.read import options
+from sphinx_autocast_demo.read.syntax import SyntaxProblem
 
 DEMO = options.named(options.DEMO)
 

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import warnings
 
-from sphinx_autocast_demo.engine.warned import warning_line
-from sphinx_autocast_demo.model import RunRecord
-from sphinx_autocast_demo.printed import compare_output, compare_printed, normalize_output, said_by_snippet
-from sphinx_autocast_demo.text import MAX_OUTPUT, bounded
+from sphinx_autocast_demo.core.model import RunRecord
+from sphinx_autocast_demo.core.printed import (
+    compare_output,
+    compare_printed,
+    normalize_output,
+    said_by_snippet,
+)
+from sphinx_autocast_demo.core.text import MAX_OUTPUT, bounded
+from sphinx_autocast_demo.engine.child.warned import warning_line
 
 # As dynamo's warn_once says a builtin it cannot trace: three lines, none indented.
 DYNAMO = ("Dynamo does not know how to trace the builtin `zlib.crc32.`\n"
@@ -32,7 +37,7 @@ def test_a_category_not_named_warning_is_said_as_its_nearest_base():
 
 
 def test_the_hook_prints_what_python_would_print_as_one_line(capsys):
-    from sphinx_autocast_demo.engine.warned import show_warnings_on_one_line
+    from sphinx_autocast_demo.engine.child.warned import show_warnings_on_one_line
 
     with warnings.catch_warnings():
         warnings.simplefilter("always")
@@ -61,7 +66,7 @@ def test_a_line_that_differs_only_in_each_runs_pid_is_named_not_counted():
 def _ran(text: str, pid: int | None = None) -> RunRecord:
     """A run's record as engine/records.collect makes it: ``output`` bounded, and a digest of
     all of it when that is not all."""
-    from sphinx_autocast_demo.printed import printed_digest
+    from sphinx_autocast_demo.core.printed import printed_digest
 
     shown = bounded(text)
     return RunRecord(status="ok", output=shown, pid=pid,
@@ -105,8 +110,8 @@ def test_short_outputs_compare_as_before():
 def test_two_runs_of_one_result_differ_in_their_pids_only():
     from dataclasses import replace
 
-    from sphinx_autocast_demo import results
-    from sphinx_autocast_demo.model import Verdict
+    from sphinx_autocast_demo.core.model import Verdict
+    from sphinx_autocast_demo.plan import results
 
     ran = RunRecord(status="ok", output="x\n", pid=10)
     entry = results.Entry("2.13.0", Verdict("matches"), ran, ran)  # type: ignore[arg-type]

@@ -14,9 +14,11 @@ from types import SimpleNamespace
 import pytest
 from test_offline import APP, TORCH, demo, ran, result
 
-from sphinx_autocast_demo import report
-from sphinx_autocast_demo.model import RunRecord, VariantResult, Verdict, skipped
-from sphinx_autocast_demo.plan import Stats
+from sphinx_autocast_demo.core.model import RunRecord, VariantResult, Verdict, skipped
+from sphinx_autocast_demo.core.publish import publish
+from sphinx_autocast_demo.engine import said as engine_said
+from sphinx_autocast_demo.plan.planned import Stats
+from sphinx_autocast_demo.report import console as report
 
 
 class Said:
@@ -42,6 +44,7 @@ class Said:
 def said(monkeypatch) -> Said:
     found = Said()
     monkeypatch.setattr(report, "logger", found)
+    monkeypatch.setattr(engine_said, "logger", found)
     return found
 
 
@@ -139,7 +142,7 @@ def test_a_published_text_names_no_place_of_the_build_machine():
     text = ('  File "/w/docs/sub/page.rst", line 3, in <module>\n'
             f"read /w/docs/data.bin, wrote /w/docs/_build/html/x.html in /w/docs; /w/docsother\x1b[31m\n"
             f"warned at {package}:12\x00")
-    assert report.publish(text, host) == (  # type: ignore[arg-type]
+    assert publish(text, host) == (  # type: ignore[arg-type]
         '  File "sub/page.rst", line 3, in <module>\n'
         "read data.bin, wrote <outdir>/x.html in .; /w/docsother\n"
         "warned at <site-packages>/torch/x.py:12\\x00")
@@ -161,11 +164,11 @@ def test_the_timing_report_lists_the_slowest_first(tmp_path):
 def test_the_warnings_about_the_machine_say_why_and_where(said, tmp_path):
     (tmp_path / "conf.py").write_text("project = 'x'\nextensions = ['sphinx_autocast_demo']\n")
     host = SimpleNamespace(confdir=str(tmp_path), builder=SimpleNamespace(name="doctest"))
-    assert not report.cannot_fork(host, {"fork": True})  # type: ignore[arg-type]
-    assert report.cannot_fork(host, {"fork": False, "threads": ["b", "a", "a"]})  # type: ignore[arg-type]
+    assert not engine_said.cannot_fork(host, {"fork": True})  # type: ignore[arg-type]
+    assert engine_said.cannot_fork(host, {"fork": False, "threads": ["b", "a", "a"]})  # type: ignore[arg-type]
     report.unchecked_by(host, 0)  # type: ignore[arg-type]
     report.unchecked_by(host, 1)  # type: ignore[arg-type]
-    assert not report.not_kept(host, None)  # type: ignore[arg-type]
+    assert not engine_said.not_kept(host, None)  # type: ignore[arg-type]
     fork, doctest = said.lines
     assert "the worker had 3 more thread(s) running (a, b)" in fork[1]
     assert fork[2] == {"type": "autocast_demo", "subtype": "slow", "location": f"{tmp_path / 'conf.py'}:2"}

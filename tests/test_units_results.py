@@ -11,10 +11,11 @@ from dataclasses import replace
 import pytest
 
 from sphinx_autocast_demo import __main__ as cli
-from sphinx_autocast_demo import __version__, results
-from sphinx_autocast_demo.engine.cache import Entry
-from sphinx_autocast_demo.model import Environment, RunRecord, Verdict
-from sphinx_autocast_demo.results import EnvironmentSet, RunInfo, SetProblem
+from sphinx_autocast_demo import __version__
+from sphinx_autocast_demo.core.model import Environment, RunRecord, Verdict
+from sphinx_autocast_demo.plan import results
+from sphinx_autocast_demo.plan.cache import Entry
+from sphinx_autocast_demo.plan.results import EnvironmentSet, RunInfo, SetProblem
 
 NEW = Environment("torch 2.16.0", "2.16.0", "3.11.7", "cpu")
 KEY = "ab" + "0" * 62

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from sphinx_autocast_demo import scopes
-from sphinx_autocast_demo.model import Environment
-from sphinx_autocast_demo.scopes import conflict, governing, in_scope, never, overlap, split_scope
+from sphinx_autocast_demo.core import scopes
+from sphinx_autocast_demo.core.model import Environment
+from sphinx_autocast_demo.core.scopes import conflict, governing, in_scope, never, overlap, split_scope
 
 CPU_213 = Environment("torch 2.13.0", "2.13.0", "3.11", "cpu")
 CUDA_213 = Environment("torch 2.13.0 gpu", "2.13.0", "3.11", "cuda")

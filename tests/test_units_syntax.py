@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sphinx_autocast_demo import syntax
-from sphinx_autocast_demo.syntax import SyntaxProblem
+from sphinx_autocast_demo.read import syntax
+from sphinx_autocast_demo.read.syntax import SyntaxProblem
 
 NAMES = ("same_as_forward", "off")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sphinx_autocast_demo.text import bounded, for_log, one_line, printable
+from sphinx_autocast_demo.core.text import bounded, for_log, one_line, printable
 
 
 def test_printable_drops_escapes_and_shows_other_control_bytes():

@@ -128,7 +128,7 @@ def test_a_worker_stuck_at_close_gets_sigterm_before_sigkill(tmp_path, monkeypat
     zygote's) ends its runs' process groups with what snippets started there; SIGKILL only if
     that does not end it either. The stuck worker is a stand-in: a real process that ignores
     its stdin and notes the SIGTERM it gets."""
-    from sphinx_autocast_demo.engine import handles
+    from sphinx_autocast_demo.engine.parent import handles
 
     monkeypatch.setattr(handles, "CLOSE_GRACE", 2.0)
     marker = tmp_path / "sigterm"

@@ -21,11 +21,11 @@ import textwrap
 import pytest
 from conftest import kernel_can_collapse, kernel_can_populate
 
+from sphinx_autocast_demo.engine.child.processes import PAGE, prefault, written_pages
+from sphinx_autocast_demo.engine.child.serving import copy_ahead
 from sphinx_autocast_demo.engine.isolation import take
-from sphinx_autocast_demo.engine.pool import WorkerPool
-from sphinx_autocast_demo.engine.processes import PAGE, prefault, written_pages
-from sphinx_autocast_demo.engine.records import Finished, Run
-from sphinx_autocast_demo.engine.serving import copy_ahead
+from sphinx_autocast_demo.engine.parent.pool import WorkerPool
+from sphinx_autocast_demo.engine.parent.records import Finished, Run
 
 CODE = textwrap.dedent("""\
     import torch

@@ -1,9 +1,9 @@
 """``autocast-demo-reference``: the reference tables, generated from the code they describe.
 
-``.. autocast-demo-reference:: conf`` lists :data:`sphinx_autocast_demo.config.OPTIONS`;
+``.. autocast-demo-reference:: conf`` lists :data:`sphinx_autocast_demo.core.config.OPTIONS`;
 ``.. autocast-demo-reference:: autocast-demo`` (or ``autocast-demo-setup``,
 ``autocast-demo-summary``) lists a directive's options from
-:data:`sphinx_autocast_demo.options.DIRECTIVES`, the table the directives read their options
+:data:`sphinx_autocast_demo.read.options.DIRECTIVES`, the table the directives read their options
 by: the page cannot drift from the code.
 """
 
@@ -15,7 +15,9 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from sphinx_autocast_demo import config, options
+from sphinx_autocast_demo.core import config
+
+from sphinx_autocast_demo.read import options
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

@@ -47,7 +47,7 @@ def entries(root: Path) -> dict[str, dict[str, object]]:
     differ, how each run ended and what it printed (as the checks compare it). Not the tensors'
     hashes nor the exact differences, which another CPU may round otherwise: they would make a
     kept set look stale where nothing a reader sees has changed."""
-    from sphinx_autocast_demo.printed import normalize_output, said_by_snippet
+    from sphinx_autocast_demo.core.printed import normalize_output, said_by_snippet
 
     out = {}
     for path in root.glob("??/*.json"):

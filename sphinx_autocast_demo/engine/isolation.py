@@ -5,7 +5,7 @@ What every run (one demo under one value, compiled or eager) may assume:
 - **A process of its own.** A child forked from a zygote that has imported torch and warmed up
   (:mod:`.zygote`; the eager zygote for eager runs before the warm-up ends), or, for CUDA and
   where a fork is unsafe (threads left after the warm-up), a fresh interpreter
-  (``python -m sphinx_autocast_demo.engine.worker --job FILE``). No run sees another's memory:
+  (``python -m sphinx_autocast_demo.engine.child.worker --job FILE``). No run sees another's memory:
   every fork is from the same untouched zygote, also in a kept worker's session.
 - **Its own scratch directory** as the current directory (:func:`.job.run_and_write`), never the
   docs' sources; its page's files are found through ``__file__`` (the page's path).
@@ -36,12 +36,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import MutableMapping
 
-#: Thread pools that libraries start as they are imported: numpy's OpenBLAS starts one thread
-#: per core but one when torch imports it, MKL and OpenMP runtimes likewise. A worker with
-#: threads cannot fork safely, so its imports see 1; the runs get the user's values back
-#: (:func:`restore_user_environment`).
-SINGLE_THREADED = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "MKL_NUM_THREADS",
-                   "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 #: Each word's environment variable.
 NAMES = {

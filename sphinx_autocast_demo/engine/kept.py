@@ -12,7 +12,7 @@ when no build came for its idle time. This module is the build's side; the worke
 :mod:`.kept_server`.
 
 Started by :func:`connect` as the per-build worker is (``python -m
-sphinx_autocast_demo.engine.worker``, so that a run sees the same ``sys.argv``), with
+sphinx_autocast_demo.engine.child.worker``, so that a run sees the same ``sys.argv``), with
 ``AUTOCAST_DEMO_KEPT`` (its socket and idle time) in its environment.
 """
 
@@ -159,7 +159,7 @@ def fingerprint(env: dict[str, str]) -> str:
     os.umask(umask)
     limits = [resource.getrlimit(getattr(resource, name)) for name in sorted(dir(resource))
               if name.startswith("RLIMIT_")]
-    from .zygote import RESET_SIGNALS
+    from .protocol import RESET_SIGNALS
 
     ignored = []
     for sig in sorted(set(signal.valid_signals()) - set(RESET_SIGNALS)):  # runs get defaults
@@ -228,7 +228,7 @@ def connect(env: dict[str, str], idle: float) -> Joined:
         log = f"{key}.log"
         with os.fdopen(runtime.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as err:
             server = subprocess.Popen(
-                [sys.executable, "-m", f"{__package__}.worker"],
+                [sys.executable, "-m", f"{__package__}.child.worker"],
                 # The socket by its name in the worker's directory, which is the one opened.
                 env={**{k: v for k, v in env.items() if k not in PER_BUILD},
                      **to_env(Words(kept=(name, float(idle))))},
@@ -243,12 +243,6 @@ def connect(env: dict[str, str], idle: float) -> Joined:
                 raise KeptUnavailable("the kept worker did not start" + (f":\n{tail}" if tail else ""))
             time.sleep(0.005)
         return Joined(*found, warm=False, path=path, runtime=runtime)
-
-
-def stop_all() -> list[str]:
-    """Tell every worker kept for this user to end (each notices within a second that its
-    socket is gone; the builds it serves finish first). Returns their keys."""
-    return [worker.key for worker in stop(workers())]
 
 
 #: The file beside a worker's socket that names the projects it served: one build's
@@ -313,7 +307,7 @@ def workers() -> list[KeptWorker]:
 
 
 def stop(chosen: list[KeptWorker]) -> list[KeptWorker]:
-    """Tell the workers ``chosen`` (of :func:`workers`) to end, as :func:`stop_all` does."""
+    """Tell the workers ``chosen`` (of :func:`workers`) to end, and wait for none of them."""
     if not chosen:
         return []
     runtime = runtime_dir()

@@ -7,7 +7,10 @@ ends against the same fields. Imported by the worker and its children: standard 
 
 from __future__ import annotations
 
+import signal
 from typing import Any, Literal, TypedDict
+
+from ..core.text import MAX_OUTPUT
 
 Mode = Literal["compiled", "eager"]
 
@@ -18,6 +21,18 @@ Mode = Literal["compiled", "eager"]
 #: warm-up compile failed; ``died``, the worker died or stopped answering.
 EngineFault = Literal["", "no-torch", "torch-import", "no-config", "config-import", "warm-up",
                       "died"]
+
+
+#: The signals the worker and the zygote handle themselves, and SIGQUIT: the worker starts with
+#: their defaults, and so does every run, whatever the build's own dispositions were (a shell
+#: starts ``cmd &`` without job control with SIGINT and SIGQUIT ignored); so they are not in a
+#: kept worker's key.
+RESET_SIGNALS = (signal.SIGCHLD, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)
+
+#: Bytes of a run's output kept on disk; the rest is counted only. Far more than a page shows
+#: (text.MAX_OUTPUT): the comparison reads it all (a difference may come after what a page
+#: shows), and only past this much is its view cut.
+KEEP_BYTES = max(8 << 20, 4 * MAX_OUTPUT)
 
 
 #: Prefix of the file names a run gives the writer's code (``compile()``), so that its frames

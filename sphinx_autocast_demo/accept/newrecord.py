@@ -1,0 +1,146 @@
+"""Accept mode's rules: the record a demo's ``:expect:`` must say so that the next build holds,
+in this build's environment and in every result set's (:func:`new_expect`), or why no record
+can be written without the writer (:class:`Blocked`). Editing the file is :mod:`.accept`'s.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from ..core.scopes import conflict, governing, in_scope, split_scope
+from ..read import syntax
+
+if TYPE_CHECKING:
+    from ..core.model import DemoResult
+
+
+class Blocked(Exception):
+    """A demo whose new record cannot be written; the message says why."""
+
+
+def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
+    """(name, outcome) changes: ``None`` when the record holds; raises :class:`Blocked`.
+
+    Each value's outcome goes into the record that applies to it here (scopes.governing): a
+    scoped record is rewritten in place, since a new unscoped one would lose to it and the next
+    build would fail again. The changed record is then checked as the next build will read it,
+    in every environment: accept mode converges in one build or writes nothing.
+    """
+    demo, environment = result.demo, result.environment
+    actual = {vr.variant.name: vr for vr in result.variants}
+    for name, vr in actual.items():
+        if vr.verdict.outcome == "error":
+            raise Blocked(f"value {name} has no outcome to record ({vr.verdict.note})")
+    for name in actual:
+        _refuse_conflict(demo.expect, name, result)
+
+    def holds(expected: str, name: str) -> bool:
+        vr = actual[name]
+        names = vr.compiled.error.names if vr.compiled.error else ()
+        return syntax.outcome_holds(expected, vr.verdict.outcome, names)
+
+    changes: list[tuple[str, str]] = []
+    rule = {name: governing(demo.expect, name, environment) for name in actual}
+    star = dict(demo.expect).get("*")
+    starred = [n for n, found in rule.items() if found is not None and found[0] == "*"]
+    if star is not None and starred and not all(holds(star, n) for n in starred):
+        counts = Counter(actual[n].verdict.text for n in starred)
+        best = max(counts.values())
+        star = next(actual[n].verdict.text for n in starred
+                    if counts[actual[n].verdict.text] == best)
+        changes.append(("*", star))
+    for name, vr in actual.items():
+        found = rule[name]
+        if found is None or (found[0] == "*" and star is not None and not holds(star, name)):
+            changes.append((name, vr.verdict.text))  # nothing recorded, or * does not fit
+        elif found[0] != "*" and not holds(found[1], name):
+            base, scope = split_scope(found[0])
+            # A shared *[scope] may hold for the other values: this one gets its own, which
+            # outranks it in the same scope.
+            changes.append((syntax.record_name(name, scope) if base == "*" else found[0],
+                            vr.verdict.text))
+    changes += scoped(result, changes)
+    _converges(result, changes)
+    return changes or None
+
+
+def scoped(result: DemoResult, changes: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Records for the other environments of the result sets where what they did is not what
+    the page (with ``changes``) records for them: a value's own scoped record that applies there
+    is rewritten in place, else one is added, ``off[torch==2.15.0]: matches``, per environment
+    and value. Raises :class:`Blocked` when such a scope would also cover an environment that did
+    otherwise (two environments of one release and device that disagree: only the writer can
+    tell them apart)."""
+    out: list[tuple[str, str]] = []
+    every = [r for r in (result, *result.others) if r.environment is not None]
+    for other in result.others:
+        environment = other.environment
+        if environment is None or not environment.torch:
+            continue
+        release = re.match(r"[\w.]+", environment.torch)
+        for vr in other.variants:
+            if vr.compiled.not_run or vr.verdict.outcome == "error":
+                continue
+            name = vr.variant.name
+            found = governing(_applied(result.demo.expect, changes + out), name, environment)
+            names = vr.compiled.error.names if vr.compiled.error else ()
+            if found is not None and syntax.outcome_holds(found[1], vr.verdict.outcome, names):
+                continue
+            base, scope = split_scope(found[0]) if found is not None else ("", "")
+            if base != name or not scope:
+                scope = f"torch=={release.group(0) if release else environment.torch}"
+            for same in every:
+                there = next(v for v in same.variants if v.variant.name == name)
+                if (same.environment is not None and in_scope(scope, same.environment)
+                        and not there.compiled.not_run and there.verdict.text != vr.verdict.text):
+                    raise Blocked(
+                        f"value {name}: {environment.label} did {vr.verdict.text} and "
+                        f"{same.environment.label} did {there.verdict.text}, with the same "
+                        f"torch release and device ({name}[{scope}] would cover both); record "
+                        "it by hand, scoped so as to tell them apart")
+            out.append((syntax.record_name(name, scope), vr.verdict.text))
+    return out
+
+
+def _applied(expect: tuple[tuple[str, str], ...],
+             changes: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """The record as it reads once ``changes`` are written: in place, or appended."""
+    todo = dict(changes)
+    kept = tuple((name, todo.pop(name, outcome)) for name, outcome in expect)
+    return kept + tuple(todo.items())
+
+
+def _refuse_conflict(expect: tuple[tuple[str, str], ...], name: str, result: DemoResult) -> None:
+    for shown in (result, *result.others):
+        pair = conflict(expect, name, shown.environment)
+        if pair is not None:
+            label = shown.environment.label if shown.environment else "this build"
+            raise Blocked(f"value {name}: {pair[0][0]} and {pair[1][0]} both apply in {label} "
+                          "and record different outcomes: narrow a scope by hand first")
+
+
+def _converges(result: DemoResult, changes: list[tuple[str, str]]) -> None:
+    """Raise :class:`Blocked` unless the record with ``changes`` holds in every environment
+    that has an outcome, as the next build will read it (so that a rewrite never leaves a page
+    that fails again)."""
+    if not changes:
+        return
+    final = _applied(result.demo.expect, changes)
+    try:
+        syntax.refuse_overlaps(list(final))
+    except syntax.SyntaxProblem as exc:
+        raise Blocked(f"the new record would not be read: {exc}") from None
+    for shown in (result, *result.others):
+        for vr in shown.variants:
+            if vr.compiled.not_run or vr.verdict.outcome == "error":
+                continue
+            _refuse_conflict(final, vr.variant.name, shown)
+            found = governing(final, vr.variant.name, shown.environment)
+            names = vr.compiled.error.names if vr.compiled.error else ()
+            if found is None or not syntax.outcome_holds(found[1], vr.verdict.outcome, names):
+                label = shown.environment.label if shown.environment else "this build"
+                raise Blocked(f"value {vr.variant.name}: no record found that holds in {label} "
+                              f"as well as in the others ({syntax.expect_text(list(final))}); "
+                              "record it by hand")

@@ -1,0 +1,381 @@
+"""Every ``conf.py`` value of the extension, typed and documented in one place.
+
+The reference page of the docs is generated from :data:`OPTIONS` and a test keeps it in sync.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import re
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from .model import DEFAULT_CONFIG, Code, Location, Tolerance
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+    from sphinx.config import Config
+
+PREFIX = "autocast_demo_"
+EXECUTE_MODES = ("auto", "force", "never")
+DEVICES = ("cpu", "cuda")
+BACKENDS = ("aot_eager", "inductor", "eager")
+DTYPES = ("bfloat16", "float16", "float32")
+
+#: The longest timeout a run may have: far above any demo, and far below what the engine's
+#: clocks accept (a deadline past ~24.8 days overflows them and used to end the build).
+MAX_TIMEOUT = 24 * 60 * 60.0
+TIMEOUT_RULE = f"a number of seconds > 0 and at most {MAX_TIMEOUT:g} (24 h)"
+TOLERANCE_RULE = "a finite number >= 0 (0: bitwise equal)"
+BUDGET_RULE = "a finite number of seconds >= 0 (0: no budget)"
+KEEP_RULE = f"a number of seconds >= 0 and at most {MAX_TIMEOUT:g} (24 h; 0: none is kept)"
+
+
+@dataclass(frozen=True)
+class Execution:
+    """``autocast_demo_execute`` (or ``AUTOCAST_DEMO_EXECUTE``), resolved once into what a
+    build may do: the build asks these, never the mode's name."""
+
+    mode: str  # one of EXECUTE_MODES
+    #: Whether demos run at all: not in "never" mode, which renders from the cache only
+    #: (whatever torch made it) and the result sets.
+    runs: bool
+    #: Whether what an earlier build made may answer this one: its cached results, a kept
+    #: worker's warm memory. Not in "force" mode, which runs everything from a fresh import.
+    reuses: bool
+
+    @classmethod
+    def of(cls, mode: str) -> Execution:
+        return cls(mode, runs=mode != "never", reuses=mode != "force")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One conf.py value: everything registration, validation and the reference page need."""
+
+    name: str  # without the prefix
+    default: Any
+    types: tuple[type, ...]
+    rebuild: Literal["env", ""]  # "env": changing it re-reads (and so re-checks) every page
+    description: str
+    choices: tuple[str, ...] = ()
+    rule: str = ""  # for numbers: TIMEOUT_RULE or TOLERANCE_RULE
+
+
+def _option(default: Any, types: tuple[type, ...], rebuild: Literal["env", ""], description: str,
+            choices: tuple[str, ...] = (), rule: str = "") -> Any:
+    # A field without a dataclass default: the Settings of a build always come from conf.py.
+    return field(metadata={"option": Option("", default, types, rebuild, description, choices,
+                                            rule)})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every conf.py value of the extension, declared once: the field is the setting (without
+    :data:`PREFIX`), its metadata the :class:`Option`; a build reads them once (:func:`settings`)."""
+
+    device: str = _option("cpu", (str,), "env", "Device the demos run on.", DEVICES)
+    dtype: str = _option(
+        "", (str,), "env",
+        "Autocast dtype of the ``autocast`` value; empty: bfloat16 on cpu, float16 on cuda.",
+        ("", *DTYPES))
+    backend: str = _option(
+        "inductor", (str,), "env",
+        "Backend for ``torch.compile`` calls that do not name one: by default the one "
+        "``torch.compile()`` itself uses, so that a page shows what its readers' code does.",
+        BACKENDS)
+    values: tuple[str, ...] = _option(
+        ["same_as_forward", "off", "autocast"], (list, tuple), "env",
+        "Values every demo runs under, in ``:values:`` syntax, one per item.")
+    config: str = _option(DEFAULT_CONFIG, (str,), "env",
+                          "Dotted path of the compile-time config that the values set.")
+    timeout: float = _option(
+        120.0, (int, float), "env",
+        "Seconds one run (one value, compiled or eager) may take before it is stopped: "
+        f"more than 0, at most {MAX_TIMEOUT:g} (24 h).", rule=TIMEOUT_RULE)
+    grad_tolerance: float = _option(
+        0.0, (int, float), "env",
+        "Gradients match when |compiled - eager| <= tol * (1 + |eager|); finite, >= 0; 0 "
+        "means bitwise.", rule=TOLERANCE_RULE)
+    output_tolerance: float = _option(
+        1e-3, (int, float), "env",
+        "The same for every other tensor (inductor's forward differs from eager by ~1e-4); "
+        "finite, >= 0; 0 means bitwise.", rule=TOLERANCE_RULE)
+    cache_torch: str = _option(
+        "exact", (str,), "env",
+        "Which torch a cached result counts for: ``exact`` (the exact version, e.g. "
+        "2.13.0+cpu), ``release`` (any build of the same release, e.g. torch built from "
+        "source at every commit: 2.16.0a0+gitabc and +gitdef share results), or any other "
+        "string, a label that you change when the results must be made again.")
+    environment: str = _option(
+        "", (str,), "",
+        "What pages and result sets call this build's environment; empty: ``torch <version>`` "
+        "(e.g. ``torch 2.13.0+cpu``). Name it when one torch runs on several kinds of machine, "
+        "e.g. ``torch 2.15.0 on H100``.")
+    results: tuple[str, ...] = _option(
+        [], (list, tuple), "env",
+        "Directories of result sets (written by ``-b autocast-check`` into ``<outdir>/results``, "
+        "merged or not), relative to conf.py's directory: each demo is also shown as the "
+        "environments there checked it, and is checked against the page in each.")
+    environments: tuple[str, ...] = _option(
+        [], (list, tuple), "env",
+        "Labels of the environments every demo must have results from (this build's own "
+        "counts when it runs); a missing one is one warning. Empty: those the result sets hold.")
+    shard: str = _option(
+        "", (str,), "",
+        "``i/n``: run only the i-th of n shares of the demos (for a CI job matrix; the "
+        "``AUTOCAST_DEMO_SHARD`` environment variable overrides it). Shares are balanced by the "
+        "run times in the result sets, so every shard must read the same ones.")
+    execute: str = _option(
+        "auto", (str,), "",
+        "auto: run what is not cached; force: run everything; never: render from the cache "
+        "only (for hosts without torch).", EXECUTE_MODES)
+    jobs: int = _option(0, (int,), "",
+                        "Runs in flight at once; 0 follows ``sphinx-build -j``, capped at the CPUs the "
+                        "build may use (affinity and cgroup CPU quota).")
+    keep_worker: float = _option(
+        0, (int, float), "",
+        "Seconds the worker stays after a build for the next build of the same Python, torch, "
+        "extension and environment, which then starts its runs at once (no import, no warm-up): "
+        "for a writer's edit loop (``sphinx-autobuild``), not for CI. Every run is still forked "
+        "from the same untouched warm memory. 0: every build starts its own worker, and none "
+        "outlives it.", rule=KEEP_RULE)
+    cache_dir: str = _option(
+        "", (str,), "",
+        "Result cache directory; empty: ``autocast_demo_cache`` in the doctree directory.")
+    fail_on_mismatch: bool = _option(
+        True, (bool,), "",
+        "Make sphinx-build exit non-zero when a page's record is not what torch does.")
+    cuda_unavailable: str = _option(
+        "error", (str,), "env",
+        "When device is cuda on a machine without CUDA: error (fail) or skip (render unchecked).",
+        ("error", "skip"))
+    budget: float = _option(
+        0.0, (int, float), "",
+        "Seconds of run time one demo may take in a build (every value, compiled and eager); "
+        "over it, a warning at the demo naming its slowest runs. 0: no budget.", rule=BUDGET_RULE)
+    build_budget: float = _option(
+        0.0, (int, float), "",
+        "Seconds a build may spend running demos; over it, one warning naming the slowest "
+        "demos. 0: no budget.", rule=BUDGET_RULE)
+    global_setup: str = _option(
+        "", (str,), "env",
+        "Python code run before every demo (before the page's setup blocks), like doctest's "
+        "``doctest_global_setup``: the imports every docstring demo needs, say. Part of every "
+        "result's key; an error in it is reported at this conf.py line.")
+    timing_report: bool = _option(
+        False, (bool,), "",
+        "Write ``autocast_demo_timings.rst``-style table (JSON + text) of run times to the outdir.")
+
+    @property
+    def tolerance(self) -> Tolerance:
+        return Tolerance(grad=self.grad_tolerance, output=self.output_tolerance)
+
+    @functools.cached_property
+    def execution(self) -> Execution:
+        """:attr:`execute`, resolved (once: a frozen dataclass may cache in its ``__dict__``)."""
+        return Execution.of(self.execute)
+
+
+#: The table of :class:`Settings`, in order: registration, validation and the docs' reference.
+OPTIONS: tuple[Option, ...] = tuple(replace(f.metadata["option"], name=f.name)
+                                    for f in fields(Settings))
+
+
+class NumberDefault:
+    """A number setting's default, given to Sphinx as a callable (which Sphinx calls for the
+    value). Sphinx converts a ``-D`` value by the type of the default, and refuses a float's
+    ("unsupported type, ignoring", Sphinx 7.2 to 9); a callable default's ``-D`` text comes
+    through as it was typed, and :func:`validate` reads it as a number."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __call__(self, config: Config) -> float:
+        return self.value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+def register(app: Sphinx) -> None:
+    for option in OPTIONS:
+        default = NumberDefault(option.default) if float in option.types else option.default
+        # No ``description=``: Sphinx 7.2 (PyTorch's pin) does not take one.
+        app.add_config_value(PREFIX + option.name, default, option.rebuild, types=option.types)
+
+
+def _from_command_line(config: Config, name: str) -> bool:
+    """Whether ``name`` was given with ``sphinx-build -D`` (Sphinx 7.2 to 9: ``overrides``)."""
+    return name in (getattr(config, "overrides", None) or {})
+
+
+def _number(app: Sphinx, option: Option, text: str) -> float:
+    """A number setting's ``-D`` text as the number (a float; ``inf`` and ``nan`` are left to
+    the setting's rule); ConfigError, naming the ``-D`` option, if it is no number."""
+    from sphinx.errors import ConfigError
+
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigError(
+            f"sphinx-build -D {PREFIX}{option.name}={text!r}: not a number; it must be "
+            f"{option.rule} (default {option.default!r})") from None
+
+
+def validate(app: Sphinx, config: Config) -> None:
+    """``config-inited``: reject bad values with a message that names the conf.py line to fix."""
+    from sphinx.errors import ConfigError
+
+    for option in OPTIONS:
+        value = config[PREFIX + option.name]
+        if (isinstance(value, str) and float in option.types
+                and _from_command_line(config, PREFIX + option.name)):
+            # Stored as the number, before Sphinx checks the types (config-inited, priority 800).
+            value = config[PREFIX + option.name] = _number(app, option, value)
+        if not isinstance(value, option.types) or (isinstance(value, bool) and bool not in option.types):
+            raise ConfigError(
+                f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r} must be of type "
+                f"{' or '.join(t.__name__ for t in option.types)} (default {option.default!r})"
+            )
+        if option.choices and value not in option.choices:
+            raise ConfigError(
+                f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r}; choose one of "
+                + ", ".join(repr(c) for c in option.choices)
+            )
+        if option.rule and number_problem(option.rule, value):
+            raise ConfigError(
+                f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r} must be {option.rule} "
+                f"(default {option.default!r})"
+            )
+    shard = os.environ.get("AUTOCAST_DEMO_SHARD") or config[PREFIX + "shard"]
+    if shard:
+
+        try:
+            parse_shard(shard)
+        except ValueError as exc:
+            where = ("AUTOCAST_DEMO_SHARD" if os.environ.get("AUTOCAST_DEMO_SHARD")
+                     else f"{_where(app, 'shard')}: {PREFIX}shard")
+            raise ConfigError(f"{where}: {exc}") from None
+    env_mode = os.environ.get("AUTOCAST_DEMO_EXECUTE")
+    if env_mode and env_mode not in EXECUTE_MODES:
+        raise ConfigError(f"AUTOCAST_DEMO_EXECUTE={env_mode!r}; choose one of {', '.join(EXECUTE_MODES)}")
+
+
+def number_problem(rule: str, value: object) -> bool:
+    """Is ``value`` outside ``rule`` (:data:`TIMEOUT_RULE` or :data:`TOLERANCE_RULE`)?"""
+    if not isinstance(value, (int, float)):
+        return True
+    try:
+        number = float(value)
+    except OverflowError:  # 10**400
+        return True
+    if not math.isfinite(number) or number < 0:
+        return True
+    if rule == KEEP_RULE:
+        return number > MAX_TIMEOUT
+    return rule == TIMEOUT_RULE and not 0 < number <= MAX_TIMEOUT
+
+
+def _where(app: Sphinx, name: str) -> str:
+    """``conf.py:LINE`` where ``name`` is assigned, or where to look (it may come from ``-D``)."""
+    if _from_command_line(app.config, PREFIX + name):  # -D wins over conf.py's line
+        return f"sphinx-build -D {PREFIX}{name}"
+    found = conf_assignment(str(app.confdir), PREFIX + name)
+    return str(found) if found else f"{os.path.join(app.confdir, 'conf.py')} (or sphinx-build -D)"
+
+
+def conf_assignment(confdir: str, setting: str) -> Location | None:
+    """Where conf.py assigns ``setting`` (a prefix such as ``autocast_demo_``: any of ours)."""
+    name = re.escape(setting) + (r"\w*" if setting.endswith("_") else r"\b")
+    return _first_line(confdir, re.compile(rf"^\s*{name}\s*="))
+
+
+def conf_line(confdir: str, setting: str) -> Location:
+    """The conf.py line to look at for ``setting``: its assignment, else the line that loads
+    the extension (the setting may come from ``-D``), else the file's first line."""
+    path = os.path.join(confdir, "conf.py")
+    if not os.path.isfile(path):
+        return Location(path)
+    return (conf_assignment(confdir, setting)
+            or _first_line(confdir, re.compile(r"^(?!\s*#).*sphinx_autocast_demo"))
+            or Location(path, 1))
+
+
+@functools.lru_cache(maxsize=8)
+def global_setup_code(confdir: str, text: str) -> Code | None:
+    """``autocast_demo_global_setup`` as code whose lines are conf.py's: each line of a string
+    written in conf.py where it stands there, else (a ``-D`` value, a string built in conf.py)
+    every line at the assignment."""
+    if not text.strip():
+        return None
+    where = conf_line(confdir, PREFIX + "global_setup")
+    lines = text.split("\n")
+    try:
+        with open(where.path, encoding="utf-8") as f:
+            conf = f.read().split("\n")
+    except (OSError, UnicodeDecodeError):
+        conf = []
+    start = where.line or 1
+    written = conf[start - 1:start - 1 + len(lines)]
+    same = len(written) == len(lines) and all(
+        not line.strip() or line.strip() in there for line, there in zip(lines, written, strict=True))
+    numbers = tuple(start + i if same else start for i in range(len(lines)))
+    return Code(text=text, source=where.path, lines=numbers)
+
+
+def _first_line(confdir: str, pattern: re.Pattern[str]) -> Location | None:
+    path = os.path.join(confdir, "conf.py")
+    try:
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if pattern.match(line):
+                    return Location(path, number)
+    except (OSError, UnicodeDecodeError):
+        pass
+    return None
+
+
+def default_dtype(device: str) -> str:
+    """The autocast dtype of a device when neither conf.py nor the demo names one."""
+    return "bfloat16" if device == "cpu" else "float16"
+
+
+def settings(config: Config) -> Settings:
+    """The validated values as the build uses them: numbers as floats, lists as tuples, the
+    dtype default filled in, and ``AUTOCAST_DEMO_EXECUTE`` and ``AUTOCAST_DEMO_SHARD`` over
+    conf.py (so CI can switch modes and shards without editing it)."""
+    values = {o.name: _normal(o, config[PREFIX + o.name]) for o in OPTIONS}
+    values["dtype"] = values["dtype"] or default_dtype(values["device"])
+    values["execute"] = os.environ.get("AUTOCAST_DEMO_EXECUTE") or values["execute"]
+    values["shard"] = os.environ.get("AUTOCAST_DEMO_SHARD") or values["shard"]
+    return Settings(**values)
+
+
+def _normal(option: Option, value: Any) -> Any:
+    if float in option.types:
+        return float(value)
+    if list in option.types:
+        return tuple(value)
+    return bool(value) if bool in option.types else value
+
+
+#: The most shards a split may have: far more than any CI matrix runs, and few enough that
+#: what is computed per shard (the shards a merge misses) stays small.
+MAX_SHARDS = 10_000
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``2/3`` -> (2, 3); :class:`ValueError` unless ``1 <= i <= n <= MAX_SHARDS``."""
+    index, slash, count = text.strip().partition("/")
+    index, count = index.strip(), count.strip()
+    if not (slash and index.isdigit() and count.isdigit()):
+        raise ValueError(f"{text!r} is not a shard: write i/n with 1 <= i <= n, e.g. 1/2")
+    if len(count) > 9 or int(count) > MAX_SHARDS:  # (no int() of a thousand digits)
+        raise ValueError(f"{text!r} splits the demos into more than {MAX_SHARDS} shards: "
+                         f"write i/n with 1 <= i <= n <= {MAX_SHARDS}")
+    if not 1 <= int(index) <= int(count):
+        raise ValueError(f"{text!r} is not a shard: write i/n with 1 <= i <= n, e.g. 1/2")
+    return int(index), int(count)

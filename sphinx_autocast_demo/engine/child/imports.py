@@ -1,0 +1,179 @@
+"""Which of the writer's files a run had: the modules of theirs in its process, and the files
+of a module whose import failed (it is not in ``sys.modules``, but its edit must run the demo
+again). The build stamps them (:class:`..stamps.Stamps`) so that a cached result stands only
+for the files it was made with. Standard library only, and never the run's undoing: a run
+whose files cannot be told says None, and its result is not served from the cache.
+
+Not the writer's: Python's own, installed packages, torch and this extension (their versions
+are in the key or the entry), and the modules torch generates into its caches (inductor's
+kernels: a fresh CI runner has none of them, and must not run everything again for that).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+import traceback
+from collections.abc import Iterable
+from typing import Any
+
+#: Set by :func:`remember_modules`: the modules the runs inherit (and the last of them), and
+#: which are the writer's. A forked run must not look at every module: each one it touches is
+#: a page of the zygote copied (~2,000 modules: 5.5 ms a run, measured).
+_INHERITED: tuple[frozenset[str], str | None, frozenset[str]] = (frozenset(), None, frozenset())
+
+
+def remember_modules() -> None:
+    """In the worker, before it forks (see :data:`_INHERITED`): after its imports (for the eager
+    zygote) and after its warm-up, before its memory moves to huge pages (a kept worker's
+    sessions must not do it: each page touched would be copied, off its huge page)."""
+    global _INHERITED
+    with contextlib.suppress(Exception):  # else each run looks at every module
+        files = writers(module_file(m) for m in list(sys.modules.values()))
+        _INHERITED = (frozenset(sys.modules), next(reversed(sys.modules), None), frozenset(files))
+
+
+#: Files the run opened for reading (:func:`track_reads`), as it named them; those gone by its
+#: end (a temporary file) are its own, not what its result stands for.
+_READ: set[str] = set()
+_NOT_READ_FROM = ("/proc/", "/dev/", "/sys/")
+
+
+def track_reads() -> None:
+    """From now on, remember every file this process opens for reading: a data file beside
+    the page is as much what a result stands for as a module (an audit hook: it sees
+    ``open()``, ``os.open()`` and what libraries open through them; it lasts as long as the
+    run's process)."""
+    # Known before the hook is: working them out opens files, which would call it.
+    skip = (*_NOT_READ_FROM, *_not_writers())
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event != "open" or not args or not isinstance(args[0], str):
+            return
+        mode = args[1] if len(args) > 1 else None
+        flags = args[2] if len(args) > 2 else 0
+        if isinstance(mode, str):
+            reading = not any(c in mode for c in "wax") or "+" in mode
+        else:
+            reading = isinstance(flags, int) and flags & os.O_ACCMODE != os.O_WRONLY
+        path = os.path.abspath(args[0])
+        # (a module's compiled copy is Python's, rewritten when it likes: its source counts)
+        if reading and not path.startswith(skip) and not path.endswith(".pyc"):
+            _READ.add(path)
+
+    global _TRACKING
+    if not _TRACKING:  # (a hook cannot be removed: one per process, inherited by its forks)
+        _TRACKING = True
+        sys.addaudithook(hook)
+
+
+_TRACKING = False
+
+
+def read_files() -> list[str]:
+    """The files this process read (:func:`track_reads`) that are still there."""
+    return [path for path in _READ if os.path.isfile(path)]
+
+
+def writers_files(failure: BaseException | None = None) -> list[str] | None:
+    """The writer's files this run had: its modules' (imported by the run, or by the worker,
+    such as a config module beside the docs), those in ``failure``'s traceback (a module
+    that raised while it was imported), and the files it read; None where that cannot be
+    told."""
+    try:
+        names, last, files = _INHERITED
+        new = [module_file(sys.modules[name]) for name in _added(names, last)]
+        return sorted(files | writers([*new, *_traceback_files(failure),
+                                         *read_files()]))
+    except Exception:  # a module object that refuses to be looked at: unknown, not a crash
+        return None
+
+
+def _added(names: frozenset[str], last: str | None) -> list[str]:
+    """The modules imported (or imported again) since :func:`remember_modules`. ``sys.modules``
+    keeps the order they came in: they follow ``last``, and reading back to it touches only
+    them. Where ``last`` itself was removed (or nothing was remembered), every name is read."""
+    if last is not None and last in sys.modules:
+        added: list[str] = []
+        for name in reversed(sys.modules):
+            if name == last:
+                return added
+            added.append(name)
+    return [name for name in list(sys.modules) if name not in names]
+
+
+def module_file(module: Any) -> Any:
+    """``module.__file__`` without triggering a lazy module's import (``importlib.util.LazyLoader``
+    loads it on the first attribute looked up): only what it holds already."""
+    try:
+        return object.__getattribute__(module, "__dict__").get("__file__")
+    except (AttributeError, TypeError):  # not a module: anything can be put in sys.modules
+        return None
+
+
+def _traceback_files(failure: BaseException | None) -> list[str]:
+    files, seen = [], set()
+    while failure is not None and id(failure) not in seen:
+        seen.add(id(failure))
+        files += [frame.f_code.co_filename for frame, _ in traceback.walk_tb(failure.__traceback__)]
+        if isinstance(failure, SyntaxError) and failure.filename:
+            files.append(failure.filename)
+        failure = failure.__cause__ or failure.__context__
+    return files
+
+
+def writers(paths: Iterable[Any]) -> set[str]:
+    """Of ``paths``, the writer's files (see the module's docstring)."""
+    prefixes = _not_writers()
+    found = set()
+    for path in paths:
+        # (torch.ops' and torch.classes' are bare names; "<stdin>" and the like are no file)
+        if (isinstance(path, str) and os.path.isabs(path) and not path.startswith(prefixes)
+                and not os.path.realpath(path).startswith(prefixes)):
+            found.add(path)
+    return found
+
+
+@functools.cache
+def _not_writers() -> tuple[str, ...]:
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    skip = [*(paths[name] for name in ("stdlib", "platstdlib", "purelib", "platlib")),
+            *site.getsitepackages(), site.getusersitepackages(),
+            *(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")),
+            os.path.dirname(os.path.dirname(__file__)), *_torch_dirs()]
+    # As written and with links resolved (a venv's lib64, a linked checkout): resolving every
+    # module's path would cost ~2,000 lookups; only those outside the first are resolved.
+    return tuple({os.path.join(f(p), "") for p in skip if p
+                  for f in (os.path.abspath, os.path.realpath)})
+
+
+def _torch_dirs() -> list[str]:
+    """torch's package, and where inductor and triton write the modules they generate."""
+    import torch
+
+    inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if not inductor:
+        try:  # (a private module; cache_dir() would also set the variable and make the directory)
+            from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+            inductor = default_cache_dir()
+        except Exception:  # moved in another torch: where 2.13-2.15 put it
+            import tempfile
+
+            inductor = os.path.join(tempfile.gettempdir(), f"torchinductor_{_user()}")
+    return [os.path.dirname(torch.__file__), inductor,
+            os.environ.get("TRITON_CACHE_DIR") or os.path.expanduser("~/.triton")]
+
+
+def _user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container)
+        return f"uid_{os.getuid()}"

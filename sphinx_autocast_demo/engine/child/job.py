@@ -1,0 +1,386 @@
+"""Runs one (demo, variant, mode) inside a child process and writes what it saw as JSON.
+
+This module is imported by the worker process, never by Sphinx: it is the only place that
+touches torch. It must import nothing from Sphinx or docutils.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import hashlib
+import json
+import os
+import random
+import sys
+import threading
+import time
+import traceback
+import types
+from typing import Any
+
+from ..protocol import CODE_FILE, Job
+from .imports import track_reads, writers_files
+from .observe import observe, track_autograd_grad, unreadable
+from .proofs import (
+    SET,
+    SET_AT,
+    not_a_verdict,
+    patch_entries,
+    watch_compiles,
+    watch_config,
+)
+from .warned import log_records_on_one_line, show_warnings_on_one_line
+
+#: Tensors larger than this are compared by hash only (no max |difference|), and so are those
+#: past this many elements in all (the copies go through a file).
+MAX_DIFF_ELEMENTS = 16_000_000
+MAX_DIFF_TOTAL = 64_000_000
+
+
+def decode_value(value: Any) -> Any:
+    """JSON value -> Python value, turning ``{"__torch__": "bfloat16"}`` into ``torch.bfloat16``."""
+    import torch
+
+    if isinstance(value, list):
+        return [decode_value(v) for v in value]
+    if isinstance(value, dict):
+        if set(value) == {"__torch__"}:
+            return getattr(torch, value["__torch__"])
+        return {k: decode_value(v) for k, v in value.items()}
+    return value
+
+
+def resolve_config(path: str) -> tuple[Any, str]:
+    """``torch._functorch.config.backward_pass_autocast`` -> (config module, attribute)."""
+    import importlib
+
+    module_name, _, attr = path.rpartition(".")
+    module = importlib.import_module(module_name)
+    if not hasattr(module, attr):
+        raise LookupError(f"{module_name} has no config {attr!r}")
+    return module, attr
+
+
+def _dense(tensor: Any) -> Any:
+    """``tensor``'s values as a plain dense contiguous CPU tensor, read through torch alone."""
+    import torch
+
+    # Not through a subclass's __torch_function__: the writer's code, which may print (the
+    # output is compared) or raise, and returns its subclass again.
+    with torch._C.DisableTorchFunctionSubclass():
+        t = tensor.detach()
+        if type(t) is not torch.Tensor:  # a subclass over a storage of its own (else: see below)
+            t = t.as_subclass(torch.Tensor)
+        t = t.cpu()
+        if t.is_quantized:
+            t = t.dequantize()
+        if t.layout != torch.strided:
+            t = t.to_dense()
+        # A conjugate or negative view keeps the values un-conjugated in memory, with a bit
+        # that says so: contiguous() leaves that bit, and the raw bytes would lie.
+        return t.resolve_conj().resolve_neg().contiguous()
+
+
+def _tensor_bytes(t: Any) -> bytes | memoryview:
+    """The bytes of a tensor :func:`_dense` made, in place (valid while ``t`` lives: hashed and
+    written without a copy); anything else is refused, never read."""
+    import torch
+
+    if (type(t) is not torch.Tensor or t.layout != torch.strided or t.device.type != "cpu"
+            or t.is_quantized or t.is_nested or t.is_conj() or t.is_neg() or not t.is_contiguous()):
+        raise TypeError("not a plain dense CPU tensor")
+    size = t.numel() * t.element_size()
+    if not size:
+        return b""
+    # A wrapper or fake tensor that slipped through has no memory of its own (address 0).
+    if not t.data_ptr() or t.storage_offset() * t.element_size() + size > t.untyped_storage().nbytes():
+        raise ValueError("its storage does not hold its values")
+    return memoryview((ctypes.c_char * size).from_address(t.data_ptr())).cast("B")
+
+
+def _float64(t: Any) -> Any | None:
+    """A float64 copy of ``t``'s numbers (a complex one's as (real, imaginary) pairs), or None
+    for a dtype with no numbers (bits, packed float4): those are compared by their bytes only."""
+    import torch
+
+    try:
+        if t.is_complex():
+            return torch.view_as_real(t.to(torch.complex128)).contiguous()
+        return t.to(torch.float64)
+    except (RuntimeError, TypeError):
+        return None
+
+
+def collect_tensors(namespace: dict[str, Any], data_path: str) -> tuple[list[dict[str, Any]], str]:
+    """Every tensor a reader could reach (:func:`.observe.observe`), and why the view is cut.
+
+    Exact bytes are hashed for bitwise comparison; float64 copies go to ``data_path`` so that
+    the parent can compute max |difference| without importing torch. A tensor that cannot be
+    read is a cut of the view, never the snippet's error.
+    """
+    view = observe(namespace)
+    records: list[dict[str, Any]] = []
+    copied = 0
+    with open(data_path, "wb") as data:
+        for name, kind, tensor in view.tensors:
+            try:
+                t = _dense(tensor)
+                raw = _tensor_bytes(t)
+                # Within the budget before the copy is made: past it, none is (bitwise only).
+                values = t.numel() * (2 if t.is_complex() else 1)
+                copy = (_float64(t) if 0 < t.numel() <= MAX_DIFF_ELEMENTS
+                        and copied + values <= MAX_DIFF_TOTAL else None)
+                copied_raw = _tensor_bytes(copy) if copy is not None else None
+            except Exception as exc:  # whatever a subclass or a storage does: one tensor unread
+                view.cut_because(unreadable(name, exc))
+                continue
+            record: dict[str, Any] = {
+                "name": name,
+                "kind": kind,
+                "dtype": str(t.dtype).removeprefix("torch."),
+                "shape": list(t.shape),
+                "sha256": hashlib.sha256(raw).hexdigest(),
+                "offset": None,
+            }
+            if copied_raw is not None:
+                record["offset"] = data.tell()
+                data.write(copied_raw)
+                copied += values
+            records.append(record)
+    return records, view.cut
+
+
+def _names(exc: BaseException) -> list[str]:
+    names: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        names.extend(cls.__name__ for cls in type(current).__mro__ if cls is not object)
+        current = current.__cause__ or current.__context__
+    return list(dict.fromkeys(names))
+
+
+def _first_lines(exc: BaseException) -> str:
+    """The exception's own reason, in one line: its first line, and the next one when the
+    first only introduces it (``backend='aot_eager' raised:`` then ``AssertionError: ...``)."""
+    message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    lines = [line.strip() for line in (message or "").splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].endswith(":"):
+        return f"{lines[0]} {lines[1]}"
+    return lines[0] if lines else ""
+
+
+def _reason(exc: BaseException) -> str:
+    """The reasons of the whole chain (``raise ... from``, or raised while handling another),
+    each said once: the cause is often what the page teaches."""
+    reason = _first_lines(exc)
+    seen = {id(exc)}
+    current: BaseException | None = exc
+    while current is not None:
+        cause = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+        if cause is None or id(cause) in seen:
+            break
+        seen.add(id(cause))
+        said = _first_lines(cause)
+        if said and said not in reason:
+            reason += f"; caused by {type(cause).__name__}: {said}"
+        current = cause
+    return reason
+
+
+def writers_frame(parts: list[str], texts: list[str], filename: str, line: int | None,
+                  function: str) -> list[Any]:
+    """A frame of the writer's code (``filename`` one of ``parts``) as a record keeps it:
+    (part, line, function, the line's text)."""
+    part, line = parts.index(filename), line or 1
+    lines = texts[part].splitlines()
+    return [part, line, function, lines[line - 1].strip() if 0 < line <= len(lines) else ""]
+
+
+def describe_error(exc: BaseException, parts: list[str], texts: list[str]) -> dict[str, Any]:
+    """The exception in the writer's terms: frames as (part, line) of the code we were given.
+
+    ``parts`` are the file names given to ``compile()``: setups first, the demo last. Lines
+    are mapped to doc lines by the build, so a result stays valid when a demo moves.
+    """
+    frames = [writers_frame(parts, texts, frame.filename, frame.lineno, frame.name)
+              for frame in traceback.extract_tb(exc.__traceback__) if frame.filename in parts]
+    if isinstance(exc, SyntaxError) and exc.filename in parts:
+        frames.append([parts.index(exc.filename), exc.lineno or 1, "<module>",
+                       (exc.text or "").strip()])
+    return {
+        "type": type(exc).__name__,
+        "names": _names(exc),
+        "message": _reason(exc),
+        "frames": frames,
+    }
+
+
+def reseed() -> None:
+    """The same random state at the start of every run."""
+    import torch
+
+    torch.manual_seed(0)
+    random.seed(0)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(0)
+
+
+class ModeLeftOpen(RuntimeError):
+    """The snippet ended inside a torch function or dispatch mode it entered."""
+
+
+def _close_modes() -> list[str]:
+    """Exit the torch modes left on the stacks; the names of those the writer must close.
+
+    ``torch.set_default_device`` is kept on the stack as a mode too, and that is no mistake.
+    """
+    import torch
+    from torch.utils._device import DeviceContext
+    from torch.utils._python_dispatch import _pop_mode
+
+    left = []
+    while torch._C._len_torch_function_stack():
+        mode = torch._C._pop_torch_function_stack()
+        if not isinstance(mode, DeviceContext):
+            left.append(type(mode).__name__)
+    while torch._C._len_torch_dispatch_stack():
+        left.append(type(_pop_mode()).__name__)
+    return left
+
+
+def run_job(job: Job) -> dict[str, Any]:
+    """Execute ``job`` in this (fresh, forked) process and return the result record."""
+    import torch
+    import torch._dynamo
+    from torch._dynamo import utils
+
+    start = time.perf_counter()
+    torch._dynamo.reset()
+    # What the zygote's warm-up compiled is not this run's: count from zero.
+    utils.counters.clear()
+    getattr(utils, "clear_compilation_metrics", lambda: None)()
+    patch_entries(job["mode"], job["backend"])
+    track_autograd_grad()
+    track_reads()  # (a forked run has it from the worker already; a fresh interpreter not)
+    reseed()
+
+    missing = [p for p in job.get("path", ()) if p not in sys.path]
+    sys.path[:0] = missing
+    texts = [*job["setup"], job["code"]]
+    parts = [f"{CODE_FILE}{index}>" for index in range(len(texts))]
+    if job["mode"] == "eager":
+        watch_compiles(parts, texts, writers_frame)
+
+    # The snippet runs as a script does: in the module ``__main__`` (torch.export, pickle and
+    # others look its functions' globals up there), whose ``__file__`` is the page, so that a
+    # snippet finds files beside it (it runs elsewhere). (A child of its own: nothing else
+    # needs the worker's ``__main__`` after this.)
+    main = types.ModuleType("__main__")
+    main.__file__ = job.get("page", "")
+    main.__builtins__ = __builtins__  # type: ignore[attr-defined]
+    sys.modules["__main__"] = main
+    namespace: dict[str, Any] = main.__dict__
+    record: dict[str, Any] = {"status": "ok"}
+    failure: BaseException | None = None
+    try:
+        module, attr = resolve_config(job["config"])
+    except (LookupError, ImportError) as exc:
+        # This torch has no such config: a fact about the release, never the snippet's error.
+        record = {"status": "raised", "error": {**describe_error(exc, parts, texts),
+                                                "kind": "no-config"}}
+        return _finished(record, start, None)
+    unset = job["value"] == {"__unset__": True}
+    try:
+        if unset:  # the ``default`` row: torch's own value
+            given = getattr(module, attr)
+        else:
+            given = decode_value(job["value"])
+            setattr(module, attr, given)
+        watch_config(module, attr, given, parts, texts, writers_frame)
+        for filename, text in zip(parts, texts, strict=True):
+            exec(compile(text, filename, "exec"), namespace)
+        left = _close_modes()
+        if left:
+            raise ModeLeftOpen(
+                f"the snippet ended inside the torch mode {', '.join(left)}, entered with "
+                "__enter__() and never exited: enter it in a with block, so that it ends "
+                "with the code it is for")
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # MemoryError is an Exception
+        _close_modes()
+        failure = exc
+        record = {"status": "raised", "error": describe_error(exc, parts, texts)}
+    else:
+        try:
+            record["tensors"], record["cut"] = collect_tensors(namespace, job["data_path"])
+        except Exception as exc:  # a tensor subclass or a storage we cannot read
+            record = {"status": "raised", "error": describe_error(exc, parts, texts)}
+            record["error"]["message"] = f"its tensors could not be read: {record['error']['message']}"
+    if unset:
+        # Read after the setups: what the compiled forward found (a setup may change the
+        # default itself, as a release would). A value written over it is no default: then
+        # torch's own, as this process had it before any code of the page's ran.
+        record["config_default"] = repr(given if SET else getattr(module, attr))
+    held = job.get("held_to_compile", True)
+    return _finished(not_a_verdict(record, job["mode"], len(texts), held), start, failure)
+
+
+def _finished(record: dict[str, Any], start: float, failure: BaseException | None) -> dict[str, Any]:
+    record["config_set"] = SET
+    # Where the first of them was set (the row names the line): a frame of the writer's, if any.
+    record["config_set_at"] = SET_AT[:1] if SET_AT and SET_AT[0] else []
+    record["seconds"] = time.perf_counter() - start
+    record["imports"] = writers_files(failure)
+    # A pid the snippet prints differs between any two runs: the comparison names it as such.
+    record["pid"] = os.getpid()
+    return record
+
+
+def watch(job: Job) -> None:
+    """Leave where the code is in ``stack_path`` if it crashes or runs close to its timeout.
+
+    The parent reads it only for a run that crashed or was stopped, to point the writer at the
+    line that hung or crashed. A separate file: the printed output stays the snippet's own.
+    """
+    if not job.get("stack_path"):
+        return
+    stack = open(job["stack_path"], "w", encoding="utf-8")  # noqa: SIM115 (open until the process ends)
+    _KEEP.append(stack)
+    faulthandler.enable(file=stack)
+    timeout = float(job.get("timeout") or 0.0)
+    if timeout <= 0:
+        return
+    # Again and again, so that the last dump is recent when the timeout strikes, however
+    # late a loaded machine started us (a few hundred bytes a dump); but only in the second
+    # half of the run's time. faulthandler's watchdog thread reads the other threads' frames
+    # without the GIL: dumping a thread that is running Python code can crash the process
+    # (measured with torch 2.14.1+cu130, whose cold compiles in a child take 2-3 s: 4 of 60
+    # runs died of SIGSEGV inside such a dump, 0 of 80 without the dumps). Half the timeout
+    # is reached only by runs about to be stopped anyway, which are mostly waiting.
+    # threading.Timer needs the GIL to arm it: a loop, a sleep, a read all give it up.
+    interval = min(1.0, max(0.1, timeout / 10))
+    arm = threading.Timer(timeout / 2, faulthandler.dump_traceback_later,
+                          args=(interval,), kwargs={"repeat": True, "file": stack})
+    arm.daemon = True
+    arm.start()
+
+
+_KEEP: list[Any] = []  # faulthandler writes to the file's descriptor: keep it open
+
+
+def run_and_write(job: Job) -> None:
+    """Child entry point: run, then write the record atomically where the parent looks."""
+    os.chdir(job["cwd"])
+    watch(job)
+    show_warnings_on_one_line()
+    log_records_on_one_line()
+    record = run_job(job)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    tmp = job["result_path"] + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(record, f)
+    os.replace(tmp, job["result_path"])

@@ -1,0 +1,80 @@
+"""The pool's side of the pipes to the worker's two zygotes, and the queue of runs they take.
+
+See :mod:`.pool` for who gets which run, and ``worker.fork_eager_zygote`` for the second zygote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..protocol import Ready, RunRequest
+    from .records import Run
+
+
+@dataclass
+class Channel:
+    """A zygote's pipes: runs go in as JSON lines, events come back as JSON lines."""
+
+    requests: int  # we write
+    events: int  # we read
+    pending: bytes = b""  # what it wrote after the last event we read
+    ready: Ready | None = None
+    in_flight: int = 0
+    open: bool = True  # False: we closed ``requests``
+    ended: bool = False  # its events ended: the zygote is gone
+
+    def send(self, request: RunRequest) -> None:
+        data = (json.dumps(request) + "\n").encode()
+        while data:
+            data = data[os.write(self.requests, data):]
+
+    def close(self) -> None:
+        if self.open:
+            self.open = False
+            os.close(self.requests)
+
+
+class Waiting:
+    """The runs not sent yet, in the build's order; eager ones can be taken ahead."""
+
+    def __init__(self, runs: list[Run]) -> None:
+        self.runs = runs
+        self.sent: set[str] = set()
+        self.cursor = {False: 0, True: 0}  # where the next run (the next eager run) may be
+
+    def __bool__(self) -> bool:
+        return len(self.sent) < len(self.runs)
+
+    def next(self, eager_only: bool) -> Run | None:
+        i = self.cursor[eager_only]
+        while i < len(self.runs) and (self.runs[i].key in self.sent
+                                      or (eager_only and self.runs[i].job.get("mode") != "eager")):
+            i += 1
+        self.cursor[eager_only] = i
+        return self.runs[i] if i < len(self.runs) else None
+
+    def take(self, eager_only: bool) -> Run | None:
+        run = self.next(eager_only)
+        if run is not None:
+            self.sent.add(run.key)
+        return run
+
+    def put_back(self, run: Run) -> None:
+        self.sent.discard(run.key)
+        self.cursor = {False: 0, True: 0}
+
+
+def above_stdio(fd: int) -> int:
+    """``fd``, moved above 2 if it is not: a build started with stdin or stdout closed gets
+    0 or 1 from os.pipe(), which the worker's own stdin and stdout would replace."""
+    if fd > 2:
+        return fd
+    import fcntl  # (Unix, as forking is)
+
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(fd)
+    return moved

@@ -1,0 +1,214 @@
+"""Compiled run against eager run -> :class:`Verdict`. Pure Python: no torch in the build."""
+
+from __future__ import annotations
+
+import math
+from array import array
+from typing import TYPE_CHECKING
+
+from ..core.model import RunRecord, TensorDiff, TensorRecord, VariantResult, Verdict
+from ..core.printed import compare_printed
+
+if TYPE_CHECKING:
+    from ..core.model import Tolerance
+    from ..engine.execute import Ran
+
+
+def _values(data: bytes, offset: int | None, count: int) -> array[float] | None:
+    if offset is None:
+        return None
+    chunk = data[offset : offset + 8 * count]
+    if len(chunk) != 8 * count:  # a data file cut short: no values, rather than the wrong ones
+        return None
+    values = array("d")
+    values.frombytes(chunk)
+    return values
+
+
+def _copied(dtype: str, shape: tuple[int, ...]) -> int:
+    """How many float64 numbers the child copied of a tensor: a complex one's are (real,
+    imaginary) pairs, each part held to the tolerance."""
+    return math.prod(shape) * (2 if dtype.startswith("complex") else 1)
+
+
+def _exact(dtype: str) -> bool:
+    """Counts, indices, truth values: no rounding makes two of them differ."""
+    return dtype == "bool" or dtype.startswith(("int", "uint"))
+
+
+def _same_values(a: array[float], b: array[float]) -> str:
+    """What differs between two copies whose values are all equal, though not their bytes."""
+    zeros = nans = False
+    left, right = a.tobytes(), b.tobytes()
+    for i, x in enumerate(a):
+        if left[8 * i : 8 * i + 8] == right[8 * i : 8 * i + 8]:
+            continue
+        if x == 0:
+            zeros = True
+        elif math.isnan(x):
+            nans = True
+    what = " and ".join(said for said, found in (("the sign of zero", zeros),
+                                                  ("NaN bit patterns", nans)) if found)
+    # (else the bits differ where the float64 copy does not keep them: a NaN's signal bit)
+    return f"equal values; differs only in {what}" if what else "equal values, not bitwise equal"
+
+
+def _max_abs(a: array[float], b: array[float]) -> float:
+    worst = 0.0
+    for x, y in zip(a, b, strict=True):
+        if x == y or (math.isnan(x) and math.isnan(y)):
+            continue
+        diff = abs(x - y)  # inf against a finite number, or nan against a number: inf / nan
+        if math.isnan(diff) or diff > worst:
+            worst = math.inf if math.isnan(diff) else diff
+    return worst
+
+
+def _within(a: array[float], b: array[float], tol: float) -> bool:
+    for x, y in zip(a, b, strict=True):
+        if x == y or (math.isnan(x) and math.isnan(y)):
+            continue
+        if not abs(x - y) <= tol * (1.0 + abs(y)):
+            return False
+    return True
+
+
+def compare_tensor(
+    compiled: TensorRecord | None,
+    eager: TensorRecord | None,
+    compiled_data: tuple[bytes, int | None],
+    eager_data: tuple[bytes, int | None],
+    tolerance: Tolerance,
+) -> TensorDiff:
+    ref = eager or compiled
+    assert ref is not None
+    diff = TensorDiff(
+        name=ref.name,
+        kind=ref.kind,
+        compiled_dtype=compiled.dtype if compiled else None,
+        eager_dtype=eager.dtype if eager else None,
+        equal=False,
+        max_abs=None,
+    )
+    if compiled is None or eager is None:
+        return _with(diff, note=f"compiled: {_had(compiled, ref)}; eager: {_had(eager, ref)}")
+    if compiled.dtype != eager.dtype:
+        return _with(diff, note=f"dtype {compiled.dtype} compiled, {eager.dtype} eager")
+    if compiled.shape != eager.shape:
+        return _with(diff, note=f"shape {list(compiled.shape)} compiled, {list(eager.shape)} eager")
+    if compiled.sha256 == eager.sha256:
+        return _with(diff, equal=True, max_abs=0.0)
+    count = _copied(eager.dtype, eager.shape)
+    a = _values(compiled_data[0], compiled_data[1], count)
+    b = _values(eager_data[0], eager_data[1], count)
+    if a is None or b is None:
+        return _with(diff, note="not bitwise equal (no values copied to measure by how much: "
+                                "too large, or a dtype without numbers)")
+    worst = _max_abs(a, b)
+    if _exact(eager.dtype):  # (equal copies: integers past float64's 2**53)
+        return _with(diff, max_abs=worst, note="integers and booleans are compared exactly")
+    tol = tolerance.grad if eager.kind == "grad" else tolerance.output
+    if worst == 0.0:
+        # Equal, not bitwise: within any tolerance, and a difference where none is allowed
+        # (gradients, by default): the note says it is no difference in value.
+        return _with(diff, equal=tol > 0, max_abs=0.0, note=_same_values(a, b))
+    return _with(diff, equal=tol > 0 and _within(a, b, tol), max_abs=worst)
+
+
+def _had(record: TensorRecord | None, ref: TensorRecord) -> str:
+    """What one side had at a path: a ``.grad`` the other lacks is None, as torch says."""
+    if record is None:
+        return "None" if ref.name.endswith(".grad") else "nothing there"
+    return f"a {record.dtype} tensor of shape {list(record.shape)}"
+
+
+def _with(diff: TensorDiff, **changes: object) -> TensorDiff:
+    from dataclasses import replace
+
+    return replace(diff, **changes)  # type: ignore[arg-type]
+
+
+def compare_runs(
+    compiled: RunRecord,
+    eager: RunRecord,
+    compiled_data: tuple[bytes, dict[str, int | None]],
+    eager_data: tuple[bytes, dict[str, int | None]],
+    tolerance: Tolerance,
+    partial: bool = False,
+) -> Verdict:
+    """Decide whether the compiled run reproduces the eager run.
+
+    A view the walk had to cut can show a difference, never a match: what it did not see may
+    differ. Such a match is no verdict (``error``, with the reason in ``cut``) unless the demo
+    accepts a partial view (``partial``)."""
+    for run, label in ((compiled, "compiled"), (eager, "eager")):
+        if run.status in ("timeout", "crashed"):
+            return Verdict(outcome="error", note=f"{label} run: {run.detail}")
+    for run in (compiled, eager):  # not the snippet's outcome: the check says what it is
+        if run.error is not None and run.error.kind:
+            if run.error.kind == "no-config":
+                return Verdict(outcome="no-config", note=run.error.message)
+            return Verdict(outcome="error", note=run.error.message)
+    if compiled.status == "raised":
+        assert compiled.error is not None
+        # Eager raising as well is no difference torch.compile made (CUDA-only code on a CPU
+        # machine, say): the cell says so.
+        eager_raised = eager.error.type if eager.status == "raised" and eager.error else None
+        return Verdict(outcome="raises", exception=compiled.error.type, note=compiled.error.message,
+                       eager_exception=eager_raised)
+    if eager.status == "raised":
+        assert eager.error is not None
+        return Verdict(
+            outcome="differs",
+            note=f"eager raised {eager.error.type}: {eager.error.message}; compiled did not",
+        )
+    by_name_c = {t.name: t for t in compiled.tensors}
+    by_name_e = {t.name: t for t in eager.tensors}
+    names = list(dict.fromkeys([*by_name_e, *by_name_c]))
+    tensor_diffs = [
+        compare_tensor(
+            by_name_c.get(n),
+            by_name_e.get(n),
+            (compiled_data[0], compiled_data[1].get(n)),
+            (eager_data[0], eager_data[1].get(n)),
+            tolerance,
+        )
+        for n in names
+    ]
+    seen = compare_printed(compiled, eager, tolerance.output)
+    diffs = (*tensor_diffs, *([seen.diff] if seen.diff else []))
+    compared = len(names) + seen.lines
+    cut = compiled.cut or eager.cut or seen.cut
+    known = [d.max_abs for d in diffs if d.max_abs is not None]
+    worst = max(known) if known else None
+    if not compared:  # (where the view was cut, nothing seen is no proof of nothing there)
+        return Verdict(outcome="error", compared=0, cut=cut,
+                       note=f"{NOT_FULLY_COMPARED}: {cut}" if cut else NOTHING_COMPARED)
+    if all(d.equal for d in diffs):
+        if cut and not partial:
+            return Verdict(outcome="error", max_abs=worst, diffs=diffs, compared=compared, cut=cut,
+                           note=f"{NOT_FULLY_COMPARED}: {cut}")
+        return Verdict(outcome="matches", max_abs=worst, diffs=diffs, compared=compared, cut=cut)
+    failing = [d for d in diffs if not d.equal]
+    note = ", ".join(
+        f"{d.name}" + (f" (max |diff| {d.max_abs:.3g})" if d.max_abs is not None else f" ({d.note})")
+        for d in failing
+    )
+    return Verdict(outcome="differs", max_abs=worst, diffs=diffs, note=note, compared=compared,
+                   cut=cut)
+
+
+#: The note of a match seen in a cut view, before the reason (a reader reads it in the cell).
+NOT_FULLY_COMPARED = "not fully compared"
+
+#: The note of a value whose runs left nothing to compare (the check's finding says what to do).
+NOTHING_COMPARED = "nothing to compare: no tensor reachable from the snippet's names, nothing printed"
+
+
+def judge(ran: Ran) -> VariantResult:
+    """The compare stage: one variant's compiled and eager runs -> its result."""
+    compiled, eager = ran.compiled, ran.eager
+    verdict = compare_runs(compiled.record, eager.record, (compiled.data, compiled.offsets),
+                           (eager.data, eager.offsets), ran.item.demo.tolerance,
+                           ran.item.demo.partial_view)
+    return VariantResult(ran.item.variant, verdict, compiled.record, eager.record)

@@ -1,0 +1,123 @@
+"""The writer's files a cached result stands for: stamped when it is stored, compared when
+it is looked up (the runs list them, ``engine/imports.py``).
+
+A stamp is a path relative to conf.py's directory and the file's sha256, read once a build.
+The content a run imported is the content stamped only if the file has not been written since
+the run could have read it: a file written after this build began (less a margin for coarse
+file times) is stamped as :data:`MISSING`, never current, and runs again next time.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+
+from sphinx.util import logging
+
+from ..core.fromjson import MAX_ITEMS
+from ..core.text import printable
+from .cache import MISSING, FileStamp, file_digest
+
+logger = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from .cache import Entry
+
+
+class Stamps:
+    def __init__(self, confdir: str) -> None:
+        self.confdir = os.path.abspath(confdir)
+        self.began = time.time_ns()  # before the worker starts: every import of this build is later
+        self.digests: dict[str, str] = {}  # absolute path -> its digest in this build
+        self.late: set[str] = set()  # files written since the build began (stamped MISSING)
+        self.unkept = ""  # the first result stored without its files (it runs again), and why
+
+    def stamp(self, paths: Iterable[str] | None, where: str) -> tuple[FileStamp, ...] | None:
+        """``paths`` (absolute, from :meth:`comparable`; None: the runs could not tell) as the
+        entry of the result at ``where`` keeps them; None where they cannot be kept as they are."""
+        files = sorted(set(paths)) if paths is not None else []
+        odd = next((path for path in files if not _keepable(path)), None)
+        if paths is None:
+            why = "its runs could not tell which of your modules they had"
+        elif odd is not None:
+            why = f"an entry cannot hold the name {odd!r}"
+        elif len(files) > MAX_ITEMS:
+            why = f"its runs had more than {MAX_ITEMS} files of yours"
+        else:
+            return tuple(FileStamp(os.path.relpath(p, self.confdir), self._current(p)) for p in files)
+        self.unkept = self.unkept or f"{where} ({why})"
+        return None
+
+    def say(self) -> None:
+        """Once a build: results that run again next time because their files could not be
+        stamped as the runs had them (slower, never silently)."""
+        if self.unkept:
+            logger.info("autocast-demo: results whose runs' files cannot be kept run again in "
+                        f"every build that reads their page; the first: {self.unkept}")
+        if self.late:
+            names = sorted(self.late)
+            logger.info("autocast-demo: written while this build ran, after its runs may have "
+                        f"read it: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}; "
+                        "the demos that imported it run again in the next build")
+
+    @staticmethod
+    def comparable(path: str) -> bool:
+        """Whether ``path`` can be compared later: a file, or one missing from a directory that
+        is there (renamed away for a moment: stamped as changed). Not one gone with its
+        directory (a snippet's temporary one) or never on disk (a zip archive's module):
+        stamped, it would read the page again and run it at every build."""
+        return os.path.isfile(path) or os.path.isdir(os.path.dirname(path))
+
+    def stale(self, entry: Entry) -> str | None:
+        """Why ``entry`` may no longer be what its runs would give, or None: a file of the
+        writer's that they had is not what it was, or the entry does not say which files they
+        had (stored by an older version, or not known: it runs again)."""
+        if entry.files is None:
+            return "it does not record which of the writer's files its runs imported"
+        for stamp in entry.files:
+            if stamp.sha256 == MISSING or self.digest(self.resolve(stamp.path)) != stamp.sha256:
+                # (said on the page in "never" mode: nothing of the build machine's there)
+                name = stamp.path if not stamp.path.startswith("..") else os.path.join(
+                    *os.path.normpath(stamp.path).split(os.sep)[-2:])
+                return f"{name}, which its runs imported, changed"
+        return None
+
+    def resolve(self, path: str) -> str:
+        return os.path.normpath(os.path.join(self.confdir, path))
+
+    def digest(self, path: str) -> str:
+        if path not in self.digests:
+            self.digests[path] = file_digest(path)
+        return self.digests[path]
+
+    def _current(self, path: str) -> str:
+        try:
+            written_now = written_since(os.stat(path), self.began)
+        except OSError:
+            return MISSING
+        if written_now:
+            self.late.add(path)
+            return MISSING
+        return self.digest(path)
+
+
+def _keepable(path: str) -> bool:
+    """Whether an entry reads ``path`` back as it is (entries' text is made printable UTF-8)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:  # a name that is not UTF-8 on disk
+        return False
+    return printable(path) == path
+
+
+def written_since(st: os.stat_result, began_ns: int) -> bool:
+    """Whether the file ``st`` describes may have been written after ``began_ns`` (so after a
+    process that began then read it). The change time too: a copy that keeps the old file time
+    (cp -p, rsync -t, tar) is a write now. Whole-second file times (FAT: two) round a write
+    down by up to that much; finer ones lag the clock by a tick."""
+    written = max(st.st_mtime_ns, st.st_ctime_ns)
+    margin = 2_000_000_000 if written % 1_000_000_000 == 0 else 100_000_000
+    return written >= began_ns - margin

@@ -1,0 +1,224 @@
+"""A judged value as the text and CSS classes of a table cell; the table itself.
+
+Shared by the page's tables (render.py, across.py) and the summary matrix (summary.py). Every
+function here formats a judgement (judge.py); none decides what was checked or what holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from docutils import nodes
+
+from ..read.syntax import DEFAULT
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..core.model import DemoResult, VariantResult, Verdict
+    from ..judge.judgement import Column, Value
+
+MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "no-config": "\u2014",
+        "error": "\u2014"}
+
+
+def heading(column: Column) -> str:
+    """An environment's name over its column: this build's says so."""
+    if column.environment is None:
+        return f"torch {column.result.torch_version}"
+    label = column.environment.label
+    return f"{label} (this build)" if column.source == "build" else label
+
+
+def short_config(result: DemoResult) -> str:
+    return result.demo.config.rsplit(".", 1)[-1]
+
+
+def cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.entry:
+    entry = nodes.entry(classes=classes or [])
+    entry += content if isinstance(content, nodes.Node) else nodes.paragraph(text=content)
+    return entry
+
+
+def labelled(column: str, text: str, classes: list[str]) -> nodes.entry:
+    """A cell that says which column it is in (``autocast-demo-col-*``): on a phone the rows
+    stack into cards, and the stylesheet puts the column's name before each cell."""
+    return cell(text, [*classes, f"autocast-demo-col-{column}"])
+
+
+def table(headers: list[str], rows: Sequence[list[nodes.entry] | nodes.row],
+          widths: list[int] | None = None, classes: tuple[str, ...] = ()) -> nodes.table:
+    """A results table: a row of cells each, or a row made already (a heading row, say).
+    ``widths``: the columns' in characters, else each column's longest text (8 to 40)."""
+    out = nodes.table(classes=["autocast-demo-results", *classes])
+    group = nodes.tgroup(cols=len(headers))
+    out += group
+    # Column widths in characters: the text builder lays the table out with them.
+    if widths is None:
+        cells = [row for row in rows if not isinstance(row, nodes.row)]
+        widths = [min(40, max(8, len(text), *(len(row[index].astext()) for row in cells)))
+                  for index, text in enumerate(headers)]
+    for width in widths:
+        group += nodes.colspec(colwidth=width)
+    head = nodes.thead()
+    header = nodes.row()
+    for text in headers:
+        header += cell(text)
+    head += header
+    group += head
+    body = nodes.tbody()
+    for made in rows:
+        if isinstance(made, nodes.row):
+            body += made
+            continue
+        line = nodes.row()
+        for entry in made:
+            line += entry
+        body += line
+    group += body
+    return out
+
+
+def verdict_text(value: Value, torch: str) -> tuple[str, list[str]]:
+    """What compiled did against eager, with its mark, or why it was not checked with ``torch``."""
+    why = value.why
+    if why is not None and why.other_torch:
+        # Another torch's result: what it said, without the mark of a checked one.
+        return (f"{outcome_text(value.result)} with torch {why.other_torch} (cached; not checked "
+                f"with torch {torch})", ["autocast-demo-unchecked"])
+    if why is not None:
+        return f"{MARK['error']} {why.text}", ["autocast-demo-error", "autocast-demo-unchecked"]
+    v = value.result.verdict
+    return f"{MARK[v.outcome]} {outcome_text(value.result)}", [f"autocast-demo-{v.outcome}"]
+
+
+def outcome_text(vr: VariantResult) -> str:
+    """What compiled did against eager, as a table cell says it (no mark)."""
+    v = vr.verdict
+    if v.outcome == "matches":
+        text = "matches eager"
+        if v.max_abs:  # within the tolerance, not bitwise: which tensor is furthest off
+            worst = max((d for d in v.diffs if d.max_abs), key=lambda d: d.max_abs or 0.0, default=None)
+            text += f" (max |\u0394| {v.max_abs:.1e}" + (f" in {worst.name})" if worst else ")")
+        # (a cut view gives a match only where the demo says :partial-view:)
+        return f"{text} in what was compared (partial view accepted: {v.cut})" if v.cut else text
+    if v.outcome == "differs":
+        first = next((d for d in v.diffs if not d.equal), None)
+        if first is None:
+            return f"differs ({v.note})" if v.note else "differs"
+        if first.max_abs is not None:
+            what = f"{first.name}, max |\u0394| {first.max_abs:.2e}"
+        else:
+            what = f"{first.name}: {first.note}" if first.note else first.name
+        others = sum(not d.equal for d in v.diffs) - 1
+        return f"differs ({what})" + (f" and {others} more" if others > 0 else "")
+    if v.outcome == "no-config":
+        return "no such config in this torch"
+    if v.outcome == "raises":
+        if v.eager_exception:
+            same = v.eager_exception == v.exception
+            return f"raises {v.exception} (eager {'too' if same else 'raises ' + v.eager_exception})"
+        return f"raises {v.exception}"
+    return "not checked"
+
+
+def verdict_kind(verdict: Verdict) -> tuple[object, ...]:
+    """What a verdict says, without its numbers: environments whose cells differ only in those
+    (another CPU's rounding, within the tolerance) share a column (across.py)."""
+    return (verdict.outcome, verdict.exception, verdict.eager_exception, verdict.cut,
+            tuple(d.name for d in verdict.diffs if not d.equal))
+
+
+def outcome_across(results: Sequence[VariantResult]) -> str:
+    """:func:`outcome_text` of one verdict kind in several environments: their numbers as the
+    range they span (``up to``: bitwise equal in some), so that the cell holds in each."""
+    texts = list(dict.fromkeys(outcome_text(vr) for vr in results))
+    first = results[0].verdict
+    if len(texts) == 1 or first.outcome not in ("matches", "differs"):
+        return texts[0]  # (other outcomes' cells hold no numbers)
+    if first.outcome == "matches":
+        exact = replace(results[0], verdict=replace(first, max_abs=None))
+        spread = _spread([vr.verdict.max_abs for vr in results], ".1e")
+        # Which tensor is furthest off, where every environment names the same one.
+        furthest = {_worst(vr.verdict) for vr in results if vr.verdict.max_abs}
+        where = f" in {furthest.pop()}" if len(furthest) == 1 and "" not in furthest else ""
+        return f"{outcome_text(exact)} (max |\u0394| {spread}{where})"
+    failing = [[d for d in vr.verdict.diffs if not d.equal] for vr in results]
+    if not failing[0]:
+        return "differs"
+    name, others = failing[0][0].name, len(failing[0]) - 1
+    worst = [diffs[0].max_abs for diffs in failing]
+    what = f"{name}, max |\u0394| {_spread(worst, '.2e')}" if None not in worst else name
+    return f"differs ({what})" + (f" and {others} more" if others > 0 else "")
+
+
+def _worst(verdict: Verdict) -> str:
+    """The tensor of a match within the tolerance that is furthest off."""
+    worst = max((d for d in verdict.diffs if d.max_abs), key=lambda d: d.max_abs or 0.0, default=None)
+    return worst.name if worst else ""
+
+
+def _spread(numbers: Sequence[float | None], form: str) -> str:
+    low, high = min(n or 0.0 for n in numbers), max(n or 0.0 for n in numbers)
+    if low == high:
+        return format(high, form)
+    return f"up to {high:{form}}" if not low else f"{low:{form}} to {high:{form}}"
+
+
+def recorded_text(value: Value) -> tuple[str, list[str]]:
+    """The "as recorded?" cell: does the page's record of the value hold here?"""
+    if value.record == "unrecorded":
+        return "not recorded", ["autocast-demo-unrecorded"]
+    if value.record == "unchecked":  # neither holds nor broken: nobody looked
+        return f"records {value.expected} (not checked)", ["autocast-demo-unchecked"]
+    if value.record == "broken":
+        return f"{MARK['differs']} {broken_text(value.broken, value.expected)}", ["autocast-demo-stale-cell"]
+    return f"{MARK['matches']} yes ({value.expected})", ["autocast-demo-holds"]
+
+
+def broken_text(broken: frozenset[str], expected: str | None) -> str:
+    """Which record broke: the outcome (what the page records), the printed output, or both."""
+    if broken == {"output"}:
+        return f"no: the printed output is not the recorded one (outcome {expected} holds)"
+    if "output" in broken:
+        return f"no: records {expected}, and the printed output is not the recorded one"
+    return f"no: records {expected}"
+
+
+def outcome_as_recorded(value: Value, torch: str) -> tuple[str, list[str]]:
+    """``:show: record``: what happened, and whether the page says so, without the colour of a
+    verdict (the snippet is not about compiled against eager)."""
+    if not value.checked:
+        return verdict_text(value, torch)
+    happened = value.result.verdict.text
+    if value.record == "unrecorded":
+        return f"{happened} (not recorded)", ["autocast-demo-unrecorded"]
+    if value.record == "broken":
+        return (f"{MARK['differs']} {happened}, but the page records {value.expected}",
+                ["autocast-demo-stale-cell"])
+    return f"{MARK['matches']} {happened}, as recorded", ["autocast-demo-holds"]
+
+
+def set_line(result: DemoResult, vr: VariantResult) -> str:
+    """The line that sets this value in the reader's own code."""
+    return f"{result.demo.config} = {vr.variant.source}"
+
+
+def value_cell(result: DemoResult, vr: VariantResult) -> nodes.entry:
+    entry = nodes.entry(classes=["autocast-demo-value"])
+    entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
+    if vr.variant.name == DEFAULT:  # nothing to copy: the row is about what torch has
+        found = vr.compiled.config_default or vr.eager.config_default
+        said = f"not set: torch's default, here {found}" if found else "not set: torch's default"
+        entry += nodes.paragraph(text=said, classes=["autocast-demo-set-default"])
+    else:
+        code = set_line(result, vr)
+        entry += nodes.literal_block(code, code, language="python", classes=["autocast-demo-set"])
+    if vr.compiled.config_set:  # the row did not run under its value alone
+        at = vr.compiled.config_set_at
+        line = f" (line {result.where_frame(at[0]).line})" if at else ""
+        entry += nodes.paragraph(
+            text=f"then set by the snippet itself to {', '.join(vr.compiled.config_set)}{line}",
+            classes=["autocast-demo-config-set"])
+    return entry

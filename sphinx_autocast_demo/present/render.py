@@ -1,0 +1,361 @@
+"""Results -> plain docutils nodes (a table, literal blocks, a note) that every builder writes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, NamedTuple
+
+from docutils import nodes
+
+from ..core.publish import publish
+from ..judge.judgement import judge
+from ..read.directives import results_placeholder
+from .across import environments_table, provenance_lines, run_where
+from .cells import labelled, outcome_as_recorded, recorded_text, short_config, table, value_cell, verdict_text
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from sphinx.application import Sphinx
+
+    from ..core.model import DemoResult, RunRecord, VariantResult
+    from ..core.state import DocState
+    from ..judge.judgement import Judgement
+
+
+class Part(NamedTuple):
+    """A part of a footer: a sentence about where results come from, or a fact of how they
+    were made (``how``). ``key``: what it is about (the backend, an environment...), one part
+    per key and demo; ``missed``: it says that a value was not checked."""
+
+    key: str
+    text: str
+    missed: bool = False
+    how: bool = False
+
+
+def page_parts(footers: list[list[Part]]) -> list[Part]:
+    """What the page says once for its demos: for each key that every demo's footer has, what
+    most of them say (a demo that says otherwise keeps its own part)."""
+    shared = []
+    for key in [part.key for part in footers[0]]:
+        said = [part for footer in footers for part in footer if part.key == key]
+        if len(said) < len(footers):
+            continue  # (a demo without it would seem to have it)
+        best, count = Counter(said).most_common(1)[0]
+        if count * 2 > len(footers):
+            shared.append(best)
+    return shared
+
+
+def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown: bool,
+            torch: str) -> None:
+    """Replace each placeholder with its demo's results, as checked with ``torch``.
+
+    A legend goes under the page's first demo. What the footers of every demo of the page
+    say alike (the torch, device, backend, how compiled is compared) is said once, under that
+    first table; each demo's footer says only what is its own. A builder that runs no demo
+    (``shown`` false: gettext, linkcheck...) gets no results at all: nothing was checked for
+    it, and their text is no message to translate.
+    """
+    tabs = use_tabs(app)
+    placeholders = list(doctree.findall(results_placeholder))
+    results = [state.results.get(node["ident"]) if state else None for node in placeholders]
+    judged = [judge(r, torch) if r is not None else None for r in results]
+    # Only what is true of every demo: one that has not run says so itself, and is not part
+    # of an "every demo on this page".
+    shared: list[Part] = []
+    page: nodes.paragraph | None = None
+    if len(judged) > 1 and all(j is not None for j in judged):
+        footers = [provenance_parts(j) for j in judged if j is not None]
+        shared = page_parts(footers)
+        keys = {part.key for part in shared}
+        otherwise = any(p.key in keys and p not in shared for footer in footers for p in footer)
+        page = footer_line(shared) if shared else None
+        if page is not None:
+            page.insert(0, nodes.strong(text="Every demo on this page" + (
+                ", unless its own line says otherwise: " if otherwise else ": ")))
+    legend = False  # said yet
+    for node, result in zip(placeholders, judged, strict=True):
+        if not shown:
+            node.parent.remove(node)
+        elif result is None:
+            para = nodes.paragraph(text="This demo has not been run.",
+                                   classes=["autocast-demo-provenance"])
+            node.replace_self(para)
+        else:
+            if not legend and result.result.demo.show != "outputs":
+                # Under the first demo, not in it: it speaks for every table of the page.
+                box = node.parent
+                box.parent.insert(box.parent.index(box) + 1, legend_line(result.result))
+                legend = True
+            node.replace_self(result_nodes(result, app, tabs, said=shared, page=page))
+            page = None  # (said once, under the first table)
+
+
+def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, said: Sequence[Part] = (),
+                 page: nodes.paragraph | None = None) -> list[nodes.Node]:
+    """The demo's table (unless it shows only outputs), what it printed, its footer and, when
+    the page's record no longer holds, a warning box. The footer leaves out what the page
+    says for every demo (``said``); ``page``: the line that says it, to put here."""
+    result = judged.result
+    out: list[nodes.Node] = []
+    if result.demo.show != "outputs" and judged.several:
+        out.append(environments_table(judged, html=app.builder.format == "html"))
+    elif result.demo.show != "outputs":
+        out.append(results_table(judged))
+    out.extend(printed(result, app, tabs))
+    own = [part for part in provenance_parts(judged) if part not in said]
+    if own:
+        out.append(footer_line(own))
+    if page is not None:
+        out.append(page)
+    if judged.failures:
+        note = nodes.warning(classes=["autocast-demo-stale"])
+        if judged.mismatch:
+            where = judged.mismatch_in
+            did = (f"torch did in {', '.join(where)}" if where else
+                   f"torch {result.torch_version} did when the docs were built")
+            lead = ("This page no longer describes what torch does: what it records differs "
+                    f"from what {did}.")
+        else:
+            lead = "This demo did not run as the page expects:"
+        note += nodes.paragraph(text=lead)
+        items = nodes.bullet_list()
+        for finding in judged.failures:
+            first = publish(finding.message, app).splitlines()[0]
+            items += nodes.list_item("", nodes.paragraph(text=first))
+        note += items
+        out.append(note)
+    return out
+
+
+def legend_line(result: DemoResult) -> nodes.paragraph:
+    """How to read the tables, once per page: a reader must not need the prose for it."""
+    exact = "bitwise" if result.demo.tolerance.grad == 0 else f"within {result.demo.tolerance.grad:g}"
+    text = (f"How to read these tables: a row per value of {short_config(result)}, the "
+            f"snippet run compiled and eagerly. \u2713 matches: every tensor, gradient "
+            f"({exact}) and printed line is the same; \u2717 differs: the first difference; "
+            f"\u26a0 raises: the compiled run's error. as recorded?: whether this page still "
+            f"says what torch did. A row's line sets its value in your code.")
+    return nodes.paragraph(text=text, classes=["autocast-demo-legend"])
+
+
+def _grads(vr: VariantResult) -> str:
+    grads = [f"{t.name}: {t.dtype}" for t in vr.compiled.tensors if t.kind == "grad"]
+    return ", ".join(grads) if grads else "\u2014"
+
+
+def results_table(judged: Judgement) -> nodes.table:
+    """One row per value: how to set it, whether compiled equals eager, whether the page's
+    record holds; gradient dtypes only where they differ between values (else the footer's)."""
+    result, here = judged.result, judged.here
+    record_only = result.demo.show == "record"
+    grads = [_grads(v.result) for v in here.values]
+    headers = [short_config(result)]
+    headers += ["outcome, as recorded?"] if record_only else ["compiled = eager?", "as recorded?"]
+    varying = len(set(grads)) > 1 and not record_only
+    if varying:
+        headers.append("gradient dtypes")
+    rows: list[list[nodes.entry]] = []
+    for value, grad in zip(here.values, grads, strict=True):
+        row = [value_cell(result, value.result)]
+        if record_only:
+            row.append(labelled("outcome", *outcome_as_recorded(value, here.torch)))
+        else:
+            row += [labelled("verdict", *verdict_text(value, here.torch)),
+                    labelled("recorded", *recorded_text(value))]
+        if varying:
+            row.append(labelled("grads", grad, []))
+        rows.append(row)
+    return table(headers, rows)
+
+
+def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.Node]:
+    """What each value's compiled run printed (with its short traceback), and the eager run's
+    output where it is not the same.
+
+    A run that never started printed nothing: why it did not is in the table. A value whose
+    runs printed nothing says so in words, never as an empty box.
+    """
+    compiled = [(vr.variant.name, _run_text(result, vr.compiled, app)) for vr in result.variants]
+    eager = [(name, text) for (name, ctext), vr in zip(compiled, result.variants, strict=True)
+             if not vr.eager.not_run and (text := _run_text(result, vr.eager, app)) != ctext]
+    silent = [name for name, text in compiled if not text]
+    blocks = _fold(compiled, len(result.variants))
+    blocks += [(f"{name}, run eagerly", text) for name, text in _fold(eager, len(result.variants))]
+    blocks = [(name, text) for name, text in blocks if text]
+    if not blocks:
+        return []
+    if tabs and len(blocks) > 1:
+        return [tab_set(result.demo.ident, blocks), *_silent(silent)]
+    out: list[nodes.Node] = []
+    for name, text in blocks:
+        box = nodes.container(classes=["autocast-demo-output"])
+        box += nodes.paragraph("", "", nodes.strong(text=f"Printed under {name}:"))
+        box += nodes.literal_block(text, text, language="none")
+        out.append(box)
+    return out + _silent(silent)
+
+
+def _fold(blocks: list[tuple[str, str]], values: int) -> list[tuple[str, str]]:
+    """One block for "every value" when every value printed the same (something)."""
+    if len(blocks) == values and len({text for _, text in blocks}) == 1 and blocks[0][1]:
+        return [("every value", blocks[0][1])]
+    return blocks
+
+
+def _run_text(result: DemoResult, run: RunRecord, app: Sphinx) -> str:
+    text = run.output.rstrip()
+    if run.error is not None:
+        text = (text + "\n" if text else "") + result.traceback(run.error)
+    elif run.status in ("timeout", "crashed"):
+        text = (text + "\n" if text else "") + run.detail
+    return publish(text, app)
+
+
+def _silent(names: list[str]) -> list[nodes.Node]:
+    if not names:
+        return []
+    return [nodes.paragraph(text=f"Nothing printed under {', '.join(names)}.",
+                            classes=["autocast-demo-silent"])]
+
+
+def use_tabs(app: Sphinx) -> bool:
+    """sphinx-design is loaded and the output is HTML: its tabs have CSS and a sync script."""
+    return "sphinx_design" in app.extensions and app.builder.format == "html"
+
+
+def tab_set(ident: str, blocks: list[tuple[str, str]]) -> nodes.container:
+    """One sphinx-design tab per value, synchronised across the site by value name.
+
+    Built in sphinx-design's HTML form (input, label, content): its own post-transform, which
+    turns tab-item directives into that form, has already run when results are rendered.
+    """
+    from sphinx_design.tabs import sd_tab_input, sd_tab_label
+
+    outer = nodes.container(classes=["autocast-demo-output"])
+    outer += nodes.paragraph("", "", nodes.strong(text="Printed under each value:"))
+    box = nodes.container(classes=["sd-tab-set", "autocast-demo-tabs"])
+    outer += box
+    for index, (name, text) in enumerate(blocks):
+        item = f"autocast-demo-{ident}-tab-{index}"
+        box += sd_tab_input("", id=item, set_id=f"autocast-demo-{ident}-tabs", type="radio",
+                            checked=index == 0)
+        box += sd_tab_label("", name, input_id=item, classes=["sd-tab-label"],
+                            sync_group="autocast-demo-value", sync_id=name,
+                            aria_controls=f"{item}-content")
+        content = nodes.container(classes=["sd-tab-content"], ids=[f"{item}-content"])
+        content += nodes.literal_block(text, text, language="none")
+        box += content
+    return outer
+
+
+def _dtypes(value: object) -> list[str]:
+    """The torch dtypes a value names (``{"__torch__": "bfloat16"}`` as JSON), anywhere in it."""
+    if isinstance(value, dict):
+        if set(value) == {"__torch__"} and isinstance(value["__torch__"], str):
+            return [value["__torch__"]]
+        return [d for v in value.values() for d in _dtypes(v)]
+    if isinstance(value, list):
+        return [d for v in value for d in _dtypes(v)]
+    return []
+
+
+def provenance(judged: Judgement) -> nodes.paragraph:
+    """The demo's whole footer, as a page with only this demo shows it."""
+    return footer_line(provenance_parts(judged))
+
+
+def footer_line(parts: Sequence[Part]) -> nodes.paragraph:
+    """Parts as one line; marked unchecked when one says a value was not checked."""
+    said = ". ".join(part.text for part in parts if not part.how)
+    how = " \u00b7 ".join(part.text for part in parts if part.how)
+    text = (said + " \u00b7 " + how if said and how else said or how) + "."
+    unchecked = any(part.missed for part in parts)
+    classes = ["autocast-demo-provenance"] + (["autocast-demo-unchecked"] if unchecked else [])
+    return nodes.paragraph(text=text, classes=classes)
+
+
+def provenance_parts(judged: Judgement) -> list[Part]:
+    """What this build checked of the demo, with which torch, and what it did not: the
+    not-checked first (what a reader must not miss), then where results come from, then how
+    they were made."""
+    result, here, torch = judged.result, judged.here, judged.torch
+    demo = result.demo
+    exact = "bitwise" if demo.tolerance.grad == 0 else f"within {demo.tolerance.grad:g}"
+    # The dtypes the values themselves name (a list of autocast kwargs), not the option's
+    # default: that one is true only of the built-in ``autocast`` value. A table's value cells
+    # show them already, in the line that sets each value.
+    named = sorted({d for vr in result.variants for d in _dtypes(vr.variant.value)})
+    dtype = ([("dtypes", f"autocast dtypes in the values: {', '.join(named)}")]
+             if named and demo.show == "outputs" else [])
+    # Always said (one way or another), so that a page may say the common one once: a demo
+    # that says nothing would seem to have the page's.
+    grads = {_grads(vr) for vr in result.variants if vr.compiled.status == "ok"}
+    if len(grads) > 1:
+        shown = demo.show != "outputs" and not judged.several and demo.show != "record"
+        same = [("grads", "gradient dtypes differ between values" + (" (in the table)" if shown else ""))]
+    elif grads and "\u2014" not in grads:
+        same = [("grads", f"gradient dtypes under every value: {grads.pop()}")]
+    else:
+        same = [("grads", "no gradients")]
+    how = [("device", f"device {demo.device}"), *dtype, ("backend", f"backend {demo.backend}"),
+           ("compare", f"compiled compared with the same code run eagerly (gradients {exact}, "
+                       f"other tensors within {demo.tolerance.output:g})"), *same]
+    every = len(here.values)
+    checked = [v for v in here.values if v.checked]
+    missed = [v for v in here.values if v.why is not None]
+    parts: list[Part] = []
+    if checked:
+        which = "" if len(checked) == every else " (" + ", ".join(v.name for v in checked) + ")"
+        cached = sum(v.result.cached for v in checked)
+        # The torch that made each result, named as it was: a result cached by another build
+        # that autocast_demo_cache_torch counts as this one ("release", a label) is checked,
+        # but by that torch; results kept from an earlier build of the page likewise.
+        made = result.torch_version
+        ran = torch if result.torch_equivalent else made  # who ran what was not cached
+        earlier = ("by an earlier build (cached result: same code, torch and Python)" if made == torch
+                   else f"by an earlier build (cached result of the same code and Python; "
+                        f"autocast_demo_cache_torch counts it as the installed torch {torch})")
+        if here.source != "build" and here.environment is not None:
+            # Not "checked": this build ran nothing; the set's build compared compiled with
+            # eager, this one only reads what it found against the page.
+            label = here.environment.label
+            alias = "" if label == f"torch {made}" else f" ({label})"
+            source = (f"Results of torch {made}{alias}, {run_where(result.when, here.environment)}; "
+                      f"not run by this build{which}")
+        elif not cached:
+            source = f"Checked at build time with torch {ran}{which}"
+        elif cached == len(checked):
+            source = f"Checked with torch {made} {earlier}{which}"
+        elif ran == made:
+            source = (f"Checked with torch {made}{which}, at build time and, for {cached} "
+                      f"of {len(checked)} values, {earlier}")
+        else:
+            now = ", ".join(v.name for v in checked if not v.result.cached)
+            kept = ", ".join(v.name for v in checked if v.result.cached)
+            source = (f"Checked at build time with torch {ran} ({now}) and with torch {made} "
+                      f"{earlier} ({kept})")
+        parts.append(Part("source", source))
+    # Not-checked first: that is what a reader must not miss (each its own key: a page says
+    # one only when every demo of it says the same).
+    older = sorted({v.why.other_torch for v in missed if v.why is not None and v.why.other_torch})
+    for version in older:
+        names = [v.name for v in missed if v.why is not None and v.why.other_torch == version]
+        which = "" if len(names) == every else " (" + ", ".join(names) + ")"
+        text = (f"Rendered from results of torch {version} cached earlier, not checked "
+                f"with the installed torch {torch}{which}")
+        parts.append(Part(text, text, missed=True))
+    reasons: dict[str, list[str]] = {}
+    for v in missed:
+        if v.why is not None and not v.why.other_torch:
+            reasons.setdefault(v.why.sentence, []).append(v.name)
+    for reason, names in reasons.items():
+        which = "" if len(names) == every else " (" + ", ".join(names) + ")"
+        text = f"Not checked in this build: {reason}{which}"
+        parts.append(Part(text, text, missed=True))
+    parts.sort(key=lambda part: not part.missed)
+    if judged.several:
+        parts += [Part(f"environment {label}", line) for label, line in provenance_lines(judged)]
+    return parts + [Part(key, text, how=True) for key, text in how]

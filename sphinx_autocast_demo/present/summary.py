@@ -1,0 +1,311 @@
+"""``autocast-demo-summary``: every demo of the docs by every value, in one table.
+
+The table is built when its page is written, from the results the build itself just checked
+(the environment's :class:`~.state.DocState`), so it can never disagree with the demos' own
+tables. :func:`.pipeline.run` asks Sphinx to re-write the pages holding a summary whenever any
+demo was checked again, which is how the table follows changed results.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective
+from sphinx.util.i18n import format_date
+
+from ..core.state import all_docs, doc_state
+from ..judge.judgement import judge
+from ..read.directives import demo_boxes
+from .cells import MARK, cell, heading, table
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+    from sphinx.environment import BuildEnvironment
+
+    from ..core.model import DemoResult
+    from ..judge.judgement import Judgement, Value
+
+class summary_placeholder(nodes.General, nodes.Element):
+    """Replaced by the matrix when its page is written."""
+
+
+class AutocastDemoSummary(SphinxDirective):
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        doc_state(self.env, self.env.docname).summary = True
+        node = summary_placeholder()
+        self.set_source_info(node)
+        return [node]
+
+
+def summary_docs(env: BuildEnvironment) -> list[str]:
+    """The documents that hold a summary: re-written whenever any result is new."""
+    return sorted(d for d, s in all_docs(env).items() if s.summary)
+
+
+def record_titles(env: BuildEnvironment, doctree: nodes.document) -> None:
+    """Remember each demo's caption, or the title of its section, for the matrix."""
+    found: dict[str, str] = {}
+    for box in demo_boxes(doctree):
+        if not box["ids"]:
+            continue
+        caption = next(iter(box.findall(nodes.caption)), None)
+        parent: nodes.Element | None = box.parent
+        while parent is not None and not isinstance(parent, nodes.section):
+            parent = parent.parent
+        if caption is not None:
+            found[box["ids"][0]] = caption.astext()
+        elif parent is not None and isinstance(parent[0], nodes.title):
+            found[box["ids"][0]] = parent[0].astext()
+    if found:
+        doc_state(env, env.docname).titles = found
+
+
+def resolve(app: Sphinx, doctree: nodes.document, docname: str, shown: bool, torch: str) -> None:
+    """Fill each placeholder with the matrix as it stands now.
+
+    Empty for a builder that runs no demo (gettext, linkcheck...), as the demos' own tables.
+    """
+    for node in list(doctree.findall(summary_placeholder)):
+        if shown:
+            node.replace_self(matrix(app, docname, torch))
+        else:
+            node.parent.remove(node)
+
+
+def _reading_order(env: BuildEnvironment) -> list[str]:
+    """Documents in the order a reader meets them in the toctree, then any others."""
+    order: list[str] = []
+    stack = [env.config.root_doc]
+    while stack:
+        doc = stack.pop()
+        if doc in order:
+            continue
+        order.append(doc)
+        stack.extend(reversed(env.toctree_includes.get(doc, [])))
+    return order + sorted(set(all_docs(env)) - set(order))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+def _verdict(value: Value | None) -> tuple[str, list[str]]:
+    if value is None:
+        return "", ["autocast-demo-absent"]
+    verdict, why = value.result.verdict, value.why
+    text = {"matches": "matches", "differs": "differs", "raises": f"raises {verdict.exception}",
+            "no-config": "no such config", "error": "not checked"}[verdict.outcome]
+    if why is not None:  # never the mark of a checked result
+        said = f"{why.short}: {text}" if why.other_torch else why.short
+        return f"{MARK['error']} {said}", ["autocast-demo-error", "autocast-demo-unchecked"]
+    if value.result.compiled.config_set:  # not a verdict of the value the column names
+        # (which value: the demo's table says; a long literal here would widen the matrix)
+        text += " under the snippet's own value"
+        return (f"{MARK[verdict.outcome]} {text}",
+                [f"autocast-demo-{verdict.outcome}", "autocast-demo-config-set"])
+    return f"{MARK[verdict.outcome]} {text}", [f"autocast-demo-{verdict.outcome}"]
+
+
+def across(judged: Judgement, value: str) -> tuple[str, list[str]]:
+    """One value's verdict in every environment: once when they agree (no names), else each run of
+    environments that agree (in their order: the first is this build's), so that a change
+    between releases reads at a glance: ``✗ differs in torch 2.13.0, torch 2.14.1; ✓ matches
+    in torch 2.15.0``."""
+    groups: list[tuple[str, list[str], list[str]]] = []  # text, classes, environments
+    for column in judged.columns:
+        text, classes = _verdict(column.value(value))
+        if groups and groups[-1][0] == text:
+            groups[-1][2].append(heading(column))
+        else:
+            groups.append((text, classes, [heading(column)]))
+    if len(groups) == 1:  # the lead says it: a cell names environments only where they differ
+        return groups[0][0], groups[0][1]
+    changed = judged.value_across(value).changed
+    classes = groups[0][1] + (["autocast-demo-changed"] if changed else [])
+    return "; ".join(f"{text} in {', '.join(envs)}" for text, _, envs in groups), classes
+
+
+_RECORD = {
+    "broken": (f"{MARK['differs']} no longer true", ["autocast-demo-stale-cell"]),
+    "unchecked": (f"{MARK['error']} not checked", ["autocast-demo-unchecked"]),
+    "partly-unchecked": (f"{MARK['error']} not all checked", ["autocast-demo-unchecked"]),
+    "unrecorded": ("not recorded", ["autocast-demo-unrecorded"]),
+    "holds": (f"{MARK['matches']} holds", ["autocast-demo-holds"]),
+}
+
+
+def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
+    env = app.env
+    docs = all_docs(env)
+    rows: list[tuple[str, str, DemoResult | None]] = []  # (docname, ident, result)
+    for docname in _reading_order(env):
+        state = docs.get(docname)
+        if state is not None:
+            rows.extend((docname, ident, state.results.get(ident)) for ident in state.demos)
+    values, others = columns([[v.name for v in docs[d].demos[i].variants] for d, i, _ in rows])
+    judged = [(d, i, judge(r, torch) if r is not None else None) for d, i, r in rows]
+    checked = [v for _, _, j in judged if j is not None for v in j.here.values if v.checked]
+    unchecked = sum(len(docs[d].demos[i].variants) if j is None
+                    else sum(not v.checked for v in j.here.values) for d, i, j in judged)
+    outcomes: Counter[str] = Counter(v.result.verdict.outcome for v in checked)
+    # Rows whose snippet set the config itself ran under its value too: no verdict of theirs.
+    replaced = sum(bool(v.result.compiled.config_set) for v in checked)
+    # SOURCE_DATE_EPOCH, when set, is the date (a reproducible build's), as for Sphinx's own.
+    day = format_date("%Y-%m-%d", language=app.config.language)
+    split = ", ".join(f"{word} in {outcomes[outcome]}" for outcome, word in (
+        ("matches", "compiled equals eager"), ("differs", "differs"), ("raises", "raises"),
+        ("no-config", "no such config")) if outcomes[outcome] or outcome == "matches")
+    lead = nodes.paragraph(
+        text=(f"{_count(len(rows), 'demo')} on {_count(len({d for d, _, _ in rows}), 'page')}. "
+              f"This build ({day}, torch {torch}) checked "
+              f"{_count(len(checked), '(demo, value) pair')}"
+              + (f": {split} of them" if checked else "")
+              + (f" ({replaced} under a value their snippet set itself, no verdict of the value "
+                 "their column names)" if replaced else "")
+              + (f"; {unchecked} not checked." if unchecked else ".")),
+        classes=["autocast-demo-provenance"],
+    )
+    box = nodes.container(classes=["autocast-demo", "autocast-demo-summary"])
+    box += lead
+    box += environments(judged)
+    if not rows:
+        box += nodes.paragraph(text="The documentation has no demos yet.")
+        return [box]
+
+    box += nodes.paragraph(
+        text=("Each row is a demo, each column a value of the config it varies: \u2713 compiled "
+              "equals eager, \u2717 differs, \u26a0 raises, \u2014 not checked in this build. "
+              "page records: \u2713 every outcome the demo's page records still holds (in every "
+              "environment that checked it)."
+              + (" Values that few demos use are listed together under other values."
+                 if others else "")),
+        classes=["autocast-demo-legend"])
+    headers = ["demo", *values, *(["other values"] if others else []), "page records"]
+    wide = {"demo": 28, "other values": 24, "page records": 16}
+    lines: list[list[nodes.entry] | nodes.row] = []
+    page = None
+    for docname, ident, result in judged:
+        if docname != page:  # one heading row per page keeps the table narrow
+            page = docname
+            heading = nodes.row(classes=["autocast-demo-matrix-page"])
+            title = env.titles[docname].astext() if docname in env.titles else docname
+            uri = app.builder.get_relative_uri(fromdocname, docname)
+            link = nodes.reference("", "", nodes.Text(title), refuri=uri, internal=True)
+            entry = cell(nodes.paragraph("", "", nodes.strong("", "", link)))
+            entry["morecols"] = len(headers) - 1
+            heading += entry
+            lines.append(heading)
+        lines.append(_demo_row(app, fromdocname, docname, ident, result, values, others))
+    box += table(headers, lines, [wide.get(text, max(10, len(text))) for text in headers],
+                 classes=("autocast-demo-matrix",))
+    return [box]
+
+
+def environments(rows: list[tuple[str, str, Judgement | None]]) -> list[nodes.Node]:
+    """Where the matrix's results come from, when not only from this build: each environment,
+    who made its results, and how many values changed between environments."""
+    # (environment, source) -> its heading, who made its results: this build's runs and its own
+    # result set are two lines of one environment.
+    said: dict[tuple[str, str], tuple[str, str]] = {}
+    changed = 0
+    for _, _, judged in rows:
+        if judged is None or not (judged.several or judged.here.source != "build"):
+            continue
+        for column in judged.columns:
+            environment = column.environment
+            if environment is not None and (column.key, column.source) not in said:
+                said[column.key, column.source] = (heading(column), (
+                    f"torch {environment.torch}, Python {environment.python}, "
+                    f"{environment.device}, {column.result.made}" if column.source == "set"
+                    else "no result in the result sets" if column.source == "missing"
+                    else f"run by this build with torch {judged.torch}"))
+        changed += sum("autocast-demo-changed" in across(judged, vr.variant.name)[1]
+                       for vr in judged.result.variants)
+    if not said:
+        return []
+    items = nodes.bullet_list(classes=["autocast-demo-environments"])
+    for label, how in said.values():
+        items += nodes.list_item("", nodes.paragraph("", "", nodes.strong(text=label),
+                                                     nodes.Text(f": {how}")))
+    lead = nodes.paragraph(text=(
+        f"Results from {_count(len(said), 'environment')}; a cell names them only where they "
+        "differ."), classes=["autocast-demo-provenance"])
+    # What a reader of the matrix asks first, so in plain text, not in the small print.
+    # One name per environment (this build's runs and its own set's are one environment).
+    first: dict[str, str] = {}
+    for (key, _), (label, _) in said.items():
+        first.setdefault(key, label)
+    names = list(first.values())
+    between = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+    change = nodes.paragraph("", "", nodes.strong(text=(
+        f"{_count(changed, 'verdict')} changed between {between}: the cells that name an "
+        "environment." if changed else f"No verdict changed between {between}.")),
+        classes=["autocast-demo-changes"])
+    return [change, lead, items]
+
+
+#: At most this many values get a column of their own; the rest share "other values".
+COLUMNS = 4
+
+
+def columns(used: list[list[str]]) -> tuple[list[str], bool]:
+    """The values that get a column: all of them when there are few, else those most demos use
+    (at least two), at most COLUMNS, in the order they first appear; and whether any value is
+    left for "other values"."""
+    counts: dict[str, int] = {}
+    for names in used:
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    if len(counts) <= COLUMNS:
+        return list(counts), False
+    common = sorted((n for n, c in counts.items() if c >= 2), key=lambda n: -counts[n])[:COLUMNS]
+    own = [n for n in counts if n in common]  # counts keeps the order of first appearance
+    return own, len(own) < len(counts)
+
+
+def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
+              judged: Judgement | None, values: list[str], others: bool) -> nodes.row:
+    row = nodes.row(ids=[f"summary-{docname.replace('/', '-')}-{ident}"])
+    title = all_docs(app.env)[docname].titles.get(ident, ident)
+    uri = app.builder.get_relative_uri(fromdocname, docname) + "#" + ident
+    link = nodes.reference("", "", nodes.Text(title), refuri=uri, internal=True)
+    row += cell(nodes.paragraph("", "", link), ["autocast-demo-label"])
+    by_name = {v.name: v for v in judged.here.values} if judged else {}
+    names = [v.name for v in all_docs(app.env)[docname].demos[ident].variants]
+    for value in values:
+        if judged is None and value in names:
+            row += cell(f"{MARK['error']} not run", ["autocast-demo-error", "autocast-demo-unchecked"])
+        elif judged is not None and judged.several and value in names:
+            row += cell(*across(judged, value))
+        else:
+            row += cell(*_verdict(by_name.get(value)))
+    if others:
+        row += _others(judged, [n for n in names if n not in values])
+    if judged is None:
+        row += cell(f"{MARK['error']} not checked", ["autocast-demo-unchecked"])
+    else:
+        text, classes = _RECORD[judged.page]
+        held = sum(not column.empty for column in judged.columns)
+        row += cell(f"{text} in all {held}" if judged.page == "holds" and held > 1 else text, classes)
+    return row
+
+
+def _others(judged: Judgement | None, names: list[str]) -> nodes.entry:
+    """The demo's rarer values in one cell, each with its own mark and colour (``judged``:
+    None when it has not run)."""
+    entry = nodes.entry(classes=["autocast-demo-others"])
+    for name in names:
+        if judged is None:
+            text, classes = f"{MARK['error']} not run", ["autocast-demo-unchecked"]
+        elif judged.several:
+            text, classes = across(judged, name)
+        else:
+            text, classes = _verdict(judged.here.value(name))
+        wraps = [c for c in classes if c == "autocast-demo-config-set"]  # (said at length)
+        entry += nodes.paragraph("", "", nodes.strong(text=f"{name}: "),
+                                 nodes.inline(text=text, classes=classes), classes=wraps)
+    return entry

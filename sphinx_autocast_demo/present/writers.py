@@ -1,0 +1,156 @@
+"""What the non-HTML builders need of the results: LaTeX's marks, captions LaTeX and Texinfo
+accept, and plain-text tables whose code is never cut inside a word.
+
+The result nodes are plain docutils nodes that every builder writes (render.py); what one
+writer cannot take as it is gets mended here, for that writer only, so that the HTML stays as
+it is.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.transforms.post_transforms import SphinxPostTransform
+
+from ..read.directives import demo_boxes
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from sphinx.application import Sphinx
+
+#: Declares ✓ ✗ ⚠ (and Δ for pdflatex) for every LaTeX engine: see the file itself.
+LATEX_PACKAGE = Path(__file__).parent / "latex" / "sphinxautocastdemo.sty"
+
+
+def setup(app: Sphinx) -> None:
+    app.add_latex_package(LATEX_PACKAGE.stem)
+    app.add_post_transform(CaptionedCode)
+    app.add_post_transform(DemoLabels)
+    app.connect("build-finished", copy_latex_package)
+    # After render.resolve (priority 500), which makes the tables.
+    app.connect("doctree-resolved", widen_text_columns, priority=600)
+    app.connect("doctree-resolved", unspan_man_cells, priority=600)
+
+
+class CaptionedCode(SphinxPostTransform):
+    """A demo's ``:caption:`` as LaTeX and Texinfo caption code: the caption and the code in a
+    ``literal_block`` container, the shape a ``code-block`` with ``:caption:`` has.
+
+    Left in the demo's box, LaTeX writes a ``\\caption`` outside any float (an error that stops
+    the PDF) and Texinfo says "caption not inside a figure".
+    """
+
+    # Before LaTeX's own LiteralBlockTransform (400), which turns the container into the
+    # captioned block its writer expects.
+    default_priority = 390
+    formats = ("latex", "texinfo")
+
+    def run(self, **kwargs: Any) -> None:
+        for box in demo_boxes(self.document):
+            if not box.children:
+                continue
+            caption = box.children[0]
+            code = box.children[1] if len(box.children) > 1 else None
+            if not isinstance(caption, nodes.caption) or not isinstance(code, nodes.literal_block):
+                continue
+            box.remove(caption)
+            box.remove(code)
+            wrapper = nodes.container("", caption, code, literal_block=True,
+                                      classes=["literal-block-wrapper"])
+            wrapper.source, wrapper.line = code.source, code.line
+            box.insert(0, wrapper)
+
+
+class DemoLabels(SphinxPostTransform):
+    """Each demo's id as a LaTeX label. LaTeX writes none for a container's id, so the
+    matrix's link to a demo led nowhere in the PDF; a target in front of the demo carries it."""
+
+    default_priority = 390
+    formats = ("latex",)
+
+    def run(self, **kwargs: Any) -> None:
+        for box in demo_boxes(self.document):
+            if box["ids"]:
+                box.parent.insert(box.parent.index(box), nodes.target("", "", ids=list(box["ids"])))
+
+
+def documents(doctree: nodes.document, docname: str) -> Iterator[tuple[nodes.Element, str]]:
+    """Each document's part of ``doctree``, innermost first, with its name.
+
+    LaTeX, Texinfo, manual pages and singlehtml resolve one tree assembled from the root
+    document and every document its toctrees include (each under a ``start_of_file`` node), as
+    ``docname``'s: the results of an included page are that page's, not the root's.
+    """
+    parts = sorted(doctree.findall(addnodes.start_of_file), key=_depth, reverse=True)
+    for part in parts:
+        yield part, part["docname"]
+    yield doctree, docname
+
+
+def _depth(node: nodes.Node) -> int:
+    depth = 0
+    while node.parent is not None:
+        node, depth = node.parent, depth + 1
+    return depth
+
+
+def copy_latex_package(app: Sphinx, exc: Exception | None) -> None:
+    """Put the package beside the ``.tex`` files, where ``latexmk`` (``make latexpdf``) finds it."""
+    if exc is None and app.builder.format == "latex":
+        shutil.copyfile(LATEX_PACKAGE, Path(app.outdir) / LATEX_PACKAGE.name)
+
+
+def unspan_man_cells(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Manual pages: a cell that spans columns (the matrix's row naming a page) as that cell
+    and empty ones. docutils' man writer cannot span and warns, which fails a ``-W`` build."""
+    if app.builder.format != "man":
+        return
+    for table in doctree.findall(nodes.table):
+        if "autocast-demo-results" not in table["classes"]:
+            continue
+        for entry in list(table.findall(nodes.entry)):
+            more = entry.attributes.pop("morecols", 0)
+            for _ in range(more):
+                entry.parent.insert(entry.parent.index(entry) + 1, nodes.entry())
+
+
+_WORD = re.compile(r"\S+")
+#: A line of code up to this long stays on one line of its cell; a longer one (a list of
+#: autocast kwargs) breaks between words, so that the table still fits a wide terminal.
+CODE_WIDTH = 72
+
+
+def widen_text_columns(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Plain text: each column of a results table at least as wide as its longest word and its
+    longest line of code (up to ``CODE_WIDTH``).
+
+    The text writer wraps a cell to its column's width and cuts any word longer than that
+    (``torch._functorch.co|nfig``); a line that sets a value is for copying, so it stays whole.
+    """
+    if app.builder.format != "text":
+        return
+    for table in doctree.findall(nodes.table):
+        if "autocast-demo-results" not in table["classes"]:
+            continue
+        for group in table.findall(nodes.tgroup):
+            widen(group)
+
+
+def widen(group: nodes.tgroup) -> None:
+    colspecs = [c for c in group.children if isinstance(c, nodes.colspec)]
+    for row in group.findall(nodes.row):
+        entries = [e for e in row.children if isinstance(e, nodes.entry)]
+        if len(entries) != len(colspecs):  # a cell that spans columns (the matrix's page rows)
+            continue
+        for colspec, entry in zip(colspecs, entries, strict=True):
+            words = [len(w) for w in _WORD.findall(entry.astext())]
+            lines = [len(line) for block in entry.findall(nodes.literal_block)
+                     for line in block.astext().splitlines()]
+            code = min(CODE_WIDTH, max(lines, default=0))
+            colspec["colwidth"] = max(colspec["colwidth"], code, *words, 1)

@@ -1,0 +1,331 @@
+"""The small languages a writer types in directive options, parsed without importing torch.
+
+``:values: same_as_forward, off, fp16=[{"device_type": "cpu", "dtype": torch.float16}]``
+``:expect: same_as_forward: matches, off: differs, fp16: raises BackendCompilerFailed``
+``:expect-output:`` blocks headed ``[name]`` (or ``[*]`` for every value).
+An option block itself: ``:name: value`` lines, a value continued on more-indented lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..core.model import Variant
+from ..core.scopes import overlap, scope_parts, split_scope
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+#: Values every demo knows by name. ``autocast`` is filled in from the forward's autocast.
+BUILTIN_VALUES = ("same_as_forward", "off", "autocast")
+#: The row that leaves the config as torch has it: the only row that checks a page's claim
+#: about the default (every other row sets its value), for any config.
+DEFAULT = "default"
+#: The JSON value of that row: the run sets nothing.
+UNSET: dict[str, bool] = {"__unset__": True}
+
+OUTCOME_RE = re.compile(r"^(matches|differs|no-config|raises\s+([A-Za-z_][\w.]*))$")
+NAME_RE = re.compile(r"^[A-Za-z_][\w-]*$")
+FIELD_RE = re.compile(r"^:([^:\s][^:]*):(?:\s|$)")  # ``:name:`` at the start of an option line
+
+
+class SyntaxProblem(ValueError):
+    """A writer's mistake in an option; the message says what to write instead."""
+
+
+@dataclass
+class OptionField:
+    """One ``:name: value`` line of an option block and the more-indented lines under it."""
+
+    name: str  # empty for a line that starts with ``:`` but names no option
+    text: str  # the line itself, without its indentation
+    line: int  # 0-based, in the lines given to :func:`option_fields`
+    more: list[str] = field(default_factory=list)  # continuation lines, as written
+
+
+def is_option_line(line: str) -> bool:
+    """Read as an option line by docutils and by myst-parser (``:::`` opens a MyST fence)."""
+    stripped = line.lstrip()
+    return stripped.startswith(":") and not stripped.startswith(":::")
+
+
+def option_fields(lines: list[str]) -> tuple[list[OptionField], int]:
+    """The option block at the top of ``lines``, read as docutils reads a directive's options.
+
+    Each option is a ``:name: value`` line; lines indented deeper than it continue its value
+    (as in reST, where ``:expect-output:`` is followed by indented ``[value]`` blocks). The
+    block ends at a blank line or at a line that is neither; returns the fields and the index
+    of that line.
+    """
+    fields: list[OptionField] = []
+    base = 0
+    for index, line in enumerate(lines):
+        stripped = line.lstrip()
+        indent = len(line) - len(stripped)
+        if not stripped:
+            return fields, index
+        if fields and indent > base:
+            fields[-1].more.append(line)
+        elif is_option_line(line):
+            base = indent
+            match = FIELD_RE.match(stripped)
+            fields.append(OptionField(match.group(1) if match else "", stripped, index))
+        else:
+            return fields, index
+    return fields, len(lines)
+
+
+def unnest(lines: list[str], width: int) -> list[str]:
+    """Lines of a block nested ``width`` columns deep (in a list item, after ``- `` or ``1. ``;
+    in a block quote, after ``> ``) as they read outside it: those columns removed where they
+    hold only that nesting (spaces, ``>``), and a lazy line that does not carry it kept."""
+    if not width:
+        return lines
+    out = []
+    for line in lines:
+        head = line[:width]
+        out.append(line[width:] if not head.strip(" \t>") else line)
+    return out
+
+
+def continuation(more: list[str]) -> str:
+    """Continuation lines without their common indentation, as docutils gives a field body."""
+    width = min(len(line) - len(line.lstrip()) for line in more if line.strip())
+    return "\n".join(line[width:].rstrip() for line in more)
+
+
+def split_top_level(text: str, separators: str = ",;\n") -> list[str]:
+    """Split on separators that are not inside brackets or string literals."""
+    parts: list[str] = []
+    depth = 0
+    quote: str | None = None
+    current: list[str] = []
+    escaped = False
+    for char in text:
+        if quote:
+            current.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+            continue
+        if char in "\"'":
+            quote = char
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        if char in separators and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
+
+
+def literal(source: str) -> Any:
+    """A Python literal -> JSON-able data; ``torch.<dtype>`` becomes ``{"__torch__": name}``."""
+    try:
+        tree = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError as exc:
+        raise SyntaxProblem(f"{source.strip()!r} is not a Python literal ({exc.msg})") from None
+
+    def convert(node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant) and (
+            node.value is None or isinstance(node.value, (str, int, float, bool))
+        ):
+            return node.value
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            value = convert(node.operand)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return -value
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [convert(e) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            out: dict[str, Any] = {}
+            for k, v in zip(node.keys, node.values, strict=True):
+                key = convert(k) if k is not None else None
+                if not isinstance(key, str):
+                    raise SyntaxProblem("dict keys must be strings, e.g. {\"device_type\": \"cpu\"}")
+                out[key] = convert(v)
+            return out
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "torch"
+        ):
+            return {"__torch__": node.attr}
+        raise SyntaxProblem(
+            f"{ast.unparse(node)!r} is not allowed in a value: use strings, numbers, lists, "
+            "dicts and torch dtypes such as torch.float16"
+        )
+
+    return convert(tree)
+
+
+def default_autocast(device: str, dtype: str) -> tuple[Any, str]:
+    value = [{"device_type": device, "dtype": {"__torch__": dtype}}]
+    return value, f'[{{"device_type": "{device}", "dtype": torch.{dtype}}}]'
+
+
+def parse_values(text: str | Sequence[str], device: str, dtype: str,
+                 builtins: bool = True) -> tuple[Variant, ...]:
+    """``same_as_forward, off, name=<literal>`` (or those items, as conf.py lists them)
+    -> variants, in the order written."""
+    variants: list[Variant] = []
+    items = split_top_level(text, ",\n") if isinstance(text, str) else [i.strip() for i in text]
+    for item in items:
+        name, eq, rest = item.partition("=")
+        name = name.strip()
+        if eq:
+            if not NAME_RE.match(name):
+                raise SyntaxProblem(f"{name!r} is not a value name; write name=<value>, e.g. fp16=[...]")
+            try:
+                value = literal(rest)
+            except SyntaxProblem as exc:
+                raise SyntaxProblem(
+                    f"value {name}: {exc}; write a list of torch.amp.autocast kwargs dicts, "
+                    f'e.g. {name}=[{{"device_type": "{device}", "dtype": torch.float16}}]'
+                ) from None
+            variants.append(Variant(name=name, value=value, source=rest.strip()))
+        elif name == DEFAULT:
+            variants.append(Variant(name=name, value=UNSET, source=""))
+        elif builtins and name == "autocast":
+            value, source = default_autocast(device, dtype)
+            variants.append(Variant(name=name, value=value, source=source))
+        elif builtins and name in BUILTIN_VALUES:
+            variants.append(Variant(name=name, value=name, source=repr(name)))
+        else:
+            known = ", ".join((*BUILTIN_VALUES, DEFAULT) if builtins else (DEFAULT,))
+            raise SyntaxProblem(
+                f"unknown value {name!r}{_did_you_mean(name, BUILTIN_VALUES if builtins else ())}: "
+                f"use one of {known}, or name it, "
+                f'e.g. fp16=[{{"device_type": "{device}", "dtype": torch.float16}}]'
+            )
+    names = [v.name for v in variants]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SyntaxProblem(f"value {duplicates[0]!r} is given twice")
+    if not variants:
+        raise SyntaxProblem("no values given: write e.g. same_as_forward, off, autocast")
+    return tuple(variants)
+
+
+def unnamed_builtins(variants: tuple[Variant, ...], device: str, dtype: str) -> tuple[Variant, ...]:
+    """The built-in values that ``variants`` name neither by name nor by value."""
+    named = {v.name for v in variants}
+    values = [v.value for v in variants]
+    return tuple(v for v in parse_values(BUILTIN_VALUES, device, dtype)
+                 if v.name not in named and v.value not in values)
+
+
+def parse_expect(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """``name: outcome`` pairs; names must be values of the demo (or ``*``), each optionally
+    scoped to torch releases and a device: ``off[torch>=2.15]: matches``, ``*[cuda]: differs``
+    (a scoped record wins over an unscoped one where its scope holds)."""
+    pairs: list[tuple[str, str]] = []
+    for item in split_top_level(text):
+        match = re.match(r"^([\w*-]+)\s*(?:\[([^\]]*)\])?\s*[:=]\s*(.+)$", item)
+        if not match:
+            raise SyntaxProblem(f"{item!r}: write value: outcome, e.g. off: matches")
+        name, scope, outcome = match.group(1), match.group(2), " ".join(match.group(3).split())
+        if name != "*" and name not in names:
+            raise SyntaxProblem(f"{name!r} is not a value of this demo{_did_you_mean(name, names)} "
+                                f"(its values: {', '.join(names)})")
+        if not OUTCOME_RE.match(outcome):
+            raise SyntaxProblem(
+                f"{outcome!r} is not an outcome{_did_you_mean(outcome, ('matches', 'differs'))}: "
+                "write matches, differs, raises <ExceptionName> or no-config"
+            )
+        if scope is not None:
+            try:
+                name = record_name(name, scope)
+            except ValueError as exc:
+                raise SyntaxProblem(
+                    f"{name}[{scope}]: {str(exc) or 'nothing'!r} is not a scope; write torch "
+                    "releases and/or devices, e.g. off[torch>=2.15]: matches or "
+                    "off[torch>=2.14,<2.16 cuda]: differs") from None
+        pairs.append((name, outcome))
+    written = [n for n, _ in pairs]
+    twice = sorted({n for n in written if written.count(n) > 1})
+    if twice:
+        raise SyntaxProblem(f"{twice[0]!r} is recorded twice")
+    refuse_overlaps(pairs)
+    return tuple(pairs)
+
+
+def record_name(name: str, scope: str) -> str:
+    """A scoped record's name as the build keeps it: ``off``, ``torch >= 2.15, cuda`` ->
+    ``off[torch>=2.15 cuda]`` (accept mode finds a written record by it). Raises
+    :class:`ValueError` for what is not a scope."""
+    specs, devices = scope_parts(scope)
+    return f"{name}[{' '.join(p for p in ('torch' + specs if specs else '', *devices) if p)}]"
+
+
+def refuse_overlaps(pairs: list[tuple[str, str]]) -> None:
+    """Two scoped records of one value (or both of ``*``) that record different outcomes and
+    provably both apply somewhere: neither may silently win (the check of each environment
+    catches the overlaps no witness proves)."""
+    scoped = [(split_scope(n), n, o) for n, o in pairs if split_scope(n)[1]]
+    for i, ((base, scope), name, outcome) in enumerate(scoped):
+        for (other_base, other_scope), other, said in scoped[i + 1:]:
+            if other_base != base or said == outcome:
+                continue
+            where = overlap(scope, other_scope)
+            if where is not None:
+                raise SyntaxProblem(
+                    f"{name}: {outcome} and {other}: {said} overlap (both apply to {where}): "
+                    "narrow a scope so that only one applies, or record one outcome")
+
+
+def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Blocks of expected printed output, each headed by ``[name]`` or ``[*]``, optionally
+    scoped as in ``:expect:``: ``[off[torch>=2.16]]`` (kept as ``off[torch>=2.16]``)."""
+    blocks: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        header = re.match(r"^\s*\[([\w*-]+)\s*(?:\[([^\]]*)\])?\]\s*$", line)
+        if header:
+            name, scope = header.group(1), header.group(2)
+            if name != "*" and name not in names:
+                raise SyntaxProblem(f"[{name}] is not a value of this demo (its values: {', '.join(names)})")
+            if scope is not None:
+                try:
+                    name = record_name(name, scope)
+                except ValueError as exc:
+                    raise SyntaxProblem(
+                        f"[{name}[{scope}]]: {str(exc) or 'nothing'!r} is not a scope; write torch "
+                        "releases and/or devices, e.g. [off[torch>=2.16]]") from None
+            blocks.append((name, []))
+        elif blocks:
+            blocks[-1][1].append(line.strip())
+        elif line.strip():
+            raise SyntaxProblem("expected output starts with a [value] line, e.g. [off]")
+    return tuple((name, "\n".join(lines).strip()) for name, lines in blocks)
+
+
+def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def expect_text(pairs: list[tuple[str, str]]) -> str:
+    """What a writer pastes: ``same_as_forward: matches, off: differs``."""
+    return ", ".join(f"{name}: {outcome}" for name, outcome in pairs)
+
+
+def outcome_holds(expected: str, actual_outcome: str, exception_names: tuple[str, ...]) -> bool:
+    """Does a recorded outcome (``raises X``) hold for what happened?"""
+    match = OUTCOME_RE.match(expected)
+    if not match:
+        return False
+    if match.group(2):
+        short = match.group(2).rsplit(".", 1)[-1]
+        return actual_outcome == "raises" and short in exception_names
+    return expected == actual_outcome
