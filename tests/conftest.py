@@ -94,8 +94,13 @@ def needs_torch(path: Path, name: str, free: tuple[str, ...] = ()) -> bool:
     return False
 
 
+UNIT = Path(__file__).parent / "unit"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
+        if UNIT in Path(str(item.path)).parents:
+            continue  # tests/unit needs no torch by construction (tox -e unit runs it without)
         function = getattr(item, "originalname", None) or item.name.split("[")[0]
         free = tuple(getattr(getattr(item, "module", None), "TORCH_FREE_FIXTURES", ()))
         if "torch" not in item.keywords and needs_torch(Path(str(item.path)), function, free):

@@ -9,5 +9,5 @@ version = "1"
 copyright = "2026, the tests"
 
 # The demos here show the extension's mechanics, not a value's effect: the warning that a
-# demo cannot tell its values apart (tests/test_default.py tests it) would be said at each.
+# demo cannot tell its values apart (tests/build/test_default.py tests it) would be said at each.
 suppress_warnings = ["autocast_demo.alike"]

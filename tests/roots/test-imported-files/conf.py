@@ -9,5 +9,5 @@ autocast_demo_values = ["one=1", "two=2"]
 autocast_demo_backend = "aot_eager"
 
 # The demos here show the extension's mechanics, not a value's effect: the warning that a
-# demo cannot tell its values apart (tests/test_default.py tests it) would be said at each.
+# demo cannot tell its values apart (tests/build/test_default.py tests it) would be said at each.
 suppress_warnings = ["autocast_demo.alike"]

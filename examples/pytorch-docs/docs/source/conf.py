@@ -1,6 +1,6 @@
 # An example laid out like PyTorch's docs/source: Sphinx 7.2.6, pytorch_sphinx_theme2, myst_nb
 # (not myst_parser beside it), sphinx-design, autodoc + napoleon, built with
-# `-j auto -W --keep-going`. tox -e pytorch-docs builds it; tests/test_pytorch_docs.py checks it.
+# `-j auto -W --keep-going`. tox -e pytorch-docs builds it; tests/build/test_pytorch_docs.py checks it.
 import os
 import sys
 

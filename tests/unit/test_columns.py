@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from fakes import HERE, LATER, MADE, TORCH, demo, result
 from test_judge import header_and_rows
-from test_offline import TORCH, demo, result
-from test_snapshots import HERE, LATER, MADE
 
 from sphinx_autocast_demo.core.model import RunRecord, TensorDiff, VariantResult, Verdict
 from sphinx_autocast_demo.judge import check

@@ -229,7 +229,7 @@ def test_one_summary_lists_every_failure(build):
 
 
 def readme_block(containing: str) -> str:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme.split("## What happens when a snippet fails")[1].split("\n## ")[0]
     blocks = [b.split("\n```")[0] for b in section.split("```text\n")[1:]]
     [block] = [b for b in blocks if containing in b]

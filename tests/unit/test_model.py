@@ -4,7 +4,7 @@ traceback in doc coordinates, and records read back from JSON."""
 from __future__ import annotations
 
 import pytest
-from test_offline import demo
+from fakes import demo
 
 from sphinx_autocast_demo.core.fromjson import from_json
 from sphinx_autocast_demo.core.model import (

@@ -1,12 +1,11 @@
-"""judge.py on made-up results, the causes and records tests/test_judge.py leaves out: the eager
+"""judge.py on made-up results, the causes and records tests/unit/test_judge.py leaves out: the eager
 run's side, the sentences, an environment without results, and errors that are no mismatch."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from test_offline import TORCH, demo, raised, ran, result
-from test_snapshots import HERE, LATER, MADE
+from fakes import HERE, LATER, MADE, TORCH, demo, raised, ran, result
 
 from sphinx_autocast_demo.core.model import DemoResult, RunRecord, VariantResult, Verdict, skipped
 from sphinx_autocast_demo.judge import check

@@ -1,5 +1,5 @@
 """Result sets, shards, scoped records and accept across environments, on made-up results (no
-torch): the rules that tests/test_environments.py shows end to end with real torch."""
+torch): the rules that tests/build/test_environments.py shows end to end with real torch."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_offline import TORCH, demo, ran, result
+from fakes import TORCH, demo, ran, result
 
 from sphinx_autocast_demo import __main__ as cli
 from sphinx_autocast_demo.accept import rewrite as accept

@@ -20,7 +20,7 @@ from conftest import sphinx_build, verdicts
 from sphinx_autocast_demo.core import config
 from sphinx_autocast_demo.read import directives, options
 
-DOCS = Path(__file__).parent.parent / "docs"
+DOCS = Path(__file__).parents[2] / "docs"
 M, D = "\u2713 matches", "\u2717 differs"
 #: A demo with ``:show: record``: its outcome, not coloured as a verdict, and that it holds.
 RD = "\u2713 differs, as recorded"

@@ -2,7 +2,7 @@
 
 ``docs/examples/failing`` is a tiny project with one outdated record and one typo. The guide
 includes ``output.txt``; this test builds the project and compares. After a deliberate change
-to the messages, regenerate the file with ``AUTOCAST_DEMO_UPDATE_DOCS=1 pytest tests/test_docs_failure.py``.
+to the messages, regenerate the file with ``AUTOCAST_DEMO_UPDATE_DOCS=1 pytest tests/build/test_docs_failure.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import sphinx_build
 
-EXAMPLE = Path(__file__).parent.parent / "docs" / "examples" / "failing"
+EXAMPLE = Path(__file__).parents[2] / "docs" / "examples" / "failing"
 SHOWN_AS = "docs/examples/failing"
 #: The torch the docs are pinned to; another installed torch is written as this one.
 PINNED_TORCH = "2.13.0+cpu"

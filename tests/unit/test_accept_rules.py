@@ -6,9 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from fakes import HERE, demo, ran, result
 from sphinx.errors import ConfigError
-from test_offline import demo, ran, result
-from test_snapshots import HERE
 
 from sphinx_autocast_demo.accept import rewrite as accept
 from sphinx_autocast_demo.accept.rewrite import Blocked, Change

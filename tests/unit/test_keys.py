@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from test_offline import demo
+from fakes import demo
 
 from sphinx_autocast_demo.core.model import Code, RunRecord, Tolerance, Verdict
 from sphinx_autocast_demo.plan import keys, stamps

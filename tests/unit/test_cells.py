@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_offline import TORCH, demo, result
+from fakes import TORCH, demo, result
 
 from sphinx_autocast_demo.core.model import Environment, Frame, RunRecord, TensorDiff, VariantResult, Verdict
 from sphinx_autocast_demo.judge.judgement import Column, NotChecked, Value

@@ -12,7 +12,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
-from test_offline import APP, TORCH, demo, ran, result
+from fakes import APP, TORCH, demo, ran, result
 
 from sphinx_autocast_demo.core.model import RunRecord, VariantResult, Verdict, skipped
 from sphinx_autocast_demo.core.publish import publish

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import DEFAULT_OFF, sphinx_build, verdicts
 
-EXAMPLE = Path(__file__).parent.parent / "examples" / "pytorch-docs"
+EXAMPLE = Path(__file__).parents[2] / "examples" / "pytorch-docs"
 MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
-#: A torch whose default became "off" (as tests/test_default.py simulates it), with the
+#: A torch whose default became "off" (as tests/build/test_default.py simulates it), with the
 #: example's own global setup kept.
 CHANGED = "import torch, amp_helpers; " + DEFAULT_OFF
 

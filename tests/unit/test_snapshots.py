@@ -1,11 +1,11 @@
 """Doctree snapshots of made-up judgements: what the page shows, node by node, without torch.
 
 Each case builds results by hand, checks and judges them, renders them as a page would
-(render.result_nodes) and compares the nodes' ``pformat()`` with ``tests/snapshots/<case>.txt``.
+(render.result_nodes) and compares the nodes' ``pformat()`` with ``tests/unit/snapshots/<case>.txt``.
 A change of what a page shows then shows up as a diff of that file, in review.
 
 To write the snapshots again after an intended change, run
-``AUTOCAST_DEMO_SNAPSHOTS=write pytest tests/test_snapshots.py`` and read every changed file
+``AUTOCAST_DEMO_SNAPSHOTS=write pytest tests/unit/test_snapshots.py`` and read every changed file
 before committing it: a snapshot is what the page must say, not what the code happens to say.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from docutils import nodes
-from test_offline import APP, TORCH, demo, raised, ran, result
+from fakes import APP, HERE, LATER, MADE, TORCH, WHEN, demo, raised, ran, result
 
 from sphinx_autocast_demo.core.model import (
     DemoResult,
@@ -32,10 +32,6 @@ from sphinx_autocast_demo.judge.judgement import judge
 from sphinx_autocast_demo.present import render
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-HERE = Environment(f"torch {TORCH}", TORCH, "3.11.7")
-LATER = Environment("torch 2.16.0", "2.16.0", "3.11.7")
-MADE = "made on 2026-11-30 by tox -e results-torch216"
-WHEN = "on 2026-11-30"
 
 
 def held_and_broken() -> DemoResult:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import CliBuild, copy_root, footer, processes_tagged, read_stats, sphinx_build, verdicts
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # Its builds are of a site without torch: the point of them (conftest.py).
 TORCH_FREE_FIXTURES = ("no_torch",)
 MATCH = "\u2713 matches eager"

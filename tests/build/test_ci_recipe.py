@@ -26,7 +26,7 @@ import yaml
 from bs4 import BeautifulSoup
 from conftest import ROOTS, read_stats
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 CACHE = re.compile(r'-D autocast_demo_cache_dir="\$PWD/([^"]+)"')
 LABEL = re.compile(r'-D autocast_demo_environment="([^"]+)"')

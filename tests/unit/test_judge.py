@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from test_offline import TORCH, demo, raised, ran, result
-from test_snapshots import HERE, LATER, MADE
+from fakes import HERE, LATER, MADE, TORCH, demo, raised, ran, result
 
 from sphinx_autocast_demo.core.model import (
     Finding,

@@ -1,0 +1,93 @@
+"""Made-up results for the tests that need no torch and no build (tests/unit) and for the
+builds that render results from a cache they write: a demo, its runs, the environments of
+result sets. Every value here is invented; nothing imports torch."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from sphinx_autocast_demo.core.model import (
+    DEFAULT_CONFIG,
+    Code,
+    Demo,
+    DemoResult,
+    Environment,
+    Frame,
+    OptionSpan,
+    RunRecord,
+    SnippetError,
+    SourceMap,
+    TensorDiff,
+    Tolerance,
+    VariantResult,
+    Verdict,
+)
+from sphinx_autocast_demo.judge import check
+from sphinx_autocast_demo.read import syntax
+
+TORCH = "9.9.0"  # the torch these made-up results were "checked" with
+
+
+SRC = "/docs/index.rst"
+
+
+# The directive of every made-up demo, as its source map records it:
+#   1 .. autocast-demo::
+#   2    :values: same_as_forward, off
+#   3    :expect: ...
+#   4
+#   5    x = 1
+TEXT = [".. autocast-demo::", "   :values: same_as_forward, off", "   :expect: *: matches", "",
+        "   x = 1"]
+
+
+WHERE = SourceMap(SRC, 1, "rst", 2, 4, (OptionSpan("values", 2, 3), OptionSpan("expect", 3, 4)))
+
+
+def demo(expect: tuple[tuple[str, str], ...] = (("*", "matches"),)) -> Demo:
+    return Demo(
+        docname="index", ident="d", lineno=1, code=Code("x = 1", SRC, (5,)), group=None,
+        config=DEFAULT_CONFIG, variants=syntax.parse_values(["same_as_forward", "off"], "cpu", "bfloat16"),
+        expect=expect, expect_output=(), backend="aot_eager", device="cpu", dtype="bfloat16",
+        timeout=120.0, tolerance=Tolerance(grad=0.0, output=1e-3), source_map=WHERE,
+    )
+
+
+def ran(outcome: str, output: str = "", note: str = "",
+        eager_output: str | None = None) -> tuple[Verdict, RunRecord, RunRecord]:
+    # A difference names its tensor, as compare.py's do: w.grad, off by 0.5.
+    diffs = (TensorDiff("w.grad", "grad", "float32", "float32", False, 0.5),) if outcome == "differs" else ()
+    return (Verdict(outcome=outcome, note=note, max_abs=0.5 if diffs else None, diffs=diffs),  # type: ignore[arg-type]
+            RunRecord(status="ok", output=output),
+            RunRecord(status="ok", output=output if eager_output is None else eager_output))
+
+
+def result(the_demo: Demo, *per_value: tuple[Verdict, RunRecord, RunRecord] | VariantResult,
+           torch: str = TORCH) -> DemoResult:
+    variants = tuple(v if isinstance(v, VariantResult) else VariantResult(variant, *v)
+                     for variant, v in zip(the_demo.variants, per_value, strict=True))
+    return check.check(DemoResult(demo=the_demo, codes=(the_demo.code,), variants=variants,
+                                  torch_version=torch))
+
+
+def raised(kind: str = "NameError") -> tuple[Verdict, RunRecord, RunRecord]:
+    error = SnippetError(type=kind, names=(kind, "Exception"), message="name 'y' is not defined",
+                         frames=(Frame(part=0, line=1, function="<module>", text="x = y"),))
+    record = RunRecord(status="raised", error=error)
+    return Verdict(outcome="raises", exception=kind), record, record
+
+
+APP = SimpleNamespace(srcdir="/docs", outdir="/out", doctreedir="/doctrees", extensions={},
+                      builder=SimpleNamespace(format="html"))
+
+
+HERE = Environment(f"torch {TORCH}", TORCH, "3.11.7")
+
+
+LATER = Environment("torch 2.16.0", "2.16.0", "3.11.7")
+
+
+MADE = "made on 2026-11-30 by tox -e results-torch216"
+
+
+WHEN = "on 2026-11-30"

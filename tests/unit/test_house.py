@@ -1,0 +1,69 @@
+"""The package's house (tools/house.py): no circle of imports between its stages."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[2]
+
+
+def house():
+    spec = importlib.util.spec_from_file_location("house", ROOT / "tools" / "house.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_stage_imports_one_that_imports_it():
+    tool = house()
+    package = ROOT / "sphinx_autocast_demo"
+    found = tool.modules(package)
+    edges = {n: tool.arrows(n, p, set(found), package.name) for n, p in found.items()}
+    # Every arrow, those only for type checking too: a type that reaches back up a stage is a
+    # stage that knows what comes after it.
+    every = {n: set(e) for n, e in edges.items()}
+    circles = [c for c in tool.components(every) if len(c) > 1]
+    assert circles == [], circles
+
+
+def test_the_house_counts_a_circle_it_is_shown():
+    tool = house()
+    graph = {"a": {"b"}, "b": {"a"}, "c": {"a"}}
+    floors, said = tool.numbers(graph)
+    assert said["circles"] == "1 (a <-> b)" and said["arrows"] == 3
+    assert floors == {"a": 1, "b": 1, "c": 2} and said["floors"] == 2
+
+
+def lint_imports(root: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter's contracts of ``root``'s pyproject.toml, on the package in ``cwd``."""
+    return subprocess.run([sys.executable, "-c", "import sys; from importlinter.cli import lint_imports; "
+                           f"sys.exit(lint_imports(config_filename={str(root / 'pyproject.toml')!r}, "
+                           "no_cache=True))"],
+                          capture_output=True, text=True, cwd=cwd, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(cwd)})
+
+
+def test_each_stage_imports_only_the_stages_before_it():
+    found = lint_imports(ROOT, ROOT)
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert "Contracts: 2 kept, 0 broken." in found.stdout
+
+
+def test_an_import_back_up_a_stage_breaks_the_contract(tmp_path):
+    # The contract can fail: the same package with core importing from present is refused,
+    # and so is the worker's side of the engine importing the build's.
+    shutil.copytree(ROOT / "sphinx_autocast_demo", tmp_path / "sphinx_autocast_demo")
+    model = tmp_path / "sphinx_autocast_demo" / "core" / "text.py"
+    model.write_text(model.read_text() + "\nfrom ..present import cells  # noqa\n")
+    job = tmp_path / "sphinx_autocast_demo" / "engine" / "child" / "job.py"
+    job.write_text(job.read_text() + "\nfrom ..parent import pool  # noqa\n")
+    found = lint_imports(ROOT, tmp_path)
+    assert found.returncode == 1, found.stdout
+    assert "Contracts: 0 kept, 2 broken." in found.stdout, found.stdout
+    assert "sphinx_autocast_demo.core.text -> sphinx_autocast_demo.present.cells" in found.stdout
