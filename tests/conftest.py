@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from dataclasses import dataclass, field
 from io import StringIO
@@ -167,13 +168,38 @@ class CliBuild:
         return BeautifulSoup((self.out / f"{docname}.html").read_text(encoding="utf-8"), "html.parser")
 
 
+# -- one kept worker serves the suite's builds ---------------------------------------------------
+#
+# A build starts its own worker (imports torch and dynamo, warms up a compile: seconds) unless a
+# kept one serves it (autocast_demo_keep_worker, as in a writer's edit loop). The suite's CLI
+# builds ask for one, kept in a runtime directory of the suite's own that ends with the session
+# (a kept worker ends within a second of its socket's going). Its runs still fork fresh, and are
+# bitwise those of a build's own worker (tests/build/test_kept_worker.py). A build that needs its
+# own worker says kept=False: one whose processes a test counts (tagged), one that sets
+# keep_worker itself, one that checks the worker's own start.
+SUITE_RUNTIME = Path(tempfile.mkdtemp(prefix="autocast-demo-suite-"))  # 0700, as a kept one needs
+#: Seconds a kept worker waits for the next build; AUTOCAST_DEMO_SUITE_KEEP=0: every build its own.
+SUITE_KEEP = os.environ.get("AUTOCAST_DEMO_SUITE_KEEP", "600")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    shutil.rmtree(SUITE_RUNTIME, ignore_errors=True)
+
+
 def sphinx_build(src: Path, out: Path, *args: str, env: dict[str, str] | None = None,
-                 timeout: float = 600) -> CliBuild:
+                 timeout: float = 600, kept: bool = True) -> CliBuild:
     doctrees = Path(args[args.index("-d") + 1]) if "-d" in args else out / ".doctrees"
     (doctrees / STATS).unlink(missing_ok=True)  # a build that writes none has none
+    # Not pytest's own variable, which names the test: the kept worker's key holds the build's
+    # environment, and each test would start one of its own.
+    full = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"} | (env or {})
+    if kept and SUITE_KEEP != "0" and "AUTOCAST_DEMO_TEST_TAG" not in full and not any(
+            "autocast_demo_keep_worker" in a for a in args):
+        full["XDG_RUNTIME_DIR"] = str(SUITE_RUNTIME)
+        args = (*args, "-D", f"autocast_demo_keep_worker={SUITE_KEEP}")
     proc = subprocess.run(
         [sys.executable, "-m", "sphinx", "-b", "html", str(src), str(out), *args],
-        capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
+        capture_output=True, text=True, timeout=timeout, env=full,
     )
     return CliBuild(src, out, proc.returncode, proc.stdout, proc.stderr, stats=read_stats(doctrees))
 

@@ -145,7 +145,7 @@ def fingerprint(env: dict[str, str]) -> str:
     import site
 
     package = Path(__file__).resolve().parent.parent
-    files = sorted(package.glob("*.py")) + sorted(package.glob("engine/*.py"))
+    files = sorted(package.rglob("*.py"))  # every stage: a kept worker holds them all
     spec = importlib.util.find_spec("torch")
     if spec is not None and spec.origin:
         files += [Path(spec.origin), Path(spec.origin).with_name("version.py")]
