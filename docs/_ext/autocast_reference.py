@@ -4,7 +4,9 @@
 ``.. autocast-demo-reference:: autocast-demo`` (or ``autocast-demo-setup``,
 ``autocast-demo-summary``) lists a directive's options from
 :data:`sphinx_autocast_demo.read.options.DIRECTIVES`, the table the directives read their options
-by: the page cannot drift from the code.
+by; ``.. autocast-demo-reference:: warnings`` lists the warning subtypes of
+:data:`sphinx_autocast_demo.core.subtypes.SUBTYPES`, which every warning takes its subtype from:
+the page cannot drift from the code.
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective
 
-from sphinx_autocast_demo.core import config
-
+from sphinx_autocast_demo.core import config, subtypes
 from sphinx_autocast_demo.read import options
 
 if TYPE_CHECKING:
@@ -39,6 +40,13 @@ def rows(directive: str) -> list[list[str]]:
     does."""
     return [[f"``:{o.name}:``", o.shown_syntax, o.shown_default, o.description]
             for o in options.DIRECTIVES[directive]]
+
+
+def warnings() -> list[tuple[str, str]]:
+    """Each warning subtype and what it means (reST), with whether it fails the build."""
+    return [(f"``{name}``", said.meaning + (". Fails the build." if said.fails else
+                                            ". A warning: fails only a ``-W`` build."))
+            for name, said in subtypes.SUBTYPES.items()]
 
 
 class Reference(SphinxDirective):
@@ -66,8 +74,19 @@ class Reference(SphinxDirective):
             target += row_node
         return table
 
+    def definitions(self, items: list[tuple[str, str]]) -> nodes.definition_list:
+        out = nodes.definition_list(classes=["autocast-demo-reference"])
+        for term, text in items:
+            definition = nodes.definition()
+            definition += nodes.paragraph("", "", *self.state.inline_text(text, self.lineno)[0])
+            out += nodes.definition_list_item(
+                "", nodes.term("", "", *self.state.inline_text(term, self.lineno)[0]), definition)
+        return out
+
     def run(self) -> list[nodes.Node]:
         what = self.arguments[0]
+        if what == "warnings":
+            return [self.definitions(warnings())]
         if what == "conf":
             conf_rows = [[f"``{config.PREFIX}{o.name}``", " or ".join(t.__name__ for t in o.types),
                      f"``{o.default!r}``", _plain_bars(o.description) + _choices(o.choices)]

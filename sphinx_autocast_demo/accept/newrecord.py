@@ -9,7 +9,7 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from ..core.scopes import conflict, governing, in_scope, split_scope
+from ..core.scopes import conflict, governing, scope_parts, scoped_name
 from ..read import syntax
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
     changes: list[tuple[str, str]] = []
     rule = {name: governing(demo.expect, name, environment) for name in actual}
     star = dict(demo.expect).get("*")
-    starred = [n for n, found in rule.items() if found is not None and found[0] == "*"]
+    starred = [n for n, found in rule.items() if found is not None and found.name == "*"]
     if star is not None and starred and not all(holds(star, n) for n in starred):
         counts = Counter(actual[n].verdict.text for n in starred)
         best = max(counts.values())
@@ -53,13 +53,12 @@ def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
         changes.append(("*", star))
     for name, vr in actual.items():
         found = rule[name]
-        if found is None or (found[0] == "*" and star is not None and not holds(star, name)):
+        if found is None or (found.name == "*" and star is not None and not holds(star, name)):
             changes.append((name, vr.verdict.text))  # nothing recorded, or * does not fit
-        elif found[0] != "*" and not holds(found[1], name):
-            base, scope = split_scope(found[0])
+        elif found.name != "*" and not holds(found.said, name):
             # A shared *[scope] may hold for the other values: this one gets its own, which
             # outranks it in the same scope.
-            changes.append((syntax.record_name(name, scope) if base == "*" else found[0],
+            changes.append((scoped_name(name, found.scope) if found.value == "*" else found.name,
                             vr.verdict.text))
     changes += scoped(result, changes)
     _converges(result, changes)
@@ -86,21 +85,21 @@ def scoped(result: DemoResult, changes: list[tuple[str, str]]) -> list[tuple[str
             name = vr.variant.name
             found = governing(_applied(result.demo.expect, changes + out), name, environment)
             names = vr.compiled.error.names if vr.compiled.error else ()
-            if found is not None and syntax.outcome_holds(found[1], vr.verdict.outcome, names):
+            if found is not None and syntax.outcome_holds(found.said, vr.verdict.outcome, names):
                 continue
-            base, scope = split_scope(found[0]) if found is not None else ("", "")
-            if base != name or not scope:
-                scope = f"torch=={release.group(0) if release else environment.torch}"
+            scope = found.scope if found is not None and found.value == name else None
+            if scope is None:
+                scope = scope_parts(f"torch=={release.group(0) if release else environment.torch}")
             for same in every:
                 there = next(v for v in same.variants if v.variant.name == name)
-                if (same.environment is not None and in_scope(scope, same.environment)
+                if (same.environment is not None and scope.holds(same.environment)
                         and not there.compiled.not_run and there.verdict.text != vr.verdict.text):
                     raise Blocked(
                         f"value {name}: {environment.label} did {vr.verdict.text} and "
                         f"{same.environment.label} did {there.verdict.text}, with the same "
                         f"torch release and device ({name}[{scope}] would cover both); record "
                         "it by hand, scoped so as to tell them apart")
-            out.append((syntax.record_name(name, scope), vr.verdict.text))
+            out.append((scoped_name(name, scope), vr.verdict.text))
     return out
 
 
@@ -139,7 +138,7 @@ def _converges(result: DemoResult, changes: list[tuple[str, str]]) -> None:
             _refuse_conflict(final, vr.variant.name, shown)
             found = governing(final, vr.variant.name, shown.environment)
             names = vr.compiled.error.names if vr.compiled.error else ()
-            if found is None or not syntax.outcome_holds(found[1], vr.verdict.outcome, names):
+            if found is None or not syntax.outcome_holds(found.said, vr.verdict.outcome, names):
                 label = shown.environment.label if shown.environment else "this build"
                 raise Blocked(f"value {vr.variant.name}: no record found that holds in {label} "
                               f"as well as in the others ({syntax.expect_text(list(final))}); "

@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 
-from ..core.model import WARNING_TYPE
 from ..core.printed import normalize_output
-from ..core.scopes import split_scope
+from ..core.publish import relative
+from ..core.scopes import Record, records, scoped_name
 from ..core.state import all_docs
+from ..core.subtypes import ours
 from ..read import docstrings, syntax
 from .newrecord import Blocked, new_expect
 
@@ -139,9 +140,9 @@ def edit_expect(lines: list[str], block: Block, changes: list[tuple[str, str]]) 
 def _key(written: str) -> str:
     """A record's name as written in the file (``off[torch >= 2.9, cpu]``) as the build keeps
     it (``off[torch>=2.9 cpu]``), so that a scoped record is found to be rewritten in place."""
-    base, scope = split_scope(written)
     try:
-        return syntax.record_name(base, scope) if scope else base
+        record = Record(written, "")
+        return scoped_name(record.value, record.scope)
     except ValueError:
         return written
 
@@ -156,7 +157,7 @@ def expect_output_lines(result: DemoResult, lines: list[str], block: Block) -> l
     covered = [n for n in printed if demo.expected_output(n, here) is not None]
     if all(normalize_output(demo.expected_output(n, here) or "") == printed[n] for n in covered):
         return None
-    if any(split_scope(name)[1] for name, _ in demo.expect_output):
+    if any(record.scope is not None for record in records(demo.expect_output)):
         raise Blocked("its :expect-output: has scoped blocks ([value[torch...]]): rewrite the "
                       "one that applies here by hand")
     texts = {printed[n] for n in covered}
@@ -309,7 +310,7 @@ def finish(app: Sphinx, exc: Exception | None) -> bool:
         return False
     if exc is not None:
         logger.warning(f"{ENV}: the build failed, so no source was changed",
-                       type=WARNING_TYPE, subtype="accept")
+                       **ours("accept"))
         return False
     docs = all_docs(app.env)
     files = Files()
@@ -330,14 +331,14 @@ def finish(app: Sphinx, exc: Exception | None) -> bool:
     changes = files.changes
     if blocked:
         logger.warning(f"{ENV}: nothing was changed, because:\n  " + "\n  ".join(blocked),
-                       type=WARNING_TYPE, subtype="accept")
+                       **ours("accept"))
         return False
     for line in unwritable:
-        logger.warning(f"{ENV}: {line}", type=WARNING_TYPE, subtype="accept")
+        logger.warning(f"{ENV}: {line}", **ours("accept"))
     new = {p: apply(files.texts[p], c) for p, c in changes.items() if c}
     if how == "diff":
         for path, text in new.items():
-            rel = os.path.relpath(files.shown[path])
+            rel = _here(files.shown[path])
             logger.info("".join(difflib.unified_diff(
                 files.texts[path].splitlines(keepends=True), text.splitlines(keepends=True),
                 f"a/{rel}", f"b/{rel}")).rstrip("\n"))
@@ -346,7 +347,7 @@ def finish(app: Sphinx, exc: Exception | None) -> bool:
     write_all(new, files.encodings)
     for items in changes.values():
         for change in sorted(items, key=lambda c: c.start):
-            logger.info(f"{ENV}: {os.path.relpath(change.path)}:{change.start + 1}: recorded "
+            logger.info(f"{ENV}: {_here(change.path)}:{change.start + 1}: recorded "
                         f"{change.what}")
     if new:
         logger.info(f"{ENV}: {len(new)} file(s) rewritten; build again to render them")
@@ -354,6 +355,11 @@ def finish(app: Sphinx, exc: Exception | None) -> bool:
     if not unwritable:
         logger.info(f"{ENV}: every record holds; nothing to change")
     return False
+
+
+def _here(path: str) -> str:
+    """A file named for the person who ran the build: from the working directory."""
+    return relative(os.path.abspath(path), os.getcwd())
 
 
 def write_all(new: dict[str, str], encodings: dict[str, str] | None = None) -> None:

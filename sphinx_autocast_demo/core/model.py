@@ -11,10 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .scopes import governing
-
-#: The type of every warning we emit (``suppress_warnings = ["autocast_demo.<subtype>"]``).
-WARNING_TYPE = "autocast_demo"
+from .scopes import Record, governing
+from .subtypes import WARNING_TYPE as WARNING_TYPE  # (where the stages have long found it)
+from .subtypes import Subtype
 
 #: The default compile-time config that a demo's variants set.
 DEFAULT_CONFIG = "torch._functorch.config.backward_pass_autocast"
@@ -161,8 +160,8 @@ class Demo:
     group: str | None
     config: str
     variants: tuple[Variant, ...]
-    expect: tuple[tuple[str, str], ...]  # (variant name, outcome text); empty: not recorded
-    expect_output: tuple[tuple[str, str], ...]  # (variant name or "*", text)
+    expect: tuple[Record, ...]  # (variant name or "*", scoped or not; outcome); empty: not recorded
+    expect_output: tuple[Record, ...]  # (variant name or "*", scoped or not; text)
     backend: str
     device: str
     dtype: str
@@ -226,13 +225,13 @@ class Demo:
         (``off[torch>=2.15]``) over an unscoped one, then the value's own over ``*``. Two
         that both apply and disagree are a finding of their own (scopes.conflicts)."""
         record = governing(self.expect, variant, environment)
-        return record[1] if record is not None else None
+        return record.said if record is not None else None
 
     def expected_output(self, variant: str, environment: Environment | None = None) -> str | None:
         """The printed output recorded for ``variant`` in ``environment``, chosen as
         :meth:`expected` chooses (``[off[torch>=2.16]]`` over ``[off]`` over ``[*]``)."""
         record = governing(self.expect_output, variant, environment)
-        return record[1] if record is not None else None
+        return record.said if record is not None else None
 
 
 @dataclass(frozen=True)
@@ -409,7 +408,7 @@ class Finding:
     """The check of one variant (or the whole demo) against what the page records."""
 
     severity: Severity
-    subtype: str  # the warning subtype: ``mismatch``, ``snippet-error``, ``timeout``...
+    subtype: Subtype  # the warning subtype: ``mismatch``, ``snippet-error``, ``timeout``...
     message: str
     location: Location
     variants: tuple[str, ...] = ()  # the values it is about; empty: the whole demo

@@ -1,4 +1,9 @@
-"""What a page or a log may publish of a run: one rule, one list of the build machine's places."""
+"""What a page, a log or a report may publish: one rule, one list of the build machine's places.
+
+Every publisher names a path of the build machine through here: a run's text (:func:`publish`),
+a command (:func:`without_paths`), a file a report points at (:func:`in_workspace`), a file
+accept mode names (:func:`relative`); Python's own directories are :func:`python_places`.
+"""
 
 from __future__ import annotations
 
@@ -30,9 +35,9 @@ def publish(text: str, app: Sphinx) -> str:
     """
     srcdir = os.path.abspath(app.srcdir)
     text = printable(text)
-    text = _FRAME.sub(lambda m: m[1] + _relative(m[2], srcdir) + m[3], text)
+    text = _FRAME.sub(lambda m: m[1] + relative(m[2], srcdir) + m[3], text)
     places = [(srcdir, "."), (os.path.abspath(app.outdir), "<outdir>"),
-              (os.path.abspath(app.doctreedir), "<doctrees>"), *_python_places()]
+              (os.path.abspath(app.doctreedir), "<doctrees>"), *python_places()]
     for path, name in sorted(places, key=lambda p: -len(p[0])):
         if len(path) > 1:  # never "/" itself
             text = _under(path).sub(_named(name), text)
@@ -46,7 +51,8 @@ def _named(name: str) -> Callable[[re.Match[str]], str]:
     return replace
 
 
-def _relative(path: str, base: str) -> str:
+def relative(path: str, base: str) -> str:
+    """An absolute ``path`` relative to ``base`` (``../x`` when outside it); any other as it is."""
     if not os.path.isabs(path):
         return path
     try:
@@ -61,8 +67,38 @@ def _under(path: str) -> re.Pattern[str]:
     return re.compile(re.escape(path) + rf"({re.escape(os.sep)}|(?![\w.-]))")
 
 
-def _python_places() -> list[tuple[str, str]]:
+def python_places() -> list[tuple[str, str]]:
+    """Python's own directories on the build machine and the name a page gives each."""
     paths = sysconfig.get_paths()
     return [(os.path.abspath(paths[k]), f"<{n}>") for k, n in
             (("purelib", "site-packages"), ("platlib", "site-packages"), ("stdlib", "stdlib"))
             if k in paths]
+
+
+def workspace() -> str:
+    """Where a CI job's (GitHub's) or a person's files are: what reports name paths from."""
+    return os.environ.get("GITHUB_WORKSPACE") or os.getcwd()
+
+
+def in_workspace(path: str) -> str:
+    """``path`` relative to the :func:`workspace` when inside it, else as it is."""
+    rel = relative(os.path.abspath(path), workspace())
+    return path if rel.startswith("..") or os.path.isabs(rel) else rel
+
+
+# An absolute path in a command: first, or after a blank, ``=``, a quote or ``,``.
+_ABSOLUTE = re.compile(r"""(?:^|(?<=[\s=',"]))(?:/|[A-Za-z]:[\\/])[^\s'",]*""")
+
+
+def without_paths(text: str, base: str | None = None) -> str:
+    """``text`` (a command) with no absolute path of the machine it ran on: a path under
+    ``base`` (the workspace) relative to it, any other one as ``<path>``. A result set is
+    published with the pages that show it (``made ... by <command>``)."""
+    def replace(match: re.Match[str]) -> str:
+        path = match[0]
+        if base is not None and os.path.isabs(path):
+            rel = relative(path, base)
+            if not rel.startswith("..") and not os.path.isabs(rel):
+                return rel
+        return "<path>"
+    return _ABSOLUTE.sub(replace, text)

@@ -11,10 +11,13 @@ same rank that both apply and say different things are a conflict, never a silen
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
@@ -34,17 +37,130 @@ class Environment(Protocol):
 _SCOPE_ITEM = re.compile(r"^(?:torch\s*)?(==|!=|<=|>=|<|>|~=)\s*([\w.+*]+)$|^(cpu|cuda)$")
 
 
+class Scope(NamedTuple):
+    """Where a record holds: torch releases (version specifiers, in the order written; empty:
+    every release) and devices (any of them; none: every device)."""
+
+    specs: str  # ``>=2.14,<2.16``
+    devices: tuple[str, ...]
+
+    def __str__(self) -> str:
+        """The one spelling the build keeps: ``torch>=2.14,<2.16 cuda``."""
+        return " ".join(p for p in ("torch" + self.specs if self.specs else "", *self.devices) if p)
+
+    @property
+    def specifiers(self) -> SpecifierSet:
+        return _specifiers(self.specs)
+
+    def holds(self, environment: Environment | None) -> bool:
+        """Does ``environment`` (its torch release and device) fall in the scope?"""
+        if environment is None or (self.devices and environment.device not in self.devices):
+            return False
+        if not self.specs:
+            return True
+        # The whole version, local part included: ``==2.13.0+cpu`` must match 2.13.0+cpu, and
+        # ``==2.13.0`` still does (PEP 440 ignores a local part the specifier does not name).
+        version = _version(environment.torch)
+        return version is not None and self.specifiers.contains(version, prereleases=True)
+
+    @property
+    def never(self) -> bool:
+        """Can no torch release fall in the scope (``torch>=2.16,<2.15``)?
+
+        True only when provably so: the specifiers' bounds, read as an interval of public
+        versions, are empty. ``!=`` and wildcards are left out, which can only widen the
+        interval, so a scope said to be empty is empty (``<=`` and ``>=`` compare public versions
+        in PEP 440, ``<`` and ``>`` exclude more, never less).
+        """
+        low: tuple[Version, bool] | None = None  # (bound, inclusive)
+        high: tuple[Version, bool] | None = None
+        for spec in self.specifiers:
+            if spec.version.endswith(".*") or spec.operator in ("!=", "==="):
+                continue
+            version = _version(spec.version)
+            if version is None:
+                continue
+            bound = (_version(version.public) or version, spec.operator in ("==", ">=", "<=", "~="))
+            if spec.operator in ("==", ">=", ">", "~="):  # ~=2.13.1 is >=2.13.1 and more
+                low = bound if low is None or (bound[0], not bound[1]) > (low[0], not low[1]) else low
+            if spec.operator in ("==", "<=", "<"):
+                high = bound if high is None or (bound[0], bound[1]) < (high[0], high[1]) else high
+        if low is None or high is None:
+            return False
+        return low[0] > high[0] or (low[0] == high[0] and not (low[1] and high[1]))
+
+    def overlap(self, other: Scope) -> str | None:
+        """An environment that provably falls in both scopes (``torch 2.13 on cpu``), else None.
+
+        Proved by a witness: a release built from the specifiers' own versions (each, its
+        neighbours, one step below and above) that ``packaging`` finds in both. None does not
+        prove they are apart (a witness may be missed): the check of each environment catches
+        the rest.
+        """
+        from packaging.specifiers import SpecifierSet
+
+        devices = ([d for d in self.devices if d in other.devices] if self.devices and other.devices
+                   else list(self.devices or other.devices))
+        if (self.devices and other.devices) and not devices:
+            return None
+        on = f" on {devices[0]}" if devices else ""
+        both = ",".join(s for s in (self.specs, other.specs) if s)
+        if not both:
+            return f"every torch{on}"
+        wanted = SpecifierSet(both, prereleases=True)
+        for candidate in _witnesses(SpecifierSet(both)):
+            if wanted.contains(candidate):
+                return f"torch {candidate}{on}"
+        return None
+
+
+class Record(NamedTuple):
+    """One record of ``:expect:`` (or ``:expect-output:``): its name as the build keeps it
+    (``off[torch>=2.15 cuda]``) and what it says (an outcome, or printed text). A plain pair, so
+    that it pickles and compares as one; its value and scope are read from the name once
+    (:func:`split_scope`, :func:`scope_parts`)."""
+
+    name: str
+    said: str
+
+    @property
+    def value(self) -> str:
+        """The value it is about, or ``*``."""
+        return _read(self.name)[0]
+
+    @property
+    def scope(self) -> Scope | None:
+        """Where it holds; None: everywhere."""
+        return _read(self.name)[1]
+
+
+def records(pairs: Iterable[tuple[str, str]]) -> tuple[Record, ...]:
+    return tuple(Record(name, said) for name, said in pairs)
+
+
+def scoped_name(value: str, scope: Scope | None) -> str:
+    """A record's name as the build keeps it: ``off``, ``off[torch>=2.15 cuda]``."""
+    return f"{value}[{scope}]" if scope is not None else value
+
+
 def split_scope(name: str) -> tuple[str, str]:
-    """``off[torch>=2.15]`` -> (``off``, ``torch>=2.15``); ``off`` -> (``off``, ``""``)."""
+    """``off[torch>=2.15]`` -> (``off``, ``torch>=2.15``); ``off`` -> (``off``, ``""``): the one
+    place a record's name is split."""
     if name.endswith("]") and "[" in name:
         base, _, scope = name[:-1].partition("[")
         return base.strip(), scope.strip()
     return name, ""
 
 
-def scope_parts(scope: str) -> tuple[str, tuple[str, ...]]:
-    """A scope as (version specifiers, devices): ``torch>=2.15, cuda`` -> (``>=2.15``,
-    (``cuda``,)). Several devices mean any of them: ``cpu, cuda`` is either.
+@functools.lru_cache(maxsize=4096)
+def _read(name: str) -> tuple[str, Scope | None]:
+    base, text = split_scope(name)
+    return base, scope_parts(text) if text else None
+
+
+def scope_parts(scope: str) -> Scope:
+    """A scope as written, typed: ``torch>=2.15, cuda`` -> (``>=2.15``, (``cuda``,)). Several
+    devices mean any of them: ``cpu, cuda`` is either.
 
     Raises :class:`ValueError` naming the item that is neither.
     """
@@ -61,15 +177,22 @@ def scope_parts(scope: str) -> tuple[str, tuple[str, ...]]:
         else:
             specs.append(match.group(1) + match.group(2))
     if specs:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.specifiers import InvalidSpecifier
 
         try:
-            SpecifierSet(",".join(specs))
+            _specifiers(",".join(specs))
         except InvalidSpecifier:
             raise ValueError(",".join(specs)) from None
     if not specs and not devices:
         raise ValueError(scope.strip())
-    return ",".join(specs), tuple(devices)
+    return Scope(",".join(specs), tuple(devices))
+
+
+@functools.lru_cache(maxsize=1024)
+def _specifiers(specs: str) -> SpecifierSet:
+    from packaging.specifiers import SpecifierSet
+
+    return SpecifierSet(specs)
 
 
 def _version(text: str) -> Version | None:
@@ -81,75 +204,21 @@ def _version(text: str) -> Version | None:
         return None
 
 
+# The written forms, for a caller that holds a scope as text (a test, a conf value): each reads
+# it with scope_parts and asks the typed Scope.
 def in_scope(scope: str, environment: Environment | None) -> bool:
     """Does ``environment`` (its torch release and device) fall in ``scope``?"""
-    if environment is None:
-        return False
-    specs, devices = scope_parts(scope)
-    if devices and environment.device not in devices:
-        return False
-    if not specs:
-        return True
-    from packaging.specifiers import SpecifierSet
-
-    # The whole version, local part included: ``==2.13.0+cpu`` must match 2.13.0+cpu, and
-    # ``==2.13.0`` still does (PEP 440 ignores a local part the specifier does not name).
-    version = _version(environment.torch)
-    return version is not None and SpecifierSet(specs, prereleases=True).contains(version)
+    return environment is not None and scope_parts(scope).holds(environment)
 
 
 def never(scope: str) -> bool:
-    """Can no torch release fall in ``scope`` (``torch>=2.16,<2.15``)?
-
-    True only when provably so: the specifiers' bounds, read as an interval of public versions,
-    are empty. ``!=`` and wildcards are left out, which can only widen the interval, so a scope
-    said to be empty is empty (``<=`` and ``>=`` compare public versions in PEP 440, ``<``
-    and ``>`` exclude more, never less).
-    """
-    from packaging.specifiers import SpecifierSet
-
-    specs, _ = scope_parts(scope)
-    low: tuple[Version, bool] | None = None  # (bound, inclusive)
-    high: tuple[Version, bool] | None = None
-    for spec in SpecifierSet(specs):
-        if spec.version.endswith(".*") or spec.operator in ("!=", "==="):
-            continue
-        version = _version(spec.version)
-        if version is None:
-            continue
-        bound = (_version(version.public) or version, spec.operator in ("==", ">=", "<=", "~="))
-        if spec.operator in ("==", ">=", ">", "~="):  # ~=2.13.1 is >=2.13.1 and more
-            low = bound if low is None or (bound[0], not bound[1]) > (low[0], not low[1]) else low
-        if spec.operator in ("==", "<=", "<"):
-            high = bound if high is None or (bound[0], bound[1]) < (high[0], high[1]) else high
-    if low is None or high is None:
-        return False
-    return low[0] > high[0] or (low[0] == high[0] and not (low[1] and high[1]))
+    """Can no torch release fall in ``scope``? (:attr:`Scope.never`)"""
+    return scope_parts(scope).never
 
 
 def overlap(first: str, second: str) -> str | None:
-    """An environment that provably falls in both scopes (``torch 2.13 on cpu``), else None.
-
-    Proved by a witness: a release built from the specifiers' own versions (each, its
-    neighbours, one step below and above) that ``packaging`` finds in both. None does not prove
-    they are apart (a witness may be missed): the check of each environment catches the rest.
-    """
-    from packaging.specifiers import SpecifierSet
-
-    (specs_a, devices_a), (specs_b, devices_b) = scope_parts(first), scope_parts(second)
-    devices = ([d for d in devices_a if d in devices_b] if devices_a and devices_b
-               else list(devices_a or devices_b))
-    if (devices_a and devices_b) and not devices:
-        return None
-    on = f" on {devices[0]}" if devices else ""
-    both = ",".join(s for s in (specs_a, specs_b) if s)
-    if not both:
-        return f"every torch{on}"
-    wanted = SpecifierSet(both, prereleases=True)
-    for candidate in _witnesses(SpecifierSet(both)):
-        if wanted.contains(candidate):
-            return f"torch {candidate}{on}"
-    return None
+    """An environment that provably falls in both scopes, else None (:meth:`Scope.overlap`)."""
+    return scope_parts(first).overlap(scope_parts(second))
 
 
 def _witnesses(specs: SpecifierSet) -> list[Version]:
@@ -171,34 +240,34 @@ def _witnesses(specs: SpecifierSet) -> list[Version]:
     return found
 
 
-def governing(expect: tuple[tuple[str, str], ...], variant: str,
-              environment: Environment | None) -> tuple[str, str] | None:
-    """The record (as written, its outcome) that applies to ``variant`` in ``environment``:
-    a scoped one over an unscoped one, then the value's own over ``*``; of two of the same
-    rank, the first (:func:`conflict` says when that choice matters)."""
+def governing(expect: Iterable[tuple[str, str]], variant: str,
+              environment: Environment | None) -> Record | None:
+    """The record that applies to ``variant`` in ``environment``: a scoped one over an unscoped
+    one, then the value's own over ``*``; of two of the same rank, the first (:func:`conflict`
+    says when that choice matters)."""
     best, rank = None, -1
-    for name, outcome in expect:
-        if (found := _rank(name, variant, environment)) > rank:
-            best, rank = (name, outcome), found
+    for record in records(expect):
+        if (found := _rank(record, variant, environment)) > rank:
+            best, rank = record, found
     return best
 
 
-def conflict(expect: tuple[tuple[str, str], ...], variant: str,
-             environment: Environment | None) -> tuple[tuple[str, str], tuple[str, str]] | None:
+def conflict(expect: Iterable[tuple[str, str]], variant: str,
+             environment: Environment | None) -> tuple[Record, Record] | None:
     """Two records of the top rank that both apply to ``variant`` in ``environment`` and
     record different outcomes (overlapping scopes that disagree), else None."""
-    ranked = [(_rank(name, variant, environment), (name, outcome)) for name, outcome in expect]
+    ranked = [(_rank(record, variant, environment), record) for record in records(expect)]
     top = max((rank for rank, _ in ranked), default=-1)
-    applying = [pair for rank, pair in ranked if rank == top >= 0]
-    for pair in applying[1:]:
-        if pair[1] != applying[0][1]:
-            return applying[0], pair
+    applying = [record for rank, record in ranked if rank == top >= 0]
+    for record in applying[1:]:
+        if record.said != applying[0].said:
+            return applying[0], record
     return None
 
 
-def _rank(name: str, variant: str, environment: Environment | None) -> int:
-    """How closely record ``name`` applies to ``variant`` here (-1: not at all)."""
-    base, scope = split_scope(name)
-    if base not in (variant, "*") or (scope and not in_scope(scope, environment)):
+def _rank(record: Record, variant: str, environment: Environment | None) -> int:
+    """How closely ``record`` applies to ``variant`` here (-1: not at all)."""
+    scope = record.scope
+    if record.value not in (variant, "*") or (scope is not None and not scope.holds(environment)):
         return -1
-    return 2 * bool(scope) + (base == variant)
+    return 2 * (scope is not None) + (record.value == variant)

@@ -12,6 +12,7 @@ from ..read import syntax
 
 if TYPE_CHECKING:
     from ..core.model import DemoResult, Location, RunRecord, SnippetError, VariantResult
+    from ..core.subtypes import Subtype
 
 def no_cuda(run: RunRecord) -> bool:
     """The run was not started because the demo is on CUDA and the build machine has none."""
@@ -265,19 +266,23 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
     """A run that ended so that no verdict can be drawn from it, and not by the snippet's own
     doing that a page could record (``raises``): each is a located error of its kind."""
     demo = result.demo
+    subtype: Subtype = "eager-compiled"
     if error.kind == "no-config":
+        subtype = "no-config"
         message = (f"torch {result.torch_version} has no config {demo.config} ({error.message}): "
                    "set :config: (or autocast_demo_config) to one it has, or, where only some "
                    "releases have it, record that in :expect: (*[torch==" + result.torch_version
                    + "]: no-config)")
         location = demo.at(demo.source_map.line_of("config"))
     elif error.kind == "compiled-nothing":
+        subtype = "compiled-nothing"
         message = (f"{error.message}, so it would be compared with the eager run as if it were "
                    "compiled: compile the code the page is about (torch.compile(fn), "
                    "model.compile(), or AOTAutograd's aot_function), and build without "
                    "TORCH_COMPILE_DISABLE")
         location = demo.location
     elif error.kind == "config-set":
+        subtype = "config-set"
         message = (f"never ran under its own value: {error.message} "
                    f"({demo.config}), so this row would be a verdict of that value; leave "
                    "the config to the demo's values (set it in the demo's own code where "
@@ -290,7 +295,7 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
                    "they are given; compile through one of them, or the demo would compare "
                    "compiled with compiled")
         location = result.where(error)
-    return Finding(severity="error", subtype=error.kind, variants=(vr.variant.name,),
+    return Finding(severity="error", subtype=subtype, variants=(vr.variant.name,),
                    location=location, message=message)
 
 

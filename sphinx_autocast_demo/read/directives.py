@@ -18,7 +18,6 @@ from sphinx.util.logging import is_suppressed_warning
 from ..core.config import Settings, default_dtype, settings
 from ..core.model import (
     DEFAULT_CONFIG,
-    WARNING_TYPE,
     Demo,
     Finding,
     Location,
@@ -26,8 +25,9 @@ from ..core.model import (
     Show,
     Tolerance,
 )
-from ..core.scopes import never, split_scope
+from ..core.scopes import Record
 from ..core.state import doc_state, state
+from ..core.subtypes import WARNING_TYPE, ours
 from . import options, syntax
 from .sources import SourceLines, located
 
@@ -92,7 +92,7 @@ class _Base(SourceLines):
     def problem(self, message: str, line: int | None = None) -> list[nodes.Node]:
         """Report a writer's mistake at its line and keep the build going."""
         location = Location(self.source_path, line or self.doc_line)
-        logger.warning(f"{self.name}: {message}", type=WARNING_TYPE, subtype="directive",
+        logger.warning(f"{self.name}: {message}", **ours("directive"),
                        location=str(location))
         doc_state(self.env, self.env.docname).problems.append(
             Finding(severity="error", subtype="directive", message=f"{self.name}: {message}",
@@ -147,15 +147,14 @@ class AutocastDemo(_Base):
         except syntax.SyntaxProblem as exc:
             raise located(exc, self.option_line(name)) from None
 
-    def warn_never(self, expect: tuple[tuple[str, str], ...]) -> None:
+    def warn_never(self, expect: tuple[Record, ...]) -> None:
         """A scoped record no torch release falls in checks nothing: the writer must know,
         though the demo still runs (its other records hold or not as before)."""
-        for name, outcome in expect:
-            scope = split_scope(name)[1]
-            if scope and never(scope):
+        for record in expect:
+            if record.scope is not None and record.scope.never:
                 where = Location(self.source_path, self.option_line("expect"))
-                logger.warning(f"{self.name}: :expect: {name}: {outcome} never applies: no torch "
-                               "release falls in its scope", type=WARNING_TYPE, subtype="scope",
+                logger.warning(f"{self.name}: :expect: {record.name}: {record.said} never applies: no torch "
+                               "release falls in its scope", **ours("scope"),
                                location=str(where))
 
     def demo(self) -> Demo:

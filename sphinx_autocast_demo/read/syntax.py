@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.model import Variant
-from ..core.scopes import overlap, scope_parts, split_scope
+from ..core.scopes import Record, records, scope_parts, scoped_name
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -226,11 +226,11 @@ def unnamed_builtins(variants: tuple[Variant, ...], device: str, dtype: str) -> 
                  if v.name not in named and v.value not in values)
 
 
-def parse_expect(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+def parse_expect(text: str, names: tuple[str, ...]) -> tuple[Record, ...]:
     """``name: outcome`` pairs; names must be values of the demo (or ``*``), each optionally
     scoped to torch releases and a device: ``off[torch>=2.15]: matches``, ``*[cuda]: differs``
     (a scoped record wins over an unscoped one where its scope holds)."""
-    pairs: list[tuple[str, str]] = []
+    pairs: list[Record] = []
     for item in split_top_level(text):
         match = re.match(r"^([\w*-]+)\s*(?:\[([^\]]*)\])?\s*[:=]\s*(.+)$", item)
         if not match:
@@ -252,7 +252,7 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ..
                     f"{name}[{scope}]: {str(exc) or 'nothing'!r} is not a scope; write torch "
                     "releases and/or devices, e.g. off[torch>=2.15]: matches or "
                     "off[torch>=2.14,<2.16 cuda]: differs") from None
-        pairs.append((name, outcome))
+        pairs.append(Record(name, outcome))
     written = [n for n, _ in pairs]
     twice = sorted({n for n in written if written.count(n) > 1})
     if twice:
@@ -265,27 +265,28 @@ def record_name(name: str, scope: str) -> str:
     """A scoped record's name as the build keeps it: ``off``, ``torch >= 2.15, cuda`` ->
     ``off[torch>=2.15 cuda]`` (accept mode finds a written record by it). Raises
     :class:`ValueError` for what is not a scope."""
-    specs, devices = scope_parts(scope)
-    return f"{name}[{' '.join(p for p in ('torch' + specs if specs else '', *devices) if p)}]"
+    return scoped_name(name, scope_parts(scope))
 
 
-def refuse_overlaps(pairs: list[tuple[str, str]]) -> None:
+def refuse_overlaps(pairs: Sequence[tuple[str, str]]) -> None:
     """Two scoped records of one value (or both of ``*``) that record different outcomes and
     provably both apply somewhere: neither may silently win (the check of each environment
     catches the overlaps no witness proves)."""
-    scoped = [(split_scope(n), n, o) for n, o in pairs if split_scope(n)[1]]
-    for i, ((base, scope), name, outcome) in enumerate(scoped):
-        for (other_base, other_scope), other, said in scoped[i + 1:]:
-            if other_base != base or said == outcome:
+    scoped = [r for r in records(pairs) if r.scope is not None]
+    for i, first in enumerate(scoped):
+        for second in scoped[i + 1:]:
+            if second.value != first.value or second.said == first.said:
                 continue
-            where = overlap(scope, other_scope)
+            assert first.scope is not None and second.scope is not None
+            where = first.scope.overlap(second.scope)
             if where is not None:
                 raise SyntaxProblem(
-                    f"{name}: {outcome} and {other}: {said} overlap (both apply to {where}): "
-                    "narrow a scope so that only one applies, or record one outcome")
+                    f"{first.name}: {first.said} and {second.name}: {second.said} overlap (both "
+                    f"apply to {where}): narrow a scope so that only one applies, or record one "
+                    "outcome")
 
 
-def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[Record, ...]:
     """Blocks of expected printed output, each headed by ``[name]`` or ``[*]``, optionally
     scoped as in ``:expect:``: ``[off[torch>=2.16]]`` (kept as ``off[torch>=2.16]``)."""
     blocks: list[tuple[str, list[str]]] = []
@@ -307,7 +308,7 @@ def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[tuple[str, s
             blocks[-1][1].append(line.strip())
         elif line.strip():
             raise SyntaxProblem("expected output starts with a [value] line, e.g. [off]")
-    return tuple((name, "\n".join(lines).strip()) for name, lines in blocks)
+    return tuple(Record(name, "\n".join(lines).strip()) for name, lines in blocks)
 
 
 def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:

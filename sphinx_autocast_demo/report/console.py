@@ -12,8 +12,8 @@ from sphinx.util import logging
 from sphinx.util.console import bold, red  # type: ignore[attr-defined]
 
 from ..core.config import conf_line
-from ..core.model import WARNING_TYPE
 from ..core.publish import publish
+from ..core.subtypes import WARNING_TYPE, ours
 from ..core.text import for_log, one_line
 from ..judge.judgement import judge_all
 
@@ -50,7 +50,7 @@ def show_warning_types(app: Sphinx) -> None:
 def warn(finding: Finding, app: Sphinx) -> None:
     # The location stays absolute, as Sphinx gives its own; the text is what we publish, and
     # it may carry a result set's text (another environment's exception, output): for_log.
-    logger.warning(for_log(publish(finding.message, app)), type=WARNING_TYPE, subtype=finding.subtype,
+    logger.warning(for_log(publish(finding.message, app)), **ours(finding.subtype),
                    location=str(finding.location))
 
 
@@ -70,7 +70,7 @@ def budgets(app: Sphinx, results: list[DemoResult], stats: Stats, demo_budget: f
             logger.warning(
                 f"this demo's runs took {spent:.1f} s, over autocast_demo_budget ({demo_budget:g} s); "
                 f"slowest: {slowest}. Make the snippet smaller (fewer values, smaller tensors) or "
-                "raise the budget", type=WARNING_TYPE, subtype="budget", location=str(result.demo.location))
+                "raise the budget", **ours("budget"), location=str(result.demo.location))
     if 0 < build_budget < stats.seconds:
         demos = sorted(stats.per_demo.items(), key=lambda kv: -kv[1])[:3]
         logger.warning(
@@ -78,7 +78,7 @@ def budgets(app: Sphinx, results: list[DemoResult], stats: Stats, demo_budget: f
             f"autocast_demo_build_budget ({build_budget:g} s); slowest: "
             + ", ".join(f"{where} ({seconds:.1f} s)" for where, seconds in demos)
             + ". Shrink those demos, give them a :values: of the values that matter, or raise the budget",
-            type=WARNING_TYPE, subtype="budget",
+            **ours("budget"),
             location=str(conf_line(str(app.confdir), "autocast_demo_build_budget")))
 
 
@@ -97,7 +97,7 @@ def missing_environments(app: Sphinx, missing: dict[str, list[str]],
                 f"cells say so: make its results with sphinx-build -b autocast-check in that "
                 f"environment (autocast_demo_environment = {label!r}), add their directory to "
                 "autocast_demo_results, or take the label out of autocast_demo_environments",
-                type=WARNING_TYPE, subtype="environment",
+                **ours("environment"),
                 location=str(conf_line(confdir, "autocast_demo_environments")))
             continue
         shards = found.missing_shards()
@@ -108,7 +108,7 @@ def missing_environments(app: Sphinx, missing: dict[str, list[str]],
             f"autocast-demo: the result sets of {label!r} ({one_line(found.made)}) have no result for "
             f"{len(where)} value{'' if len(where) == 1 else 's'} of this build ({first}): {why}; "
             "their cells say so. Make the set again in that environment (sphinx-build -b "
-            "autocast-check) and merge it", type=WARNING_TYPE, subtype="environment",
+            "autocast-check) and merge it", **ours("environment"),
             location=str(conf_line(confdir, "autocast_demo_results")))
 
 
@@ -123,7 +123,7 @@ def unchecked_by(app: Sphinx, demos: int) -> None:
     logger.warning(
         f"autocast-demo: -b {name} checks none of the {demos} demo{'' if demos == 1 else 's'} of "
         f"these docs; check them with sphinx-build -b autocast-check (or -b html)",
-        type=WARNING_TYPE, subtype="not-checked",
+        **ours("not-checked"),
         location=str(conf_line(str(app.confdir), "extensions")))
 
 

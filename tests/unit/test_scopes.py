@@ -60,3 +60,16 @@ def test_overlap_of_devices_and_a_compatible_release_bound():
     assert overlap("torch>=2.13 cuda", "cpu") is None
     # ~=2.13.1 means >=2.13.1: it cannot meet <2.13.
     assert never("torch~=2.13.1,<2.13") and not never("torch~=2.13.1,<2.14")
+
+
+def test_a_record_is_a_pair_with_its_value_and_typed_scope():
+    from packaging.specifiers import SpecifierSet
+
+    record = scopes.Record("off[torch>=2.14,<2.16 cuda]", "matches")
+    assert record == ("off[torch>=2.14,<2.16 cuda]", "matches")  # pickled and compared as a pair
+    assert record.value == "off" and record.scope == (">=2.14,<2.16", ("cuda",))
+    assert record.scope.specifiers == SpecifierSet(">=2.14,<2.16")
+    assert str(record.scope) == "torch>=2.14,<2.16 cuda"
+    assert record.scope.holds(CUDA_216) is False and scopes.scope_parts("cuda").holds(CUDA_213)
+    assert scopes.Record("*", "differs").scope is None
+    assert scopes.scoped_name("off", record.scope) == record.name
