@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING
 from docutils import nodes
 
 from .cells import (
-    MARK,
+    LOOKS,
     broken_text,
     heading,
     labelled,
+    marked,
     outcome_across,
     outcome_as_recorded,
+    plain,
     short_config,
     table,
     value_cell,
@@ -69,7 +71,7 @@ def _kind(value: Value, cell: tuple[str, list[str]]) -> Hashable:
     """What decides whether ``value``'s cell shares a column: a checked verdict's kind (its
     outcome, exception, which tensors differ), else the cell as it reads."""
     text, classes = cell
-    if value.checked and classes == [f"autocast-demo-{value.result.verdict.outcome}"]:
+    if value.checked and classes == [LOOKS[value.result.verdict.outcome].css]:
         return verdict_kind(value.result.verdict)
     return text, tuple(classes)
 
@@ -80,7 +82,7 @@ def _merged(values: list[Value], row: list[tuple[str, list[str]]]) -> tuple[str,
     if len({text for text, _ in row}) == 1:
         return row[0]
     outcome = values[0].result.verdict.outcome
-    return f"{MARK[outcome]} {outcome_across([v.result for v in values])}", row[0][1]
+    return marked(outcome, outcome_across([v.result for v in values]))[0], row[0][1]
 
 
 def env_cell(label: str, text: str, classes: list[str]) -> nodes.entry:
@@ -95,7 +97,7 @@ def env_cell(label: str, text: str, classes: list[str]) -> nodes.entry:
 def recorded(across: Across) -> tuple[str, list[str]]:
     """Whether the page's record of the value holds in every environment that checked it."""
     if across.record == "unrecorded":
-        return "not recorded", ["autocast-demo-unrecorded"]
+        return marked("unrecorded", "not recorded")
     records = {column.key: (column, expected) for column, expected in across.recorded}
     said = {expected for _, expected in records.values()}
     what = next(iter(said)) if len(said) == 1 else "; ".join(
@@ -106,12 +108,12 @@ def recorded(across: Across) -> tuple[str, list[str]]:
         where = ", ".join(heading(column) for column in across.broken_in)
         kinds = frozenset().union(*(c.value(across.name).broken for c in across.broken_in))
         which = broken_text(kinds, what).removeprefix("no: ")
-        return f"{MARK['differs']} no, in {where}: {which}{later}", ["autocast-demo-stale-cell"]
+        return marked("broken", f"no, in {where}: {which}{later}")
     if across.record == "unchecked":
-        return f"records {what} (not checked)", ["autocast-demo-unchecked"]
+        return plain("unchecked", f"records {what} (not checked)")
     held = len(records) - len(unchecked)
     every = "" if unchecked else f", in all {held}" if held > 1 else ""
-    return f"{MARK['matches']} yes{every} ({what}){later}", ["autocast-demo-holds"]
+    return marked("holds", f"yes{every} ({what}){later}")
 
 
 def provenance_lines(judged: Judgement) -> list[tuple[str, str]]:

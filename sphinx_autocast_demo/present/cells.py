@@ -7,7 +7,7 @@ function here formats a judgement (judge.py); none decides what was checked or w
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from docutils import nodes
 
@@ -19,8 +19,44 @@ if TYPE_CHECKING:
     from ..core.model import DemoResult, VariantResult, Verdict
     from ..judge.judgement import Column, Value
 
-MARK = {"matches": "\u2713", "differs": "\u2717", "raises": "\u26a0", "no-config": "\u2014",
-        "error": "\u2014"}
+
+
+class Look(NamedTuple):
+    mark: str  # LaTeX declares each (latex/sphinxautocastdemo.sty); the em dash every font has
+    css: str  # its colour (static/autocast_demo.css)
+
+
+#: What a cell can say of a value: a verdict, by its outcome, or the page's record, by whether
+#: it holds here.
+Said = Literal["matches", "differs", "raises", "no-config", "error",
+               "holds", "broken", "unchecked", "unrecorded"]
+
+#: Every mark and colour a results cell shows, in one table: a verdict's (of the page's tables,
+#: the matrix, the table across environments) and a record's.
+LOOKS: dict[Said, Look] = {
+    "matches": Look("\u2713", "autocast-demo-matches"),
+    "differs": Look("\u2717", "autocast-demo-differs"),
+    "raises": Look("\u26a0", "autocast-demo-raises"),
+    "no-config": Look("\u2014", "autocast-demo-no-config"),
+    "error": Look("\u2014", "autocast-demo-error"),
+    "holds": Look("\u2713", "autocast-demo-holds"),
+    "broken": Look("\u2717", "autocast-demo-stale-cell"),
+    "unchecked": Look("\u2014", "autocast-demo-unchecked"),
+    "unrecorded": Look("", "autocast-demo-unrecorded"),
+}
+#: A verdict's mark by its outcome.
+MARK = {outcome: LOOKS[outcome].mark for outcome in ("matches", "differs", "raises", "no-config", "error")}
+
+
+def marked(said: Said, text: str, *more: str) -> tuple[str, list[str]]:
+    """``text`` with the mark of ``said`` before it, and its CSS class (then ``more``)."""
+    look = LOOKS[said]
+    return (f"{look.mark} {text}" if look.mark else text), [look.css, *more]
+
+
+def plain(said: Said, text: str) -> tuple[str, list[str]]:
+    """``text`` in the colour of ``said``, without its mark (nothing was checked to mark)."""
+    return text, [LOOKS[said].css]
 
 
 def heading(column: Column) -> str:
@@ -85,12 +121,11 @@ def verdict_text(value: Value, torch: str) -> tuple[str, list[str]]:
     why = value.why
     if why is not None and why.other_torch:
         # Another torch's result: what it said, without the mark of a checked one.
-        return (f"{outcome_text(value.result)} with torch {why.other_torch} (cached; not checked "
-                f"with torch {torch})", ["autocast-demo-unchecked"])
+        return plain("unchecked", f"{outcome_text(value.result)} with torch {why.other_torch} "
+                     f"(cached; not checked with torch {torch})")
     if why is not None:
-        return f"{MARK['error']} {why.text}", ["autocast-demo-error", "autocast-demo-unchecked"]
-    v = value.result.verdict
-    return f"{MARK[v.outcome]} {outcome_text(value.result)}", [f"autocast-demo-{v.outcome}"]
+        return marked("error", why.text, LOOKS["unchecked"].css)
+    return marked(value.result.verdict.outcome, outcome_text(value.result))
 
 
 def outcome_text(vr: VariantResult) -> str:
@@ -169,12 +204,12 @@ def _spread(numbers: Sequence[float | None], form: str) -> str:
 def recorded_text(value: Value) -> tuple[str, list[str]]:
     """The "as recorded?" cell: does the page's record of the value hold here?"""
     if value.record == "unrecorded":
-        return "not recorded", ["autocast-demo-unrecorded"]
+        return marked("unrecorded", "not recorded")
     if value.record == "unchecked":  # neither holds nor broken: nobody looked
-        return f"records {value.expected} (not checked)", ["autocast-demo-unchecked"]
+        return plain("unchecked", f"records {value.expected} (not checked)")
     if value.record == "broken":
-        return f"{MARK['differs']} {broken_text(value.broken, value.expected)}", ["autocast-demo-stale-cell"]
-    return f"{MARK['matches']} yes ({value.expected})", ["autocast-demo-holds"]
+        return marked("broken", broken_text(value.broken, value.expected))
+    return marked("holds", f"yes ({value.expected})")
 
 
 def broken_text(broken: frozenset[str], expected: str | None) -> str:
@@ -193,11 +228,10 @@ def outcome_as_recorded(value: Value, torch: str) -> tuple[str, list[str]]:
         return verdict_text(value, torch)
     happened = value.result.verdict.text
     if value.record == "unrecorded":
-        return f"{happened} (not recorded)", ["autocast-demo-unrecorded"]
+        return marked("unrecorded", f"{happened} (not recorded)")
     if value.record == "broken":
-        return (f"{MARK['differs']} {happened}, but the page records {value.expected}",
-                ["autocast-demo-stale-cell"])
-    return f"{MARK['matches']} {happened}, as recorded", ["autocast-demo-holds"]
+        return marked("broken", f"{happened}, but the page records {value.expected}")
+    return marked("holds", f"{happened}, as recorded")
 
 
 def set_line(result: DemoResult, vr: VariantResult) -> str:

@@ -1,69 +1,63 @@
-"""What the HTML of a results table needs for a reader who does not see it: a caption tied to
-the table, ``scope`` on every header cell, and each row's value (or demo) as its row header.
+"""How HTML writes a results table (tables.py) for a reader who does not see it: a caption
+tied to the table, ``scope`` on every header cell, each row's value (or demo) as its row
+header; and, for one who does, a box that says when the table scrolls sideways.
 
-The tables are plain docutils nodes that every builder writes (render.py, summary.py);
-docutils' HTML writer gives header cells no ``scope`` and body cells no ``<th>``, and a theme
-may bring its own translator, so the finished page's HTML is mended instead, for our tables
-only. A wide table is also marked as one that scrolls, which the CSS says in words.
+Sphinx sets these visitors on the translator object itself (``create_translator``), so they
+reach a theme's own translator class as well (pydata-sphinx-theme's and sphinx-book-theme's);
+they write the table through that translator's own ``visit_table``, keeping its markup (the
+box pydata-sphinx-theme puts around every table, inside ours).
 """
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
 
 if TYPE_CHECKING:
-    from sphinx.application import Sphinx
+    from sphinx.writers.html5 import HTML5Translator
 
-TABLE = re.compile(r'<table\b[^>]*\bautocast-demo-results\b[^>]*>.*?</table>', re.S)
-ROW = re.compile(r"(<tbody>)(.*?)(</tbody>)", re.S)
-FIRST_CELL = re.compile(r"(<tr[^>]*>\s*)<td\b([^>]*)>(.*?)</td>", re.S)
-
-
-def setup(app: Sphinx) -> None:
-    # After render.resolve (500) and summary's matrix, which make the tables.
-    app.connect("doctree-resolved", caption_tables, priority=650)
-    app.connect("html-page-context", mend_tables)
+#: autocast_demo.js marks the box whose table is wider than it; the CSS then shows the hint.
+SCROLL = '<div class="autocast-demo-scroll" data-scroll-hint="scroll sideways">'
 
 
-def caption_tables(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    """A ``<caption>`` for each results table: the demo's own caption where it has one."""
-    if app.builder.format != "html":
-        return
-    for number, table in enumerate(doctree.findall(nodes.table)):
-        if "autocast-demo-results" not in table["classes"] or table.next_node(nodes.title):
-            continue
-        box = table.parent
-        while box is not None and not (isinstance(box, nodes.container)
-                                       and "autocast-demo" in box["classes"]):
-            box = box.parent
-        if "autocast-demo-matrix" in table["classes"]:
-            text = "Every demo, value by value, in each environment"
-        else:
-            named = box.next_node(nodes.caption) if box is not None else None
-            what = named.astext() if named is not None else "this demo"
-            text = f"Results of {what}: compiled against eager, value by value"
-        table.insert(0, nodes.title(text, text, classes=["autocast-demo-table-caption"]))
-        if not table["ids"]:  # a table with a caption is a link target for Sphinx's writer
-            owner = box["ids"][0] if box is not None and box["ids"] else "autocast-demo"
-            table["ids"].append(f"{owner}-table-{number}")
+def visit_table(self: HTML5Translator, node: nodes.table) -> None:
+    self.body.append(SCROLL)
+    self.visit_table(node)
 
 
-def mend_tables(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
-                doctree: nodes.document | None) -> None:
-    body = context.get("body")
-    if isinstance(body, str) and "autocast-demo-results" in body:
-        context["body"] = TABLE.sub(lambda m: _mend(m.group(0)), body)
+def depart_table(self: HTML5Translator, node: nodes.table) -> None:
+    self.depart_table(node)
+    self.body.append("</div>\n")
 
 
-def _mend(table: str) -> str:
-    table = re.sub(r"<th(?=[\s>])(?![^>]*\bscope=)", '<th scope="col"', table)  # (not <thead>)
-    table = ROW.sub(lambda m: m.group(1) + _row_headers(m.group(2)) + m.group(3), table)
-    # The box that scrolls a table too wide for the page says so (docs CSS shows the hint).
-    return f'<div class="autocast-demo-scroll" data-scroll-hint="scroll sideways">{table}</div>'
+def visit_header(self: HTML5Translator, node: nodes.entry) -> None:
+    """A ``<th>`` with its ``scope``, as docutils' ``visit_entry`` writes a cell otherwise
+    (which gives a body cell a ``<td>`` and no cell a scope)."""
+    row: Any = node.parent  # (docutils' writer keeps its count of columns on it)
+    head = isinstance(row.parent, nodes.thead)
+    atts: dict[str, Any] = {"scope": "col" if head else "row"}
+    if head:
+        atts["classes"] = ["head"]  # docutils' mark of a header-row cell, which themes style
+    if "morerows" in node:
+        atts["rowspan"] = node["morerows"] + 1
+    if "morecols" in node:
+        atts["colspan"] = node["morecols"] + 1
+    # What visit_entry counts, for the cells after this one (is their column a stub?).
+    row.column += 1 + node.get("morecols", 0)
+    self.body.append(self.starttag(node, "th", "", **atts))
+    self.context.append("</th>\n")
 
 
-def _row_headers(rows: str) -> str:
-    return FIRST_CELL.sub(lambda m: f'{m.group(1)}<th scope="row"{m.group(2)}>{m.group(3)}</th>', rows)
+def depart_header(self: HTML5Translator, node: nodes.entry) -> None:
+    self.depart_entry(node)
+
+
+def visit_caption(self: HTML5Translator, node: nodes.title) -> None:
+    # Not Sphinx's table title: that adds a link to the table, which a screen reader would
+    # read out as part of a caption only it is given.
+    self.body.append(self.starttag(node, "caption", ""))
+
+
+def depart_caption(self: HTML5Translator, node: nodes.title) -> None:
+    self.body.append("</caption>\n")

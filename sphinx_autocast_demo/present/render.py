@@ -10,8 +10,18 @@ from docutils import nodes
 from ..core.publish import publish
 from ..judge.judgement import judge
 from ..read.directives import results_placeholder
+from . import tables
 from .across import environments_table, provenance_lines, run_where
-from .cells import labelled, outcome_as_recorded, recorded_text, short_config, table, value_cell, verdict_text
+from .cells import (
+    MARK,
+    labelled,
+    outcome_as_recorded,
+    recorded_text,
+    short_config,
+    table,
+    value_cell,
+    verdict_text,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -89,21 +99,25 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
                 box = node.parent
                 box.parent.insert(box.parent.index(box) + 1, legend_line(result.result))
                 legend = True
-            node.replace_self(result_nodes(result, app, tabs, said=shared, page=page))
+            node.replace_self(result_nodes(result, app, tabs, said=shared, page=page,
+                                           named=_caption(node)))
             page = None  # (said once, under the first table)
 
 
 def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, said: Sequence[Part] = (),
-                 page: nodes.paragraph | None = None) -> list[nodes.Node]:
+                 page: nodes.paragraph | None = None, named: str = "this demo") -> list[nodes.Node]:
     """The demo's table (unless it shows only outputs), what it printed, its footer and, when
     the page's record no longer holds, a warning box. The footer leaves out what the page
-    says for every demo (``said``); ``page``: the line that says it, to put here."""
+    says for every demo (``said``); ``page``: the line that says it, to put here; ``named``:
+    the demo as the table's caption names it."""
     result = judged.result
     out: list[nodes.Node] = []
+    caption = f"Results of {named}: compiled against eager, value by value"
     if result.demo.show != "outputs" and judged.several:
-        out.append(environments_table(judged, html=app.builder.format == "html"))
+        out.append(tables.results(environments_table(judged, html=app.builder.format == "html"),
+                                  caption))
     elif result.demo.show != "outputs":
-        out.append(results_table(judged))
+        out.append(tables.results(results_table(judged), caption))
     out.extend(printed(result, app, tabs))
     own = [part for part in provenance_parts(judged) if part not in said]
     if own:
@@ -130,14 +144,24 @@ def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, said: Seque
     return out
 
 
+def _caption(placeholder: nodes.Element) -> str:
+    """The demo's own ``:caption:``, as its box shows it (LaTeX's and Texinfo's: in the wrapper
+    writers.CaptionedCode put it in), else "this demo"."""
+    box = placeholder.parent
+    while box is not None and not (isinstance(box, nodes.container) and "autocast-demo" in box["classes"]):
+        box = box.parent
+    named = box.next_node(nodes.caption) if box is not None else None
+    return named.astext() if named is not None else "this demo"
+
+
 def legend_line(result: DemoResult) -> nodes.paragraph:
     """How to read the tables, once per page: a reader must not need the prose for it."""
     exact = "bitwise" if result.demo.tolerance.grad == 0 else f"within {result.demo.tolerance.grad:g}"
     text = (f"How to read these tables: a row per value of {short_config(result)}, the "
-            f"snippet run compiled and eagerly. \u2713 matches: every tensor, gradient "
-            f"({exact}) and printed line is the same; \u2717 differs: the first difference; "
-            f"\u26a0 raises: the compiled run's error. as recorded?: whether this page still "
-            f"says what torch did. A row's line sets its value in your code.")
+            f"snippet run compiled and eagerly. {MARK['matches']} matches: every tensor, gradient "
+            f"({exact}) and printed line is the same; {MARK['differs']} differs: the first "
+            f"difference; {MARK['raises']} raises: the compiled run's error. as recorded?: "
+            f"whether this page still says what torch did. A row's line sets its value in your code.")
     return nodes.paragraph(text=text, classes=["autocast-demo-legend"])
 
 

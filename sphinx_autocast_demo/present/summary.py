@@ -18,7 +18,8 @@ from sphinx.util.i18n import format_date
 from ..core.state import all_docs, doc_state
 from ..judge.judgement import judge
 from ..read.directives import demo_boxes
-from .cells import MARK, cell, heading, table
+from . import tables
+from .cells import LOOKS, MARK, cell, heading, marked, table
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -101,13 +102,12 @@ def _verdict(value: Value | None) -> tuple[str, list[str]]:
             "no-config": "no such config", "error": "not checked"}[verdict.outcome]
     if why is not None:  # never the mark of a checked result
         said = f"{why.short}: {text}" if why.other_torch else why.short
-        return f"{MARK['error']} {said}", ["autocast-demo-error", "autocast-demo-unchecked"]
+        return marked("error", said, LOOKS["unchecked"].css)
     if value.result.compiled.config_set:  # not a verdict of the value the column names
         # (which value: the demo's table says; a long literal here would widen the matrix)
         text += " under the snippet's own value"
-        return (f"{MARK[verdict.outcome]} {text}",
-                [f"autocast-demo-{verdict.outcome}", "autocast-demo-config-set"])
-    return f"{MARK[verdict.outcome]} {text}", [f"autocast-demo-{verdict.outcome}"]
+        return marked(verdict.outcome, text, "autocast-demo-config-set")
+    return marked(verdict.outcome, text)
 
 
 def across(judged: Judgement, value: str) -> tuple[str, list[str]]:
@@ -130,11 +130,11 @@ def across(judged: Judgement, value: str) -> tuple[str, list[str]]:
 
 
 _RECORD = {
-    "broken": (f"{MARK['differs']} no longer true", ["autocast-demo-stale-cell"]),
-    "unchecked": (f"{MARK['error']} not checked", ["autocast-demo-unchecked"]),
-    "partly-unchecked": (f"{MARK['error']} not all checked", ["autocast-demo-unchecked"]),
-    "unrecorded": ("not recorded", ["autocast-demo-unrecorded"]),
-    "holds": (f"{MARK['matches']} holds", ["autocast-demo-holds"]),
+    "broken": marked("broken", "no longer true"),
+    "unchecked": marked("unchecked", "not checked"),
+    "partly-unchecked": marked("unchecked", "not all checked"),
+    "unrecorded": marked("unrecorded", "not recorded"),
+    "holds": marked("holds", "holds"),
 }
 
 
@@ -177,9 +177,10 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
         return [box]
 
     box += nodes.paragraph(
-        text=("Each row is a demo, each column a value of the config it varies: \u2713 compiled "
-              "equals eager, \u2717 differs, \u26a0 raises, \u2014 not checked in this build. "
-              "page records: \u2713 every outcome the demo's page records still holds (in every "
+        text=(f"Each row is a demo, each column a value of the config it varies: {MARK['matches']} "
+              f"compiled equals eager, {MARK['differs']} differs, {MARK['raises']} raises, "
+              f"{LOOKS['unchecked'].mark} not checked in this build. page records: "
+              f"{LOOKS['holds'].mark} every outcome the demo's page records still holds (in every "
               "environment that checked it)."
               + (" Values that few demos use are listed together under other values."
                  if others else "")),
@@ -200,8 +201,9 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
             heading += entry
             lines.append(heading)
         lines.append(_demo_row(app, fromdocname, docname, ident, result, values, others))
-    box += table(headers, lines, [wide.get(text, max(10, len(text))) for text in headers],
-                 classes=("autocast-demo-matrix",))
+    widths = [wide.get(text, max(10, len(text))) for text in headers]
+    box += tables.results(table(headers, lines, widths, classes=("autocast-demo-matrix",)),
+                          "Every demo, value by value, in each environment")
     return [box]
 
 
@@ -278,7 +280,7 @@ def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
     names = [v.name for v in all_docs(app.env)[docname].demos[ident].variants]
     for value in values:
         if judged is None and value in names:
-            row += cell(f"{MARK['error']} not run", ["autocast-demo-error", "autocast-demo-unchecked"])
+            row += cell(*marked("error", "not run", LOOKS["unchecked"].css))
         elif judged is not None and judged.several and value in names:
             row += cell(*across(judged, value))
         else:
@@ -286,7 +288,7 @@ def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
     if others:
         row += _others(judged, [n for n in names if n not in values])
     if judged is None:
-        row += cell(f"{MARK['error']} not checked", ["autocast-demo-unchecked"])
+        row += cell(*marked("unchecked", "not checked"))
     else:
         text, classes = _RECORD[judged.page]
         held = sum(not column.empty for column in judged.columns)
@@ -300,7 +302,7 @@ def _others(judged: Judgement | None, names: list[str]) -> nodes.entry:
     entry = nodes.entry(classes=["autocast-demo-others"])
     for name in names:
         if judged is None:
-            text, classes = f"{MARK['error']} not run", ["autocast-demo-unchecked"]
+            text, classes = marked("unchecked", "not run")
         elif judged.several:
             text, classes = across(judged, name)
         else:

@@ -1,9 +1,11 @@
 """What the non-HTML builders need of the results: LaTeX's marks, captions LaTeX and Texinfo
-accept, and plain-text tables whose code is never cut inside a word.
+accept, plain-text tables whose code is never cut inside a word, and manual pages' tables
+without a cell that spans columns.
 
-The result nodes are plain docutils nodes that every builder writes (render.py); what one
-writer cannot take as it is gets mended here, for that writer only, so that the HTML stays as
-it is.
+The result nodes are docutils nodes that every builder writes (render.py, tables.py); what one
+writer cannot take as it is gets mended here, for that writer only: in a post-transform where
+Sphinx's own transforms must see the change, else in that writer's visitor of the results
+table (registered in tables.py), just before the writer lays the table out.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from sphinx.application import Sphinx
+    from sphinx.writers.manpage import ManualPageTranslator
+    from sphinx.writers.text import TextTranslator
 
 #: Declares ✓ ✗ ⚠ (and Δ for pdflatex) for every LaTeX engine: see the file itself.
 LATEX_PACKAGE = Path(__file__).parent / "latex" / "sphinxautocastdemo.sty"
@@ -33,9 +37,6 @@ def setup(app: Sphinx) -> None:
     app.add_post_transform(CaptionedCode)
     app.add_post_transform(DemoLabels)
     app.connect("build-finished", copy_latex_package)
-    # After render.resolve (priority 500), which makes the tables.
-    app.connect("doctree-resolved", widen_text_columns, priority=600)
-    app.connect("doctree-resolved", unspan_man_cells, priority=600)
 
 
 class CaptionedCode(SphinxPostTransform):
@@ -106,18 +107,14 @@ def copy_latex_package(app: Sphinx, exc: Exception | None) -> None:
         shutil.copyfile(LATEX_PACKAGE, Path(app.outdir) / LATEX_PACKAGE.name)
 
 
-def unspan_man_cells(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+def visit_man_table(self: ManualPageTranslator, node: nodes.table) -> None:
     """Manual pages: a cell that spans columns (the matrix's row naming a page) as that cell
     and empty ones. docutils' man writer cannot span and warns, which fails a ``-W`` build."""
-    if app.builder.format != "man":
-        return
-    for table in doctree.findall(nodes.table):
-        if "autocast-demo-results" not in table["classes"]:
-            continue
-        for entry in list(table.findall(nodes.entry)):
-            more = entry.attributes.pop("morecols", 0)
-            for _ in range(more):
-                entry.parent.insert(entry.parent.index(entry) + 1, nodes.entry())
+    for entry in list(node.findall(nodes.entry)):
+        more = entry.attributes.pop("morecols", 0)
+        for _ in range(more):
+            entry.parent.insert(entry.parent.index(entry) + 1, nodes.entry())
+    self.visit_table(node)
 
 
 _WORD = re.compile(r"\S+")
@@ -126,20 +123,16 @@ _WORD = re.compile(r"\S+")
 CODE_WIDTH = 72
 
 
-def widen_text_columns(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+def visit_text_table(self: TextTranslator, node: nodes.table) -> None:
     """Plain text: each column of a results table at least as wide as its longest word and its
     longest line of code (up to ``CODE_WIDTH``).
 
     The text writer wraps a cell to its column's width and cuts any word longer than that
     (``torch._functorch.co|nfig``); a line that sets a value is for copying, so it stays whole.
     """
-    if app.builder.format != "text":
-        return
-    for table in doctree.findall(nodes.table):
-        if "autocast-demo-results" not in table["classes"]:
-            continue
-        for group in table.findall(nodes.tgroup):
-            widen(group)
+    for group in node.findall(nodes.tgroup):
+        widen(group)
+    self.visit_table(node)
 
 
 def widen(group: nodes.tgroup) -> None:

@@ -37,6 +37,15 @@ def test_results_table_renders_under_each_theme(builds, theme):
     values = [tr.select_one("th strong, td strong").get_text()
               for tr in soup.find(id="per-value").select("tbody tr")]
     assert values == ["same_as_forward", "off"]
+    # What html.py's visitors write through each theme's own translator (pydata-sphinx-theme's
+    # is a class of its own): scoped headers, row headers, the caption, the box that scrolls.
+    table = soup.find(id="per-value").find("table")
+    assert [th.get("scope") for th in table.select("thead th")] == ["col"] * 3
+    assert [(tr.find().name, tr.find().get("scope")) for tr in table.select("tbody tr")] == [
+        ("th", "row")] * 2
+    assert table.find().name == "caption" and table.caption.get_text() == (
+        "Results of this demo: compiled against eager, value by value")
+    assert table.find_parent(class_="autocast-demo-scroll") is not None
     assert soup.select_one('link[href*="autocast_demo.css"]') is not None
     assert (build.out / "_static" / "autocast_demo.css").exists()
 
