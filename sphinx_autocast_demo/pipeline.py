@@ -2,26 +2,27 @@
 
 ::
 
-    config-inited         configure   validate conf.py values and the accept mode,  (config.py, accept.py)
-                                      our static files
-    builder-inited        begin       the per-build record                          (state.py)
-    env-get-outdated      outdated    which pages to read again                     (state.py)
-    env-before-read-docs  before_read start the worker while Sphinx reads           (execute.py)
-    env-purge-doc / env-merge-info    the one state record                          (state.py)
-      (reading)                       directives record demos and their options     (directives.py)
-    doctree-read          after_read  the titles the summary shows                  (summary.py)
-    env-updated           run         plan -> run -> compare -> check -> warn       (execute.py,
-                                      compare.py, check.py, scopes.py, report.py)
-    doctree-resolved      render      result tables and the summary matrix          (render.py, summary.py)
-    build-finished        finish      summary, accept mode, exit status             (report.py, accept.py)
+    config-inited         configure    conf.py values, the accept mode,     core.config, accept.rewrite
+                                       our static files
+    builder-inited        begin        the per-build record: planner,       engine.build, plan.planner,
+                                       runner, result sets                  engine.execute, plan.results
+    env-get-outdated      outdated     which pages to read again            core.state, plan.planner
+    env-before-read-docs  before_read  start the worker while Sphinx reads  engine.execute
+    env-purge-doc / env-merge-info     the one state record                 core.state
+      (reading)                        directives record demos              read.directives
+    doctree-read          after_read   the titles the summary shows         present.summary
+    env-updated           run          plan -> run -> compare -> check      plan.planner, engine.execute,
+                                       -> warn                              judge.compare, judge.check,
+                                                                            report.console
+    doctree-resolved      render_page  result tables, the summary matrix    present.render, present.summary
+    build-finished        finish       summary, accept mode, exit status    report.console, accept.rewrite
 
-The ``autocast-check`` builder (builder.py) writes its reports in its own ``finish``, before
+The ``autocast-check`` builder (report.builder) writes its reports in its own ``finish``, before
 ``build-finished``, and leaves the exit status to :func:`finish`.
 """
 
 from __future__ import annotations
 
-import platform
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,12 +34,15 @@ from .accept import rewrite as accept
 from .core import config
 from .core.model import WARNING_TYPE, Finding
 from .core.state import all_docs, merge, purge, state
+from .core.subtypes import ours
 from .core.version import STATIC, __version__
 from .engine import execute
 from .engine.build import BUILD, Build, build
 from .judge import check, compare
 from .plan import results
-from .present import html, render, summary, writers
+from .plan.planned import Stats
+from .plan.planner import Planner
+from .present import render, summary, tables, writers
 from .read import directives
 from .report import builder
 from .report import console as report
@@ -80,7 +84,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-resolved", render_page)
     app.connect("build-finished", finish)
     writers.setup(app)  # what LaTeX, Texinfo and plain text need of the results
-    html.setup(app)  # what a reader who does not see the tables needs of them
+    tables.setup(app)  # the results tables' nodes, as each builder writes them
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 6}  # 6: Demo.probes
 
@@ -100,8 +104,9 @@ def begin(app: Sphinx) -> None:
     """The build's own record (not pickled: it holds the worker), and what the builder needs."""
     settings = config.settings(app.config)
     torch = execute.installed_torch()  # the one place the build asks which torch it checks with
-    sets = _load_sets(app, settings.results)
-    setattr(app, BUILD, Build(settings, torch, execute.Executor(app, settings, torch, sets)))
+    sets, stats = _load_sets(app, settings.results), Stats()
+    setattr(app, BUILD, Build(settings, torch, Planner(app, settings, torch, stats, sets),
+                              execute.Runner(app, settings, torch, stats), stats))
     state(app.env).global_setup = config.global_setup_code(str(app.confdir),
                                                            settings.global_setup)
     report.show_warning_types(app)
@@ -112,20 +117,9 @@ def _load_sets(app: Sphinx, directories: Sequence[str]) -> dict[str, results.Env
         return results.load([Path(app.confdir, d) for d in directories if d])
     except results.SetProblem as exc:
         logger.warning(f"autocast-demo: {exc}; the pages show this build's results only",
-                       type=WARNING_TYPE, subtype="results",
+                       **ours("results"),
                        location=str(config.conf_line(str(app.confdir), "autocast_demo_results")))
         return {}
-
-
-def fingerprint(b: Build) -> tuple[str, ...]:
-    # The cache re-runs a result of another torch or Python only if its page is read again;
-    # pages show other environments' results as the sets held them when they were read.
-    sets = sorted(run.file for found in b.executor.envs.sets.values() for run in found.runs)
-    own = sorted(run.file for run in b.executor.envs.own_set.runs) if b.executor.envs.own_set else []
-    # torch's environment variables (TORCH_COMPILE_DISABLE...) change what every demo does.
-    variables = [f"{name}={value}" for name, value in b.executor.variables.items()]
-    return (__version__, b.executor.torch_key, platform.python_version(), *variables, *sets, "|",
-            *own)
 
 
 def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
@@ -134,12 +128,12 @@ def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[s
     whose content changed, and, after a torch upgrade, all."""
     b, docs = build(app), all_docs(env)
     b.edited = set(added) | set(changed)  # before_read() starts the worker early for them
-    if state(env).fingerprint != fingerprint(b) or not b.settings.execution.reuses:
+    if state(env).fingerprint != b.planner.fingerprint() or not b.settings.execution.reuses:
         return [d for d, s in docs.items() if s.demos and d not in removed]
     return [d for d, s in docs.items()
             if d not in removed and (s.failed or any(_said(app, f) for r in s.results.values()
                                                      for f in r.findings)
-                                     or any(b.executor.files_changed(demo, s) for demo in s.demos.values()))]
+                                     or any(b.planner.files_changed(demo, s) for demo in s.demos.values()))]
 
 
 def _said(app: Sphinx, finding: Finding) -> bool:
@@ -165,9 +159,9 @@ def before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None
         if docname in edited:
             needed = _mentions_demo(env, docname)
         else:
-            needed = doc is not None and any(b.executor.needs_run(d, doc) for d in doc.demos.values())
+            needed = doc is not None and any(b.planner.needs_run(d, doc) for d in doc.demos.values())
         if needed:
-            b.executor.start()
+            b.runner.start()
             return
 
 
@@ -186,30 +180,28 @@ def after_read(app: Sphinx, doctree: nodes.document) -> None:
 def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     """After reading: plan, run, compare, check every demo without a result; warn at each."""
     b, st = build(app), state(env)
-    st.fingerprint = fingerprint(b)
+    st.fingerprint = b.planner.fingerprint()
     if not builder.runs_demos(app.builder):  # gettext, linkcheck...: nothing of the docs' code runs
         return []
     b.problems = [p for doc in st.docs.values() for p in doc.problems]
     every = [(demo, doc) for doc in st.docs.values() for demo in doc.demos.values()]
-    b.mine = b.executor.envs.mine(every, b.executor.set_key)  # autocast_demo_shard: this build's share
+    b.mine = b.planner.mine(every)  # autocast_demo_shard: this build's share
     todo = [(demo, doc) for demo, doc in every
             if demo.ident not in doc.results and (demo.docname, demo.ident) in b.mine]
-    planned = b.executor.plan(todo)  # plan: the cache answers what it can
-    for ran in b.executor.run(planned):  # run: the rest, in the worker
+    planned = b.planner.plan(todo)  # plan: the cache answers what it can
+    for ran in b.runner.run(planned):  # run: the rest, in the worker
         ran.item.result = compare.judge(ran)  # compare: compiled against eager
-        b.executor.store(ran)
-    b.executor.close()
-    b.executor.stamps.say()
-    for (docname, _), files in b.executor.files.items():
-        for path in sorted(files):  # an edit of one reads the page again (Stamps.stale)
-            _note_dependency(env, docname, path)
-    b.results = [_checked(r) for r in b.executor.results(planned)]  # check: against the page
+        b.planner.store(ran.item, ran.imports)
+    b.runner.close()
+    b.planner.after_runs(b.runner.device)
+    for docname, path in b.planner.dependencies():  # an edit of one reads the page again
+        _note_dependency(env, docname, path)
+    b.results = [_checked(r) for r in b.planner.results(planned)]  # check: against the page
     for result in b.results:
         st.docs[result.demo.docname].results[result.demo.ident] = result
         _warn(app, result)
-    report.budgets(app, b.results, b.executor.stats, b.settings.budget, b.settings.build_budget)
-    own = {b.executor.envs.here.label: b.executor.envs.own_set} if b.executor.envs.own_set else {}
-    report.missing_environments(app, b.executor.envs.missing, {**b.executor.envs.sets, **own})
+    report.budgets(app, b.results, b.stats, b.settings.budget, b.settings.build_budget)
+    report.missing_environments(app, *b.planner.missing())
     # Summary pages show every demo's result: re-write them whenever any result is new.
     return summary.summary_docs(env) if b.results else []
 
@@ -244,16 +236,16 @@ def render_page(app: Sphinx, doctree: nodes.document, docname: str) -> None:
 def finish(app: Sphinx, exc: Exception | None) -> None:
     """The report, accept mode, and the build's exit status: decided here and only here."""
     b = build(app)
-    b.executor.close()
+    b.runner.close()
     if exc is not None:
         accept.finish(app, exc)  # says that nothing was changed
         return
     if app.builder.name in builder.OTHER_CHECKERS:
         report.unchecked_by(app, sum(len(s.demos) for s in all_docs(app.env).values()))
-    counts = report.summarize(app, b.results, b.problems, b.executor.stats, b.torch)
+    counts = report.summarize(app, b.results, b.problems, b.stats, b.torch)
     report.write_counts(counts, Path(app.doctreedir) / STATS)
     if b.settings.timing_report:
-        report.write_timings(app, b.executor.stats)
+        report.write_timings(app, b.stats)
     if accept.finish(app, exc):
         app.statuscode = 0  # the records that failed are now what torch does
     elif (counts.failures and b.settings.fail_on_mismatch) or b.check_failed:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .isolation import NAMES, Words, to_env
+from .protocol import RESET_SIGNALS, worker_command
 
 #: The per-build words of the pool's environment: a session's, never a kept worker's key.
 PER_BUILD = (NAMES["eager_fds"], NAMES["idle_core"])
@@ -159,8 +160,6 @@ def fingerprint(env: dict[str, str]) -> str:
     os.umask(umask)
     limits = [resource.getrlimit(getattr(resource, name)) for name in sorted(dir(resource))
               if name.startswith("RLIMIT_")]
-    from .protocol import RESET_SIGNALS
-
     ignored = []
     for sig in sorted(set(signal.valid_signals()) - set(RESET_SIGNALS)):  # runs get defaults
         with contextlib.suppress(ValueError, OSError):
@@ -228,7 +227,7 @@ def connect(env: dict[str, str], idle: float) -> Joined:
         log = f"{key}.log"
         with os.fdopen(runtime.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as err:
             server = subprocess.Popen(
-                [sys.executable, "-m", f"{__package__}.child.worker"],
+                worker_command(),
                 # The socket by its name in the worker's directory, which is the one opened.
                 env={**{k: v for k, v in env.items() if k not in PER_BUILD},
                      **to_env(Words(kept=(name, float(idle))))},

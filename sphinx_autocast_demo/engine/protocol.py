@@ -8,6 +8,7 @@ ends against the same fields. Imported by the worker and its children: standard 
 from __future__ import annotations
 
 import signal
+import sys
 from typing import Any, Literal, TypedDict
 
 from ..core.text import MAX_OUTPUT
@@ -29,6 +30,13 @@ EngineFault = Literal["", "no-torch", "torch-import", "no-config", "config-impor
 #: kept worker's key.
 RESET_SIGNALS = (signal.SIGCHLD, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)
 
+def worker_command(*args: str) -> list[str]:
+    """How every worker process starts (:mod:`.child.worker`): the build's own, a kept one, a
+    run's fresh interpreter (``--job FILE``). By module name, so that a run sees the same
+    ``sys.argv`` whichever started it."""
+    return [sys.executable, "-m", f"{__package__}.child.worker", *args]
+
+
 #: Bytes of a run's output kept on disk; the rest is counted only. Far more than a page shows
 #: (text.MAX_OUTPUT): the comparison reads it all (a difference may come after what a page
 #: shows), and only past this much is its view cut.
@@ -48,7 +56,6 @@ class Job(TypedDict, total=False):
     code: str  # the demo's code
     mode: Mode
     backend: str  # for the snippet's torch.compile calls that name none
-    device: str
     config: str  # dotted path of the config the value sets
     value: Any  # JSON; torch dtypes as {"__torch__": "bfloat16"}
     page: str  # the snippet's __file__

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 
 from ..core.config import conf_line
-from ..core.model import WARNING_TYPE
+from ..core.subtypes import ours
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -72,7 +72,7 @@ def not_kept(app: Sphinx, why: str | None) -> bool:
     if not why:
         return False
     logger.warning(f"autocast-demo: no kept worker serves this build ({why}); this build "
-                   "starts its own, which ends with it", type=WARNING_TYPE, subtype="slow",
+                   "starts its own, which ends with it", **ours("slow"),
                    location=str(conf_line(str(app.confdir), "autocast_demo_keep_worker")))
     return True
 
@@ -90,6 +90,6 @@ def cannot_fork(app: Sphinx, info: Ready) -> bool:
         "unsafe. A library started a thread pool at import: find it with python -c 'import "
         "torch, threading' and /proc/self/task, and set its thread-count variable to 1 "
         "(OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS are set for the worker "
-        "already)", type=WARNING_TYPE, subtype="slow",
+        "already)", **ours("slow"),
         location=str(conf_line(str(app.confdir), "sphinx_autocast_demo")))
     return True

@@ -4,5 +4,5 @@ Takes the recorded demos and the settings; gives, per (demo, value, mode), a cac
 holds everything that decides the result (keys), the cached result when the writer's files it
 stands for are unchanged (cache, stamps), the result sets of other environments (results,
 environments), and the list of runs left. Starts no process. Imports core and read. Open
-keys.py first, then cache.py.
+planner.py first (what the pipeline asks), then keys.py and cache.py.
 """

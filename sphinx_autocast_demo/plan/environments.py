@@ -1,6 +1,6 @@
 """This build's environment and the other environments' result sets, per demo.
 
-The executor asks here: whether a result set of this very environment answers a value (like
+The planner (:mod:`.planner`) asks here: whether a result set of this very environment answers a value (like
 the cache), what each other environment's set holds for a demo (its column in the page), what
 a gap in a set is, and which share of the demos this build runs (``autocast_demo_shard``).
 """
@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 
 from ..core.config import parse_shard
-from ..core.model import WARNING_TYPE, DemoResult, Environment, VariantResult, skipped
+from ..core.model import DemoResult, Environment, VariantResult, skipped
+from ..core.subtypes import ours
 from ..core.text import for_log
 from .cache import CorruptEntry
 from .results import EnvironmentSet, partition
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from .cache import Entry
     from .planned import Planned
 
-    KeyFn = Callable[[Demo, list[Code], Variant], str]  # execute.Executor.key
+    KeyFn = Callable[[Demo, list[Code], Variant], str]  # Planner.set_key
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ class Environments:
                     entry = found.get(item.set_key or item.key)
                 except CorruptEntry as exc:
                     logger.warning(for_log(f"unreadable result in the set of {label!r}: {exc}"),
-                                   type=WARNING_TYPE, subtype="results",
+                                   **ours("results"),
                                    location=str(item.demo.location))
                     entry = None
                 if entry is None:

@@ -104,7 +104,7 @@ def result_key(demo: Demo, codes: Sequence[Code], variant: Variant, confdir: str
     parts = {
         "extension": __version__,
         "view": VIEW,
-        # The snippet's __file__ (execute.Executor.job): always, not only where the code names
+        # The snippet's __file__ (execute.Runner.job): always, not only where the code names
         # it, as a run can reach it without the name (its frames, globals(), a helper that reads
         # its caller's), and what it finds beside the page is its own. Relative to conf.py's
         # directory, as __file__ is abspath(source): a checkout moved with its cache runs nothing.
@@ -122,7 +122,7 @@ def result_key(demo: Demo, codes: Sequence[Code], variant: Variant, confdir: str
     if not demo.held_to_compile:  # (its compiled run may compile nothing: another result)
         parts["held_to_compile"] = False
     if variant in demo.probes:
-        # A probe's failure is kept (Executor.store), and the timeout decides a timed-out run:
+        # A probe's failure is kept (Planner.store), and the timeout decides a timed-out run:
         # a longer one runs it again. Not for the page's own values, whose failures run again.
         parts["timeout"] = demo.timeout
     return make_key(parts)

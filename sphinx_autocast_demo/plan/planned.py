@@ -1,6 +1,6 @@
-"""What the executor plans and counts: one planned variant of a demo (:class:`Planned`) and
-the build's run counts (:class:`Stats`), kept apart from :mod:`.execute` so that the stages
-that read them (environments, the report) need not know the executor."""
+"""What the planner plans and the build counts: one planned variant of a demo
+(:class:`Planned`) and the build's run counts (:class:`Stats`), which the planner (cache hits)
+and the engine's runner (runs) both add to, and the report reads."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class Planned:
     codes: tuple[Code, ...]  # the setups that run before it, then its own code
     key: str
     result: VariantResult | None = None  # from the cache, or why it does not run; else compared
-    set_key: str = ""  # its key in a result set (Executor.set_key); "": the cache key
+    set_key: str = ""  # its key in a result set (Planner.set_key); "": the cache key
 
 
 @dataclass

@@ -20,8 +20,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-import os
-import re
 import shutil
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -30,6 +28,7 @@ from typing import TypeVar
 from ..core.config import parse_shard
 from ..core.fromjson import from_json
 from ..core.model import Environment
+from ..core.publish import without_paths
 from .cache import CorruptEntry, Entry, ResultCache
 
 ENVIRONMENT = "environment.json"
@@ -191,24 +190,6 @@ def write(directory: Path, environment: Environment, run: RunInfo,
     run = replace(run, keys=tuple(sorted(entries)))
     (root / RUNS / run.file).write_text(json.dumps(asdict(run), indent=1) + "\n", encoding="utf-8")
     return root
-
-
-# An absolute path in a command: first, or after a blank, ``=``, a quote or ``,``.
-_ABSOLUTE = re.compile(r"""(?:^|(?<=[\s=',"]))(?:/|[A-Za-z]:[\\/])[^\s'",]*""")
-
-
-def without_paths(text: str, base: str | None = None) -> str:
-    """``text`` (a command) with no absolute path of the machine it ran on: a path under
-    ``base`` (the workspace) relative to it, any other one as ``<path>``. A result set is
-    published with the pages that show it (``made ... by <command>``)."""
-    def replace(match: re.Match[str]) -> str:
-        path = match[0]
-        if base is not None and os.path.isabs(path):
-            rel = os.path.relpath(path, base)
-            if not rel.startswith(".."):
-                return rel
-        return "<path>"
-    return _ABSOLUTE.sub(replace, text)
 
 
 def today() -> str:

@@ -15,14 +15,14 @@ import sys
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from sphinx.builders import Builder
 from sphinx.util import logging
 
-from ..core.model import WARNING_TYPE
-from ..core.publish import publish
+from ..core.publish import in_workspace, publish, without_paths, workspace
 from ..core.state import all_docs
+from ..core.subtypes import Subtype, ours
 from ..core.version import __version__
 from ..engine.build import build
 from ..judge.judgement import judge, judge_all
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
     from ..judge.judgement import Column, Value
+    from ..plan.cache import Entry
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ class Case:
     line: int
     status: str  # passed, failed, error, skipped
     message: str = ""
-    kind: str = ""  # the finding's subtype
+    kind: Subtype | Literal[""] = ""  # the finding's subtype
     seconds: float = 0.0
     output: str = ""
     value: str = ""
@@ -107,7 +108,7 @@ class AutocastCheckBuilder(Builder):
         out.mkdir(parents=True, exist_ok=True)
         write_junit(cases, out / JUNIT)
         b = build(app)
-        stats = counts(judge_all(b.results, b.torch), b.problems, b.executor.stats)
+        stats = counts(judge_all(b.results, b.torch), b.problems, b.stats)
         write_json(cases, out / REPORT, b.torch, stats)
         written = write_results(app, out / results.OUTPUT)
         if os.environ.get("GITHUB_ACTIONS") == "true":
@@ -115,7 +116,7 @@ class AutocastCheckBuilder(Builder):
         failed = [c for c in cases if c.status in ("failed", "error")]
         logger.info(f"autocast-check: {len(cases)} cases, {len(failed)} failed; "
                     f"reports in {out / JUNIT} and {out / REPORT}; {written} results of "
-                    f"{b.executor.envs.here.label!r} in {out / results.OUTPUT}")
+                    f"{b.planner.here.label!r} in {out / results.OUTPUT}")
         # The exit status is decided at the end of the build (pipeline.finish).
         build(app).check_failed = len(failed)
 
@@ -131,8 +132,6 @@ def write_results(app: Sphinx, directory: Path) -> int:
     (``<outdir>/results``); returns how many. Results the build could not check, and failed
     runs (which the cache does not keep either), are left out: where the set has no result,
     a page built from it says so."""
-    from ..plan.cache import Entry
-
     b = build(app)
     entries: dict[str, Entry] = {}
     for state in all_docs(app.env).values():
@@ -148,16 +147,14 @@ def write_results(app: Sphinx, directory: Path) -> int:
                 vr = value.result
                 if not value.checked or vr.verdict.outcome == "error":
                     continue
-                key = b.executor.set_key(demo, codes, vr.variant)
-                entries[key] = Entry(result.torch_version, vr.verdict, vr.compiled, vr.eager,
-                                     python_version=b.executor.python,
-                                     torch_key=b.executor.torch_key)
+                key, entry = b.planner.for_set(demo, codes, vr, result.torch_version)
+                entries[key] = entry
     run = results.RunInfo(shard=b.settings.shard, command=command(), date=results.today())
     try:
-        results.write(directory, b.executor.envs.here, run, entries)
+        results.write(directory, b.planner.here, run, entries)
     except (OSError, results.SetProblem) as exc:
         logger.warning(f"autocast-check: cannot write the result set: {exc}",
-                       type=WARNING_TYPE, subtype="results")
+                       **ours("results"))
         return 0
     return len(entries)
 
@@ -172,10 +169,10 @@ def command() -> str:
     Either way no absolute path of this machine: a path in the workspace (GitHub's, else the
     working directory) is kept relative to it, any other as ``<path>``, since the command is
     shown on every page built from the set (``-D autocast_demo_cache_dir="$PWD/..."``)."""
-    base = os.environ.get("GITHUB_WORKSPACE") or os.getcwd()
+    base = workspace()
     named = os.environ.get("AUTOCAST_DEMO_COMMAND")
     if named:
-        return results.without_paths(named, base)
+        return without_paths(named, base)
     words, args = ["sphinx-build"], iter(sys.argv[1:])
     for arg in args:
         if arg in _PATH_OPTIONS or arg.startswith(tuple(o + "=" for o in _PATH_OPTIONS)):
@@ -189,17 +186,7 @@ def command() -> str:
             continue
         elif arg.startswith("-"):
             words.append(arg)
-    return results.without_paths(" ".join(words), base)
-
-
-def display_path(source: str) -> str:
-    """``source`` relative to the workspace (GitHub) or the working directory, when inside it."""
-    base = os.environ.get("GITHUB_WORKSPACE") or os.getcwd()
-    try:
-        rel = os.path.relpath(source, base)
-    except ValueError:  # another drive (Windows)
-        return source
-    return source if rel.startswith("..") else rel
+    return without_paths(" ".join(words), base)
 
 
 def collect_cases(app: Sphinx) -> list[Case]:
@@ -209,14 +196,14 @@ def collect_cases(app: Sphinx) -> list[Case]:
         for problem in state.problems:
             where = problem.location
             cases.append(Case(suite=docname, name=f"directive at line {where.line}",
-                              file=display_path(where.path), line=where.line, status="error",
+                              file=in_workspace(where.path), line=where.line, status="error",
                               message=publish(problem.message, app), kind=problem.subtype))
         for ident, demo in state.demos.items():
             result = state.results.get(ident)
             if mine is not None and (docname, ident) not in mine:
                 continue  # another shard's: its own report has it
             if result is None:
-                cases.append(Case(suite=docname, name=ident, file=display_path(demo.code.source),
+                cases.append(Case(suite=docname, name=ident, file=in_workspace(demo.code.source),
                                   line=demo.lineno, status="error", kind="not-run",
                                   message="the demo was not run in this build"))
                 continue
@@ -239,13 +226,13 @@ def _variant_case(column: Column, value: Value) -> Case:
     """
     demo, name, vr = column.result.demo, value.name, value.result
     failing = [f for f in value.findings if f.failed]
-    base = Case(suite=demo.docname, name=f"{demo.ident}[{name}]", file=display_path(demo.code.source),
+    base = Case(suite=demo.docname, name=f"{demo.ident}[{name}]", file=in_workspace(demo.code.source),
                 line=demo.lineno, status="passed", value=name, outcome=vr.verdict.text,
                 expected=value.expected, seconds=vr.compiled.seconds + vr.eager.seconds,
                 output=vr.compiled.output)
     if value.error or value.record == "broken":
         where = failing[0].location
-        return replace(base, file=display_path(where.path), line=where.line,
+        return replace(base, file=in_workspace(where.path), line=where.line,
                        status="error" if value.error else "failed",
                        message="\n\n".join(f.message for f in failing), kind=failing[0].subtype)
     if value.why is not None:

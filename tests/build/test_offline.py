@@ -7,45 +7,15 @@ from __future__ import annotations
 import platform
 import subprocess
 import sys
-from dataclasses import fields, replace
-from types import SimpleNamespace
 
 import pytest
 from conftest import app_build, copy_root, sphinx_build, verdicts
-from docutils import frontend, nodes
-from docutils.parsers import rst
-from docutils.utils import new_document
+from fakes import ran
 
-from sphinx_autocast_demo.accept import rewrite as accept
-from sphinx_autocast_demo.core import config
-from sphinx_autocast_demo.core.model import (
-    DEFAULT_CONFIG,
-    Code,
-    Demo,
-    DemoResult,
-    Frame,
-    Location,
-    OptionSpan,
-    RunRecord,
-    SnippetError,
-    SourceMap,
-    TensorDiff,
-    Tolerance,
-    VariantResult,
-    Verdict,
-    skipped,
-)
 from sphinx_autocast_demo.core.state import all_docs
-from sphinx_autocast_demo.engine import execute
 from sphinx_autocast_demo.engine.build import build
-from sphinx_autocast_demo.judge import check
-from sphinx_autocast_demo.judge.judgement import judge
+from sphinx_autocast_demo.plan import keys
 from sphinx_autocast_demo.plan.cache import Entry
-from sphinx_autocast_demo.plan.planned import Stats
-from sphinx_autocast_demo.present import render
-from sphinx_autocast_demo.read import directives, syntax
-from sphinx_autocast_demo.report import builder
-from sphinx_autocast_demo.report import console as report
 
 # Their builds run nothing: execution is off, the results come from a cache written here.
 TORCH_FREE_FIXTURES = ("offline", "other_build")
@@ -77,7 +47,7 @@ def offline(tmp_path_factory):
     first.unchecked = verdicts(first.html("index"), "held")  # type: ignore[attr-defined]
     b = build(first.app)  # type: ignore[arg-type]
     fill_cache(first, b.torch)
-    return first, app_build(src, autocast_demo_cache_dir=str(b.executor.cache.root))
+    return first, app_build(src, autocast_demo_cache_dir=str(b.planner.cache.root))
 
 
 def fill_cache(first: object, torch: str, torch_key: str = "") -> None:
@@ -89,7 +59,7 @@ def fill_cache(first: object, torch: str, torch_key: str = "") -> None:
             codes = [s.code for s in doc.setups_for(the_demo)] + [the_demo.code]
             for variant, outcome in zip(the_demo.variants, made_up[the_demo.ident], strict=True):
                 verdict, compiled, eager = ran(outcome)
-                b.executor.cache.put(b.executor.key(the_demo, codes, variant), Entry(
+                b.planner.cache.put(b.planner.key(the_demo, codes, variant), Entry(
                     torch, verdict, compiled, eager, python_version=platform.python_version(),
                     torch_key=torch_key, files=()))  # its runs imported none of the writer's
 
@@ -153,10 +123,10 @@ def other_build(tmp_path_factory):
     src = copy_root("offline", tmp_path_factory)
     first = app_build(src)
     b = build(first.app)  # type: ignore[arg-type]
-    release = execute.torch_key(b.torch, "release")
+    release = keys.torch_key(b.torch, "release")
     other = release + "+othercommit"
     fill_cache(first, other, torch_key=release)
-    cache = str(b.executor.cache.root)
+    cache = str(b.planner.cache.root)
     # "auto": a result the policy counts as current is not run again (no worker: no torch).
     # Both builds write the same output directory: keep each one's page as it wrote it.
     release = app_build(src, autocast_demo_cache_dir=cache, autocast_demo_execute="auto",
@@ -189,14 +159,6 @@ def test_exact_never_counts_another_build_as_checked(other_build):
     assert first.startswith(f"differs (w.grad, max |\u0394| 5.00e-01) with torch {other} (cached; "
                             f"not checked with torch {installed})"), first
     assert exact.stats["checked"] == 0 and exact.stats["not_checked"] == 4
-
-
-def test_torch_keys():
-    assert execute.torch_key("2.16.0a0+git1234abc", "exact") == "2.16.0a0+git1234abc"
-    assert execute.torch_key("2.16.0a0+git1234abc", "release") == "2.16.0"
-    assert execute.torch_key("2.13.0+cpu", "release") == "2.13.0"
-    assert execute.torch_key("2.13.0+cpu", "nightly-2026-11") == "nightly-2026-11"
-    assert execute.torch_key("2.13.0+cpu", "") == "2.13.0+cpu"  # empty: exact, not a label
 
 
 def test_a_label_counts_only_entries_stored_under_it(other_build):

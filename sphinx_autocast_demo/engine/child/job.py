@@ -1,7 +1,12 @@
-"""Runs one (demo, variant, mode) inside a child process and writes what it saw as JSON.
+"""One run's whole life in its own process: a job (demo, value, mode) in, its record out.
 
-This module is imported by the worker process, never by Sphinx: it is the only place that
-touches torch. It must import nothing from Sphinx or docutils.
+:func:`run_and_write` is entered in a child forked from the zygote (:mod:`.zygote`) or in a
+fresh interpreter (``worker --job FILE``): it moves to the run's scratch directory, runs the
+setups and the demo in a new ``__main__`` under the value (:func:`run_job`), copies the tensors
+within reach to a data file (:func:`collect_tensors`), and writes the record, as JSON, where the
+pool reads it. What the run observes is :mod:`.observe`'s; that the eager run stayed eager and
+the compiled one compiled is :mod:`.proofs`'. Worker side only: it must import nothing from
+Sphinx or docutils, nor from the build's side of the engine.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ import socket
 import sys
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,7 @@ from ...plan.stamps import written_since
 from ..isolation import Words, restore_user_environment, take
 from ..kept import LISTEN_TIMEOUT, peer, warm_file
 from .imports import module_file, read_files
-from .processes import reaped
+from .processes import fork, reaped
 from .serving import copy_ahead, imported, serve_runs, warmed
 
 if TYPE_CHECKING:
@@ -115,14 +116,7 @@ def serve(path: Path, idle: float, words: Words) -> int:
                 break
             number += 1
             idle = kept["idle"] = session.idle  # the latest build's word
-            pid = os.fork()
-            if pid == 0:
-                listener.close()
-                code = 70
-                try:
-                    code = _session(session, info, {**kept, "build": number})
-                finally:
-                    os._exit(code)
+            pid = fork(partial(_forked_session, listener, session, info, {**kept, "build": number}))
             session.close()
             live.add(pid)
             session = None
@@ -204,6 +198,12 @@ def _leave(path: Path, identity: tuple[int, int, int]) -> int:
         warm_file(path).unlink(missing_ok=True)
         path.unlink(missing_ok=True)
     return 0
+
+
+def _forked_session(listener: socket.socket, session: Session, info: Ready, kept: Kept) -> int:
+    """A session's process: the socket builds connect to stays the kept worker's."""
+    listener.close()
+    return _session(session, info, kept)
 
 
 def _session(session: Session, info: Ready, kept: Kept | None) -> int:

@@ -1,4 +1,4 @@
-"""What the worker asks of the operating system: process lifetimes, descriptors, threads.
+"""What the worker asks of the operating system: forks, process lifetimes, descriptors, threads.
 
 Linux-specific where it must be (``prctl``, ``/proc``); elsewhere each helper does what it can.
 Imported by the worker only.
@@ -18,10 +18,29 @@ import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+
+
+def fork(child: Callable[[], int]) -> int:
+    """Fork a process that runs ``child`` and exits with what it returns: 70 if it raised (its
+    traceback on its stderr, the worker's log or the run's output). Returns the pid, in the
+    parent only: the child never leaves ``child`` for our callers' code, and ends without the
+    interpreter's teardown (its ``atexit`` and buffers are the parent's copies)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 70
+        try:
+            code = child()
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    return pid
 
 
 def die_with_parent(sig: int = signal.SIGKILL) -> None:
@@ -205,7 +224,7 @@ def reaped() -> Iterator[tuple[int, int]]:
 
 def adopt_orphans() -> None:
     """Make what a snippet detaches from its process group (``setsid``, ``start_new_session``)
-    our child when its parent ends, instead of init's, so that :func:`_kill_adopted` ends it."""
+    our child when its parent ends, instead of init's, so that :func:`kill_adopted` ends it."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 

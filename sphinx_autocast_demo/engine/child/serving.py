@@ -14,7 +14,14 @@ from typing import IO
 
 from ..isolation import Words, restore_user_environment
 from ..protocol import Ready
-from .processes import adopt_orphans, can_prefault, die_with_parent, kill_adopted, running_threads
+from .processes import (
+    adopt_orphans,
+    can_prefault,
+    die_with_parent,
+    fork,
+    kill_adopted,
+    running_threads,
+)
 from .warm import freeze, import_stack, warm_up
 from .zygote import Zygote
 
@@ -92,32 +99,26 @@ def fork_eager_zygote(info: Ready, channel: tuple[int, int], private: list[int],
     """
     theirs_in, theirs_out = channel
     parent = os.getpid()
-    try:
-        pid = -1 if running_threads() else os.fork()
-    except OSError:  # no memory for it: the warm zygote runs them, later
-        pid = -1
-    if pid:
-        os.close(theirs_in)
-        os.close(theirs_out)
-        return pid if pid > 0 else None
-    code = 70
-    try:
+
+    # (If it fails, its traceback goes to the worker's log, and the pool sees the channel close.)
+    def serve() -> int:
         for fd in private:
             os.close(fd)
         if with_parent:
             die_with_parent(signal.SIGTERM)  # see main: our runs end with us
         if with_parent and os.getppid() != parent:  # it died before it could tell us
-            code = 0
-            return None
+            return 0
         restore_user_environment(user_env)
         freeze()
-        code = serve_runs(theirs_in, os.fdopen(theirs_out, "w"), {**info, "fork": True})
-    except BaseException:
-        import traceback
+        return serve_runs(theirs_in, os.fdopen(theirs_out, "w"), {**info, "fork": True})
 
-        traceback.print_exc()  # into the worker's log; the pool sees the channel close
-    finally:
-        os._exit(code)
+    try:
+        pid = -1 if running_threads() else fork(serve)
+    except OSError:  # no memory for it: the warm zygote runs them, later
+        pid = -1
+    os.close(theirs_in)
+    os.close(theirs_out)
+    return pid if pid > 0 else None
 
 
 def copy_ahead(idle_core: bool) -> bool:

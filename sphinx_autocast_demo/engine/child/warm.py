@@ -1,6 +1,6 @@
 """What the worker does before its first fork, and what its probe repeats after it.
 
-The zygote (:mod:`.worker`) imports torch and the compiler stack, compiles what demos compile
+The worker (:mod:`.worker`) imports torch and the compiler stack, compiles what demos compile
 so that every child inherits it warm, and moves its memory to huge pages; a probe child
 rehearses the same compiles to learn which of the zygote's pages a run writes
 (:func:`.processes.written_pages`). Our own code only: no writer's code runs before a fork.

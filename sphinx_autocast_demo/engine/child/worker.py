@@ -1,13 +1,14 @@
 """The worker process: imports torch once, then forks one fresh child per run.
 
-Started by :mod:`.pool` as ``python -m sphinx_autocast_demo.engine.child.worker``. It imports torch
-and the compiler stack, warms them up (:mod:`.warm`), says it is ready, and becomes the zygote
-(:mod:`.zygote`), which forks a child for every run (one demo under one value, compiled or
-eager): no run pays the imports again, and every run starts from the zygote's untouched memory.
-Protocol: JSON lines, one run a line on stdin, one event a run on stdout (the first: ready).
-When stdin closes (the build ended or died) every child is killed. Between the imports and the
-warm-up it forks the eager zygote (:func:`fork_eager_zygote`), which speaks the same protocol
-on two more pipes the pool gave it, so that eager runs run while the warm-up compiles.
+Started by the build (``parent.handles``; ``kept`` for a kept worker) as ``python -m
+sphinx_autocast_demo.engine.child.worker``. It imports torch and the compiler stack, warms them
+up (:mod:`.warm`), says it is ready, and becomes the zygote (:mod:`.zygote`), which forks a
+child for every run (one demo under one value, compiled or eager): no run pays the imports
+again, and every run starts from the zygote's untouched memory. Protocol: JSON lines, one run a
+line on stdin, one event a run on stdout (the first: ready). When stdin closes (the build ended
+or died) every child is killed. Between the imports and the warm-up it forks the eager zygote
+(:func:`.serving.fork_eager_zygote`), which speaks the same protocol on two more pipes the pool
+gave it, so that eager runs run while the warm-up compiles.
 
 ``--job FILE`` runs one job in a fresh interpreter instead (CUDA, which must never be
 initialised before a fork, or a zygote that could not fork safely).

@@ -21,9 +21,10 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any
 
-from ..protocol import KEEP_BYTES, RESET_SIGNALS, Exit, RunRequest
+from ..protocol import KEEP_BYTES, RESET_SIGNALS, Exit, RunRequest, worker_command
 from .processes import (
     die_with_parent,
+    fork,
     kill_adopted,
     killpg,
     prefault,
@@ -33,9 +34,6 @@ from .processes import (
     written_pages,
 )
 from .warm import rehearse
-
-#: The module a fresh interpreter runs a job with (``--job``).
-WORKER = f"{__package__}.worker"
 
 
 @dataclass
@@ -85,7 +83,7 @@ class Zygote:
                  copy_ahead: bool = False, helper: int | None = None) -> None:
         self.requests = requests
         self.events = events
-        self.helper = helper  # the eager zygote (``worker.fork_eager_zygote``), while it lives
+        self.helper = helper  # the eager zygote (``serving.fork_eager_zygote``), while it lives
         # False: every run execs a fresh interpreter from its forked child (see ``main``).
         self.fork_safe = fork_safe
         self.copy_ahead = copy_ahead and fork_safe
@@ -169,10 +167,12 @@ class Zygote:
             pid, output, channel = spare.pid, spare.output, spare.channel
         else:
             output, out_w = os.pipe()
-            pid = os.fork()
-            if pid == 0:
+
+            def child() -> int:
                 os.close(output)
-                self._child(run, None, out_w)
+                return self._child(run, None, out_w)
+
+            pid = fork(child)
             os.close(out_w)
         now = time.monotonic()
         os.set_blocking(output, False)
@@ -189,11 +189,13 @@ class Zygote:
     def _fork_spare(self) -> None:
         ours, theirs = socket.socketpair()
         output, out_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
+
+        def spare() -> int:
             ours.close()
             os.close(output)
-            self._child(None, theirs, out_w)
+            return self._child(None, theirs, out_w)
+
+        pid = fork(spare)
         theirs.close()
         os.close(out_w)
         self.spares.append(Spare(pid, ours, output))
@@ -202,23 +204,18 @@ class Zygote:
         """Fork a child that rehearses a run and sends back the pages it wrote (off the build's
         path, while the first runs run)."""
         output, out_w = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            code = 70
-            try:
-                os.close(output)
-                self._become_child()
-                rehearse()
-                written = written_pages()
-                with os.fdopen(out_w, "w") as f:
-                    json.dump(written, f)
-                code = 0
-            except BaseException:
-                import traceback
 
-                traceback.print_exc()  # into the worker's log; the runs go on without it
-            finally:
-                os._exit(code)
+        # (If it fails, its traceback goes to the worker's log; the runs go on without it.)
+        def probe() -> int:
+            os.close(output)
+            self._become_child()
+            rehearse()
+            written = written_pages()
+            with os.fdopen(out_w, "w") as f:
+                json.dump(written, f)
+            return 0
+
+        pid = fork(probe)
         os.close(out_w)
         os.set_blocking(output, False)
         self.probe = Probe(pid, output)
@@ -258,48 +255,40 @@ class Zygote:
                 os.close(fd)
         self.selector.close()
 
-    def _child(self, run: RunRequest | None, channel: socket.socket | None, output: int) -> None:
-        """Become the process of ``run``, or of the run that arrives on ``channel``."""
-        code = 70
-        try:
-            self._become_child()
-            if run is None:
-                assert channel is not None
-                # Until the run comes, and no longer: it must not wait for pages it may not write.
-                copied = prefault(self.written, until=channel.fileno())
-                raw = b""
-                while chunk := channel.recv(65536):
-                    raw += chunk
-                if not raw:  # the worker is shutting down
-                    code = 0
-                    return
-                with contextlib.suppress(OSError):
-                    channel.sendall(str(copied).encode())
-                channel.close()
-                run = json.loads(raw)
-            assert run is not None
-            null = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(null, 0)
-            os.close(null)
-            os.dup2(output, 1)
-            os.dup2(output, 2)
-            os.close(output)
-            sys.stdin = open(0, closefd=False)  # noqa: SIM115
-            sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
-            sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
-            if not self.fork_safe or run.get("fresh"):
-                os.execv(sys.executable, [sys.executable, "-m", WORKER, "--job", run["job_path"]])
-            renew_thread_pool()
-            from .job import run_and_write
+    def _child(self, run: RunRequest | None, channel: socket.socket | None, output: int) -> int:
+        """Become the process of ``run``, or of the run that arrives on ``channel`` (a forked
+        child's body: see :func:`.processes.fork`)."""
+        self._become_child()
+        if run is None:
+            assert channel is not None
+            # Until the run comes, and no longer: it must not wait for pages it may not write.
+            copied = prefault(self.written, until=channel.fileno())
+            raw = b""
+            while chunk := channel.recv(65536):
+                raw += chunk
+            if not raw:  # the worker is shutting down
+                return 0
+            with contextlib.suppress(OSError):
+                channel.sendall(str(copied).encode())
+            channel.close()
+            run = json.loads(raw)
+        assert run is not None
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        os.close(output)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115
+        sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+        if not self.fork_safe or run.get("fresh"):
+            os.execv(sys.executable, worker_command("--job", run["job_path"]))
+        renew_thread_pool()
+        from .job import run_and_write
 
-            run_and_write(run["job"])
-            code = 0
-        except BaseException:
-            import traceback
-
-            traceback.print_exc()
-        finally:
-            os._exit(code)
+        run_and_write(run["job"])
+        return 0
 
     def read_output(self, pid: int, drain: bool = False) -> None:
         """Copy what child ``pid`` printed to its file, up to KEEP_BYTES; count the rest.

@@ -1,6 +1,6 @@
 """The pool's side of the pipes to the worker's two zygotes, and the queue of runs they take.
 
-See :mod:`.pool` for who gets which run, and ``worker.fork_eager_zygote`` for the second zygote.
+See :mod:`.pool` for who gets which run, and ``serving.fork_eager_zygote`` for the second zygote.
 """
 
 from __future__ import annotations

@@ -15,12 +15,12 @@ import os
 import select
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import ClassVar
 
 from .. import kept
+from ..protocol import worker_command
 from .channels import Channel
 
 #: Seconds a worker gets to end once its stdin closed (it kills its runs and exits at once).
@@ -28,7 +28,7 @@ CLOSE_GRACE = 10.0
 
 
 class OwnWorker:
-    """This build's own worker process (:mod:`.worker`), which ends with the build."""
+    """This build's own worker process (``child.worker``), which ends with the build."""
 
     kept: ClassVar[bool] = False
     answer_by: float | None = None  # it is our child: its death is seen, no deadline needed
@@ -37,7 +37,7 @@ class OwnWorker:
                  pass_fds: tuple[int, ...] = ()) -> None:
         with open(log, "wb") as stderr:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "sphinx_autocast_demo.engine.child.worker"],
+                worker_command(),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,

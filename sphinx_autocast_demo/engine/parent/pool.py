@@ -1,6 +1,6 @@
 """The build's side of the worker: start it, feed it runs, read back what each run left.
 
-The worker (a warm zygote, see :mod:`.worker`) does the forking, the timeouts and the killing;
+The worker (a warm zygote, see ``child.worker``) does the forking, the timeouts and the killing;
 this side only keeps at most ``jobs`` runs in flight and turns exits into records
 (:mod:`.records`). Which worker serves the build, its own or a kept one's session, is behind
 one handle (:mod:`.handles`).
@@ -66,7 +66,7 @@ def eager_jobs(jobs: int, cpus: int) -> int:
 
 class WorkerPool:
     """The worker and, while the worker warms up, its eager zygote (see
-    ``worker.fork_eager_zygote``): eager runs go there, compiled runs to the warm worker."""
+    ``serving.fork_eager_zygote``): eager runs go there, compiled runs to the warm worker."""
 
     def __init__(self, jobs: int, env: dict[str, str] | None = None, keep: float = 0.0,
                  words: Words | None = None) -> None:
@@ -89,7 +89,7 @@ class WorkerPool:
         }
         user_env = {k: os.environ.get(k) for k in SINGLE_THREADED}
         # Eager runs while the worker warms up, where a core is free of the warm-up: the pool's
-        # word to the worker, as two more pipes (``worker.fork_eager_zygote``).
+        # word to the worker, as two more pipes (``serving.fork_eager_zygote``).
         ours: tuple[int, int] | None = None
         theirs: tuple[int, ...] = ()
         if child_env.get("AUTOCAST_DEMO_EARLY_EAGER") != "0" and cpus > 1:

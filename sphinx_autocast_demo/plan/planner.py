@@ -1,0 +1,312 @@
+"""The plan: which (demo, variant) needs a run, what the cache and the result sets answer, keyed
+how; and, once runs are compared, what the cache keeps. No process: the engine's
+:class:`.execute.Runner` runs what this leaves unanswered."""
+
+from __future__ import annotations
+
+import os
+import platform
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sphinx.util import logging
+
+from ..core.config import conf_line
+from ..core.model import DemoResult, Variant, VariantResult, skipped
+from ..core.subtypes import ours
+from ..core.version import __version__
+from .cache import CorruptEntry, Entry, FileStamp, ResultCache
+from .environments import Environments
+from .keys import result_key, torch_key, torch_variables
+from .planned import Planned
+from .stamps import Stamps
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from sphinx.application import Sphinx
+
+    from ..core.config import Settings
+    from ..core.model import Code, Demo, Environment
+    from ..core.state import DocState
+    from .planned import Stats
+    from .results import EnvironmentSet
+
+logger = logging.getLogger(__name__)
+
+
+class Planner:
+    """This build's keys, cache and result sets: what runs, what is answered without a run,
+    what is kept for the next build."""
+
+    def __init__(self, app: Sphinx, conf: Settings, torch: str, stats: Stats,
+                 sets: dict[str, EnvironmentSet] | None = None) -> None:
+        self.app = app
+        self.conf = conf
+        self.stats = stats
+        root = Path(conf.cache_dir) if conf.cache_dir else Path(app.doctreedir) / "autocast_demo_cache"
+        self.cache = ResultCache(root if root.is_absolute() else Path(app.confdir) / root)
+        self.storing: bool | None = None  # whether results can be stored; None: not known yet
+        # The caller reads it from metadata, never from the worker: the cache, the
+        # environment's fingerprint and the pages must all name the same version, and the
+        # build must not import torch.
+        self.torch = torch
+        self.torch_key = torch_key(torch, conf.cache_torch)
+        self.python = platform.python_version()
+        self.versions: dict[tuple[str, str], str] = {}  # demo -> torch of its cached results
+        # demo -> the writer's module files its results depend on (pipeline.run makes Sphinx
+        # read its page again when one changes, and then ``stale`` decides)
+        self.files: dict[tuple[str, str], set[str]] = {}
+        self.stamps = Stamps(str(app.confdir))
+        self.variables = torch_variables(os.environ)
+        self.equivalent: set[tuple[str, str]] = set()  # ... which cache_torch counts as ours
+        # Probes whose runs failed without saying which files they had: stored once every run
+        # of the build is, with the files of their demo's other runs (:meth:`_store_failed`).
+        self.failed_probes: list[Planned] = []
+        self.untold: set[tuple[str, str]] = set()  # demos with a run that could not tell its files
+        # This build's environment, and the result sets of others (environments.py).
+        self.envs = Environments(conf, torch, self.python, sets or {})
+
+    @property
+    def here(self) -> Environment:
+        """This build's environment, as the pages and a result set written by it name it."""
+        return self.envs.here
+
+
+    def fingerprint(self) -> tuple[str, ...]:
+        """What makes every page with a demo outdated when it changes."""
+        # The cache re-runs a result of another torch or Python only if its page is read again;
+        # pages show other environments' results as the sets held them when they were read.
+        sets = sorted(run.file for found in self.envs.sets.values() for run in found.runs)
+        own = sorted(run.file for run in self.envs.own_set.runs) if self.envs.own_set else []
+        # torch's environment variables (TORCH_COMPILE_DISABLE...) change what every demo does.
+        variables = [f"{name}={value}" for name, value in self.variables.items()]
+        return (__version__, self.torch_key, self.python, *variables, *sets, "|", *own)
+
+    def key(self, demo: Demo, codes: Sequence[Code], variant: Variant) -> str:
+        return result_key(demo, codes, variant, str(self.app.confdir), self.variables)
+
+    def set_key(self, demo: Demo, codes: Sequence[Code], variant: Variant) -> str:
+        """The key of the result in a result set: without this machine's variables (a set is
+        a record of what torch did where it was made, and names that place; it must be found
+        on a machine whose environment differs, one without torch included)."""
+        return result_key(demo, codes, variant, str(self.app.confdir), {})
+
+    def for_set(self, demo: Demo, codes: Sequence[Code], result: VariantResult,
+                torch: str) -> tuple[str, Entry]:
+        """A checked result as a result set holds it: its key there and its entry."""
+        return self.set_key(demo, codes, result.variant), Entry(
+            torch, result.verdict, result.compiled, result.eager, python_version=self.python,
+            torch_key=self.torch_key)
+
+    def mine(self, demos: list[tuple[Demo, DocState]]) -> set[tuple[str, str]]:
+        """The demos this build runs (``autocast_demo_shard``), as (docname, ident)."""
+        return self.envs.mine(demos, self.set_key)
+
+    def needs_run(self, demo: Demo, state: DocState) -> bool:
+        """Whether ``demo`` would reach the worker (no usable cache entry for some variant)."""
+        if not self.conf.execution.reuses:
+            return True
+        return any(not isinstance(entry, Entry) or not self.current(entry)
+                   or self.stamps.stale(entry) for entry in self._entries(demo, state))
+
+    def files_changed(self, demo: Demo, state: DocState) -> bool:
+        """Whether a file that one of ``demo``'s cached results stands for now has another
+        content: Sphinx compares file times, and a copy that keeps an old time (``cp -p``) or
+        a link moved to an older file would leave the page showing the old result."""
+        return any(isinstance(entry, CorruptEntry)
+                   or (isinstance(entry, Entry) and bool(entry.files) and bool(self.stamps.stale(entry)))
+                   for entry in self._entries(demo, state))
+
+    def _entries(self, demo: Demo, state: DocState) -> Iterator[Entry | CorruptEntry | None]:
+        """Each variant's cache entry (None: none; the error, for one that cannot be read: it
+        runs again); nothing in "never" mode, which runs nothing whatever the cache holds."""
+        if not self.conf.execution.runs:
+            return
+        codes = state.codes_for(demo)
+        for variant in demo.runs:
+            try:
+                yield self.cache.get(self.key(demo, codes, variant))
+            except CorruptEntry as exc:
+                yield exc
+
+    def current(self, entry: Entry) -> bool:
+        """Made by this Python and, as autocast_demo_cache_torch compares, this torch: the
+        version the entry names for "exact" and "release", the label it was stored under for
+        a label (never the stored key for the first two: the version is what it says)."""
+        if entry.python_version != self.python:
+            return False
+        policy = self.conf.cache_torch or "exact"
+        if policy in ("exact", "release"):
+            return torch_key(entry.torch_version, policy) == self.torch_key
+        return entry.torch_key == self.torch_key
+
+    def plan(self, todo: list[tuple[Demo, DocState]]) -> list[Planned]:
+        """Every (demo, variant) to answer, with its result when the cache (or the execution
+        mode) answers it without a run."""
+        planned = []
+        for demo, state in todo:
+            planned += self._planned(demo, state, demo.variants)
+        # Probes after every demo's own values, so the pages' own results come first; and only
+        # for a demo this build runs: one rendered from a result set is not checked here.
+        for demo, state in todo:
+            if self.conf.execution.runs and not self.envs.from_own(demo.docname, demo.ident):
+                planned += self._planned(demo, state, demo.probes)
+        return planned
+
+    def _planned(self, demo: Demo, state: DocState, variants: tuple[Variant, ...]) -> list[Planned]:
+        codes = tuple(state.codes_for(demo))
+        planned = []
+        for variant in variants:
+            key, set_key = self.key(demo, codes, variant), self.set_key(demo, codes, variant)
+            planned.append(Planned(demo, variant, codes, key,
+                                   self.lookup(demo, variant, key, set_key), set_key))
+        return planned
+
+    def results(self, planned: list[Planned]) -> list[DemoResult]:
+        """The planned variants, answered, gathered by demo (not yet checked)."""
+        by_demo: dict[tuple[str, str], list[Planned]] = {}
+        for item in planned:
+            by_demo.setdefault((item.demo.docname, item.demo.ident), []).append(item)
+        out = []
+        for (docname, ident), both in by_demo.items():
+            assert all(i.result is not None for i in both), "every planned variant is answered"
+            items = [i for i in both if i.variant not in i.demo.probes]
+            own = self.envs.answered_by(docname, ident)
+            result = DemoResult(
+                demo=items[0].demo, codes=items[0].codes,
+                variants=tuple(i.result for i in items if i.result is not None),
+                probes=tuple(i.result for i in both if i.result is not None and i not in items),
+                # "never" mode may render results of another torch: name that one.
+                torch_version=self.versions.get((docname, ident), self.torch),
+                torch_equivalent=(docname, ident) in self.equivalent,
+                environment=self.envs.here, others=self.envs.elsewhere(items),
+                source="set" if own else "build",
+                made=own.made if own else "", when=own.when if own else "",
+            )
+            out.append(self.envs.shown(result, not self.conf.execution.runs))
+        return out
+
+    def lookup(self, demo: Demo, variant: Variant, key: str, set_key: str) -> VariantResult | None:
+        never = not self.conf.execution.runs
+        entry = None
+        stale = None
+        if self.conf.execution.reuses:
+            try:
+                entry = self.cache.get(key)
+                if entry is not None and (never or self.current(entry)):
+                    # "never" runs nothing: there only a known change makes a result unusable
+                    stale = None if never and entry.files is None else self.stamps.stale(entry)
+                    if stale:
+                        logger.verbose(f"{demo.location}: [{variant.name}] not from the cache: "
+                                       f"{stale}")
+                        entry = None
+                # This environment's own result set is held to what the cache is: outside
+                # "never" mode, an entry must say which files it stands for, and they must be
+                # what they were (a set made elsewhere does not: the demo runs here). A run
+                # under variables of its own (its cache key holds them) is served by the set
+                # only when nothing runs.
+                if (entry is None or not self.current(entry)) and (never or set_key == key):
+                    entry = self.envs.own(demo, set_key, lambda e: never or (
+                        self.current(e) and not self.stamps.stale(e))) or entry
+            except CorruptEntry as exc:
+                then = "not run (autocast_demo_execute is 'never')" if never else "running again"
+                logger.warning(f"unreadable cache entry, {then}: {exc}", **ours("cache"),
+                               location=str(demo.location))
+        if entry is not None and (never or self.current(entry)):
+            self.stats.cached += 1
+            self.files.setdefault((demo.docname, demo.ident), set()).update(
+                self.stamps.resolve(stamp.path) for stamp in entry.files or ())
+            if entry.torch_version != self.torch:
+                self.versions[demo.docname, demo.ident] = entry.torch_version
+                if self.current(entry):
+                    self.equivalent.add((demo.docname, demo.ident))
+            return VariantResult(variant, entry.verdict, entry.compiled, entry.eager, cached=True)
+        if never and self.envs.own_set is not None:  # a gap in this environment's result sets
+            return self.envs.gap(self.envs.here.label, demo, variant)
+        if never:
+            why = f"its cached result is stale: {stale}" if stale else "the cache has no result for it"
+            return skipped(variant, f"not run: autocast_demo_execute is 'never' and {why}",
+                           why="stale" if stale else "never")
+        self.check_storage()  # before the first run, not after the last
+        return None
+
+    def check_storage(self) -> None:
+        """Say once, before anything runs, that results cannot be stored (the build goes on)."""
+        if self.storing is None:
+            problem = self.cache.unwritable()
+            self.storing = problem is None
+            if problem is not None:
+                self.cannot_store(problem)
+
+    def cannot_store(self, problem: str) -> None:
+        logger.warning(
+            f"autocast-demo: cannot store results in the cache directory {self.cache.root} "
+            f"({problem}): the demos run and render but are not kept, so the next build runs "
+            "them again; set autocast_demo_cache_dir to a directory this build can write",
+            **ours("cache"), location=str(conf_line(str(self.app.confdir), "autocast_demo_cache_dir")))
+
+    def store(self, item: Planned, imports: Sequence[Sequence[str] | None]) -> None:
+        """Keep a compared result for the next build, with the writer's files its runs
+        imported (``imports``: each run's; None where a run could not tell). A failure of the
+        page's own values is not kept: the page says it, and it runs again once the writer
+        acts. A probe's is (its key holds the timeout): shown nowhere, it would cost its
+        timeout at every read of the page."""
+        result = item.result
+        demo = (item.demo.docname, item.demo.ident)
+        files = {p for paths in imports for p in paths or () if self.stamps.comparable(p)}
+        self.files.setdefault(demo, set()).update(files)
+        known = None not in imports
+        probe = item.variant in item.demo.probes
+        if not known and not (probe and result is not None and result.verdict.outcome == "error"):
+            self.untold.add(demo)
+        if result is None or self.storing is False or (result.verdict.outcome == "error" and not probe):
+            return
+        if any("ImportError" in run.error.names for run in (result.compiled, result.eager)
+               if run.error is not None):
+            return  # (it may be a module that is not there yet: nothing to stamp for it)
+        if not known and probe and result.verdict.outcome == "error":
+            self.failed_probes.append(item)  # (a run stopped or killed cannot say its files)
+            return
+        self._put(item, self.stamps.stamp(files if known else None, str(item.demo.location)))
+
+    def _store_failed(self) -> None:
+        """Keep the failed probes of :meth:`store`, once every run is stored: their demo's
+        other runs, of the same code, had what they had; none where one of those could not tell."""
+        for item in self.failed_probes:
+            demo = (item.demo.docname, item.demo.ident)
+            if demo not in self.untold and self.storing is not False:
+                self._put(item, self.stamps.stamp(self.files.get(demo, set()),
+                                                  str(item.demo.location)))
+        self.failed_probes = []
+
+    def after_runs(self, device: str) -> None:
+        """Once every run is stored: the failed probes kept, the device the worker found (its
+        word replaces the guess made without torch; "": no worker started), and the files
+        that could not be stamped said."""
+        self._store_failed()
+        if device:
+            self.envs.here = replace(self.envs.here, device=device)
+        self.stamps.say()
+
+    def _put(self, item: Planned, stamps: tuple[FileStamp, ...] | None) -> None:
+        result = item.result
+        assert result is not None
+        try:
+            self.cache.put(item.key, Entry(self.torch, result.verdict, result.compiled,
+                                           result.eager, python_version=self.python,
+                                           torch_key=self.torch_key, files=stamps))
+        except OSError as exc:  # e.g. the disk filled up during the build
+            self.storing = False
+            self.cannot_store(self.cache.why(exc))
+
+    def dependencies(self) -> Iterator[tuple[str, str]]:
+        """(docname, file) for each writer's file a page's results stand for, in order."""
+        for (docname, _), files in self.files.items():
+            for path in sorted(files):
+                yield docname, path
+
+    def missing(self) -> tuple[dict[str, list[str]], dict[str, EnvironmentSet]]:
+        """What the result sets lack (environment -> values), and every set, this one's too."""
+        return self.envs.missing, self.envs.every_set()
