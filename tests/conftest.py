@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.metadata
+import importlib.util
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import uuid
 from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from bs4 import BeautifulSoup
@@ -142,6 +144,17 @@ def rootdir() -> Path:
     return ROOTS
 
 
+@functools.cache
+def load_quickstart() -> ModuleType:
+    """.ci/quickstart.py (it reads the README's commands for CI), imported from its file: for
+    the tests that read the README's recipes and those that run them."""
+    path = Path(__file__).resolve().parents[1] / ".ci" / "quickstart.py"
+    spec = importlib.util.spec_from_file_location("quickstart", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def copy_root(name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp(name) / "src"
     shutil.copytree(ROOTS / f"test-{name}", dest)
@@ -193,8 +206,10 @@ def sphinx_build(src: Path, out: Path, *args: str, env: dict[str, str] | None = 
     # Not pytest's own variable, which names the test: the kept worker's key holds the build's
     # environment, and each test would start one of its own.
     full = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"} | (env or {})
-    if kept and SUITE_KEEP != "0" and "AUTOCAST_DEMO_TEST_TAG" not in full and not any(
-            "autocast_demo_keep_worker" in a for a in args):
+    conf = src / "conf.py"
+    own = any("autocast_demo_keep_worker" in a for a in args) or (
+        conf.is_file() and "autocast_demo_keep_worker" in conf.read_text(encoding="utf-8"))
+    if kept and SUITE_KEEP != "0" and "AUTOCAST_DEMO_TEST_TAG" not in full and not own:
         full["XDG_RUNTIME_DIR"] = str(SUITE_RUNTIME)
         args = (*args, "-D", f"autocast_demo_keep_worker={SUITE_KEEP}")
     proc = subprocess.run(

@@ -1,6 +1,8 @@
 """Made-up results for the tests that need no torch and no build (tests/unit) and for the
 builds that render results from a cache they write: a demo, its runs, the environments of
-result sets. Every value here is invented; nothing imports torch."""
+result sets; and a made-up module whose docstrings hold demos (``LATIN``), which
+tests/unit/test_docstring_lines.py locates and tests/build/test_docstrings.py accepts. Every
+value here is invented; nothing imports torch."""
 
 from __future__ import annotations
 
@@ -91,3 +93,65 @@ MADE = "made on 2026-11-30 by tox -e results-torch216"
 
 
 WHEN = "on 2026-11-30"
+
+
+# A module of the writer's in Latin-1 with CRLF line endings (``latin_bytes``): demos in
+# docstrings with escapes, under try/else, if and a class (its snippets name torch; nothing here
+# runs them).
+LATIN = '''# -*- coding: latin-1 -*-
+"""Helpers written in Latin-1: caf\u00e9."""
+
+import sys
+
+try:
+    import amp_helpers
+except ImportError:
+    raise
+else:
+    def guarded(w):
+        """Defined under try/else, in caf\u00e9.
+
+        .. autocast-demo::
+           :name: latin-guarded
+           :expect: off: differs
+
+           w = torch.ones(7, requires_grad=True)
+           torch.compile(amp_helpers.double)(w).backward()
+        """
+        return amp_helpers.double(w)
+
+
+def escaped(w):
+    """A tab\\there, and a line \\
+joined by a backslash; na\\xefve.
+
+    .. autocast-demo::
+       :name: latin-escaped
+
+       w = torch.ones(8, requires_grad=True)
+       print("a\\tb")
+       torch.compile(amp_helpers.double)(w).backward()
+    """
+    return amp_helpers.double(w)
+
+
+if sys.version_info >= (3,):
+    class Nested:
+        """A class under if."""
+
+        def run(self, w):
+            """Run, d\u00e9j\u00e0.
+
+            .. autocast-demo::
+               :name: latin-nested
+               :expect: off: differs
+
+               w = torch.ones(9, requires_grad=True)
+               torch.compile(amp_helpers.double)(w).backward()
+            """
+            return amp_helpers.double(w)
+'''
+
+
+def latin_bytes(text: str) -> bytes:
+    return text.replace("\n", "\r\n").encode("latin-1")

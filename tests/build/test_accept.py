@@ -1,4 +1,5 @@
-"""Accept mode end to end: real CLI builds of test-accept with AUTOCAST_DEMO_ACCEPT set."""
+"""Accept mode end to end: real CLI builds of test-accept with AUTOCAST_DEMO_ACCEPT set. The
+rewriting itself, on text only (line endings, option styles): tests/unit/test_accept_rules.py."""
 
 from __future__ import annotations
 
@@ -7,9 +8,6 @@ import shutil
 
 import pytest
 from conftest import ROOTS, copy_root, sphinx_build
-
-from sphinx_autocast_demo.accept.rewrite import Change, apply, edit_expect, find_block
-from sphinx_autocast_demo.core.model import OptionSpan, SourceMap
 
 FILES = ("index.rst", "markdown.md", "conf.py")
 
@@ -143,27 +141,3 @@ def test_a_misspelt_mode_stops_the_build(tmp_path):
     run = sphinx_build(src, tmp_path / "out", env={"AUTOCAST_DEMO_ACCEPT": "maybe"})
     assert run.returncode == 2
     assert "AUTOCAST_DEMO_ACCEPT='maybe': use 1" in run.stderr
-
-
-# The rewriting itself, on text only (no torch): line endings and option styles.
-
-def test_crlf_line_endings_are_kept():
-    text = ".. autocast-demo::\r\n   :expect: off: matches\r\n\r\n   x = 1\r\n"
-    lines = [ln.rstrip("\r\n") for ln in text.split("\n")]
-    block = find_block(lines, SourceMap("x", 1, "rst", 2, 3, (OptionSpan("expect", 2, 3),)))
-    new = edit_expect(lines, block, [("off", "differs")])
-    assert new == ["   :expect: off: differs"]
-    out = apply(text, [Change("x", 1, 2, new, "")])
-    assert out == text.replace("matches", "differs")
-
-
-def test_new_pairs_follow_the_separator_in_use():
-    lines = [".. autocast-demo::", "   :values: a=1, b=2, c=3", "   :expect: a: matches; b: matches",
-             "", "   x = 1"]
-    block = find_block(lines, SourceMap("x", 1, "rst", 2, 4, (
-        OptionSpan("values", 2, 3), OptionSpan("expect", 3, 4))))
-    assert edit_expect(lines, block, [("b", "differs"), ("c", "raises TypeError")]) == [
-        "   :expect: a: matches; b: differs; c: raises TypeError"]
-    yaml = ["```{autocast-demo}", "---", "values: a=1", "expect: 'a: matches'", "---", "x = 1"]
-    where = SourceMap("x", 1, "yaml", 3, 5, (OptionSpan("values", 3, 4), OptionSpan("expect", 4, 5)))
-    assert edit_expect(yaml, find_block(yaml, where), [("a", "differs")]) == ["expect: 'a: differs'"]

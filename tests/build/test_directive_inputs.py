@@ -6,6 +6,9 @@ Real ``python -m sphinx`` builds of two small roots:
   lines in MyST (colon form and YAML form, both run), option blocks myst-parser cannot read;
 - tests/roots/test-option-numbers: timeouts and tolerances that cannot be (nothing runs), and
   the same for the conf.py values.
+
+The number rules at their bounds and the option block reader, without a build:
+tests/unit/test_options.py and tests/unit/test_syntax.py.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import pytest
 from conftest import column, copy_root, processes_tagged, sphinx_build, tagged_build, verdicts
 
 from sphinx_autocast_demo.core import config
-from sphinx_autocast_demo.read import syntax
 
 MATCH = "\u2713 matches eager"
 RST, MD = "index.rst", "options_md.md"
@@ -238,34 +240,6 @@ def test_a_conf_py_number_out_of_range_is_refused_at_its_line(tmp_path_factory, 
     default = next(o.default for o in config.OPTIONS if o.name == name)
     assert (f"{conf}:{line}: autocast_demo_{name} = {shown} must be {rule} (default {default!r})"
             in result.stderr), result.stderr
-
-
-def test_number_rules_at_their_bounds():
-    timeout, tolerance = config.TIMEOUT_RULE, config.TOLERANCE_RULE
-    assert not config.number_problem(timeout, 86400) and not config.number_problem(timeout, 0.5)
-    assert config.number_problem(timeout, 86400.5) and config.number_problem(timeout, 0)
-    assert config.number_problem(timeout, 10**400)  # too large for a float
-    assert not config.number_problem(tolerance, 0) and not config.number_problem(tolerance, 1e9)
-    assert config.number_problem(tolerance, -1e-300) and config.number_problem(tolerance, float("nan"))
-    keep = config.KEEP_RULE  # 0 is allowed: no worker is kept
-    assert not config.number_problem(keep, 0) and not config.number_problem(keep, 86400)
-    assert config.number_problem(keep, -1) and config.number_problem(keep, 86400.5)
-    assert config.number_problem(keep, float("inf"))
-
-
-# -- the option block reader ----------------------------------------------------------------
-
-def test_option_fields_read_continuations_as_docutils_does():
-    lines = [":values: off,", "   same_as_forward", ":expect-output:", "   [off]", "     1.0",
-             ":name: x", "", "code"]
-    fields, end = syntax.option_fields(lines)
-    assert [(f.name, f.line) for f in fields] == [("values", 0), ("expect-output", 2), ("name", 5)]
-    assert syntax.continuation(fields[1].more) == "[off]\n  1.0"
-    assert end == 6
-    # reST: the block is indented; a more-indented ":" line continues a value
-    fields, end = syntax.option_fields(["   :a: 1", "      :b: 2", "   :c:", "x = 1"])
-    assert [(f.name, f.more) for f in fields] == [("a", ["      :b: 2"]), ("c", [])] and end == 3
-    assert not syntax.is_option_line(":::{note}") and syntax.is_option_line("  :a: 1")
 
 
 # -- accept mode rewrites a MyST option over several lines in place -------------------------

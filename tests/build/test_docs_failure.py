@@ -2,7 +2,8 @@
 
 ``docs/examples/failing`` is a tiny project with one outdated record and one typo. The guide
 includes ``output.txt``; this test builds the project and compares. After a deliberate change
-to the messages, regenerate the file with ``AUTOCAST_DEMO_UPDATE_DOCS=1 pytest tests/build/test_docs_failure.py``.
+to the messages, regenerate the file with
+``AUTOCAST_DEMO_UPDATE_DOCS=1 pytest tests/build/test_docs_failure.py``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """MyST as PyTorch's docs write it: demos inside list items, in the colon form, captions with
-inline markup, and myst_nb in place of myst_parser (real builds, real torch)."""
+inline markup, and myst_nb in place of myst_parser (real builds, real torch). The nesting taken
+off a block and the scopes of ``:expect-output:``, without a build: tests/unit/test_syntax.py."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import ROOTS, copy_root, sphinx_build
-
-from sphinx_autocast_demo.read.syntax import unnest
 
 
 @pytest.fixture(scope="module")
@@ -62,37 +61,7 @@ def test_myst_nb_alone_runs_the_demos(tmp_path_factory):
     assert build.stats.get("runs") == 2  # off, compiled and eager
 
 
-def test_unnest_removes_only_the_nesting():
-    assert unnest(["  :expect: off: matches", "", "  x = 1", "      y"], 2) == [
-        ":expect: off: matches", "", "x = 1", "    y"]
-    assert unnest(["> :a: b", ">", "> x"], 2) == [":a: b", "", "x"]
-    assert unnest(["lazy", "  x"], 2) == ["lazy", "x"]  # a line without the nesting is kept
-    assert unnest(["a"], 0) == ["a"]
-
-
 def test_scoped_output_record_applies_only_in_its_scope(nested):
     _, _, again = nested
     assert "rest-scoped-output" in again.html("rest").find(id="rest-scoped-output")["id"]
     assert again.returncode == 0 and "WARNING" not in again.stderr  # [off] holds, >=2.99 not here
-
-
-def test_expect_output_scopes_parse_and_govern_like_expect():
-    from sphinx_autocast_demo.core.model import Environment
-    from sphinx_autocast_demo.read.syntax import SyntaxProblem, parse_expect_output
-
-    blocks = parse_expect_output("[off]\n2.0\n[off[torch >= 2.16]]\n3.0\n[*[cuda]]\n4.0", ("off", "sf"))
-    assert blocks == (("off", "2.0"), ("off[torch>=2.16]", "3.0"), ("*[cuda]", "4.0"))
-    with pytest.raises(SyntaxProblem, match="is not a scope"):
-        parse_expect_output("[off[torch>>2]]\nx", ("off",))
-
-    from dataclasses import replace
-
-    from sphinx_autocast_demo.core.model import Code, Demo, SourceMap, Tolerance
-
-    demo = Demo("index", "d", 1, Code("x = 1", "i.rst", (2,)), None, "c", (), (), blocks,
-                "inductor", "cpu", "bfloat16", 1.0, Tolerance(0, 0), SourceMap("i.rst", 1, "rst", 2, 2))
-    old, new = Environment("t", "2.13.0", "3.11"), Environment("t", "2.16.1", "3.11")
-    assert demo.expected_output("off", old) == "2.0"
-    assert demo.expected_output("off", new) == "3.0"
-    assert demo.expected_output("sf", replace(old, device="cuda")) == "4.0"
-    assert demo.expected_output("sf", old) is None

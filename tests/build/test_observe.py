@@ -1,60 +1,16 @@
 """What a run's walk reaches and reads (engine/observe.py, job.collect_tensors), in this
-process, and how the parent holds each kind of tensor to its measure (compare.compare_tensor,
-no torch). The end-to-end demos are in test_verdict.py."""
+process, with real torch. How the parent holds each kind of tensor to its measure
+(compare.compare_tensor, no torch): tests/unit/test_compare.py. The end-to-end demos are in
+test_verdict.py."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
 import math
-import struct
 from array import array
 
 import pytest
-
-from sphinx_autocast_demo.core.model import TensorRecord, Tolerance
-from sphinx_autocast_demo.judge.compare import compare_tensor
-
-TOL = Tolerance(grad=0.0, output=1e-3)
-
-
-def compared(dtype, shape, a, b, kind="value", tol=TOL):
-    """compare_tensor of two records whose float64 copies are ``a`` and ``b``."""
-    left, right = struct.pack(f"<{len(a)}d", *a), struct.pack(f"<{len(b)}d", *b)
-    records = [TensorRecord("t", kind, dtype, tuple(shape), sha) for sha in ("x", "y")]
-    return compare_tensor(records[0], records[1], (left, 0), (right, 0), tol)
-
-
-def test_integers_and_booleans_are_compared_exactly_whatever_the_tolerance():
-    diff = compared("int64", [1], [10_001.0], [10_000.0])
-    assert not diff.equal and diff.max_abs == 1.0 and "exactly" in diff.note
-    assert not compared("bool", [1], [1.0], [0.0]).equal
-    assert compared("float32", [1], [10_001.0], [10_000.0]).equal  # (the same within 1e-3)
-
-
-def test_a_complex_tensor_is_compared_part_by_part_within_the_tolerance():
-    close = compared("complex64", [2], [1.0, 2.0, 3.0, -1.0], [1.0, 2.0, 3.0 + 1e-6, -1.0])
-    assert close.equal and 0 < (close.max_abs or 0) < 1e-5
-    assert not compared("complex64", [1], [1.0, 2.5], [1.0, 2.0]).equal
-
-
-def test_equal_values_not_bitwise_equal_say_what_differs():
-    zero = compared("float32", [2], [-0.0, 1.0], [0.0, 1.0])
-    assert zero.equal and zero.max_abs == 0.0
-    assert zero.note == "equal values; differs only in the sign of zero"
-    nan = compared("float32", [1], [-math.nan], [math.nan])
-    assert nan.note == "equal values; differs only in NaN bit patterns"
-    both = compared("float32", [2], [-0.0, -math.nan], [0.0, math.nan])
-    assert both.note == "equal values; differs only in the sign of zero and NaN bit patterns"
-    # A gradient is compared bitwise (tolerance 0): a difference, not one in value.
-    grad = compared("float32", [1], [-0.0], [0.0], kind="grad")
-    assert not grad.equal and grad.note == zero.note
-
-
-def test_a_data_file_cut_short_gives_no_values_never_a_crash():
-    records = [TensorRecord("t", "value", "float32", (4,), sha) for sha in ("x", "y")]
-    diff = compare_tensor(records[0], records[1], (b"\0" * 12, 0), (b"\0" * 32, 0), TOL)
-    assert not diff.equal and diff.max_abs is None and "not bitwise equal" in diff.note
 
 
 def walk(namespace):

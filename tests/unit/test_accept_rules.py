@@ -10,7 +10,7 @@ from fakes import HERE, demo, ran, result
 from sphinx.errors import ConfigError
 
 from sphinx_autocast_demo.accept import rewrite as accept
-from sphinx_autocast_demo.accept.rewrite import Blocked, Change
+from sphinx_autocast_demo.accept.rewrite import Blocked, Change, apply, edit_expect, find_block
 from sphinx_autocast_demo.core.model import OptionSpan, SourceMap, Verdict
 from sphinx_autocast_demo.read import syntax
 
@@ -153,3 +153,25 @@ def test_a_module_is_read_and_written_in_its_declared_encoding_and_line_endings(
     said = accept._unsafe_in_python("mod.py", [Change("mod.py", 0, 0, ["off: raises \u0100rror"], "")],
                                     "iso-8859-1")
     assert said == "the new record has '\u0100', which the file's encoding (iso-8859-1) cannot hold"
+
+
+def test_crlf_line_endings_are_kept():
+    text = ".. autocast-demo::\r\n   :expect: off: matches\r\n\r\n   x = 1\r\n"
+    lines = [ln.rstrip("\r\n") for ln in text.split("\n")]
+    block = find_block(lines, SourceMap("x", 1, "rst", 2, 3, (OptionSpan("expect", 2, 3),)))
+    new = edit_expect(lines, block, [("off", "differs")])
+    assert new == ["   :expect: off: differs"]
+    out = apply(text, [Change("x", 1, 2, new, "")])
+    assert out == text.replace("matches", "differs")
+
+
+def test_new_pairs_follow_the_separator_in_use():
+    lines = [".. autocast-demo::", "   :values: a=1, b=2, c=3", "   :expect: a: matches; b: matches",
+             "", "   x = 1"]
+    block = find_block(lines, SourceMap("x", 1, "rst", 2, 4, (
+        OptionSpan("values", 2, 3), OptionSpan("expect", 3, 4))))
+    assert edit_expect(lines, block, [("b", "differs"), ("c", "raises TypeError")]) == [
+        "   :expect: a: matches; b: differs; c: raises TypeError"]
+    yaml = ["```{autocast-demo}", "---", "values: a=1", "expect: 'a: matches'", "---", "x = 1"]
+    where = SourceMap("x", 1, "yaml", 3, 5, (OptionSpan("values", 3, 4), OptionSpan("expect", 4, 5)))
+    assert edit_expect(yaml, find_block(yaml, where), [("a", "differs")]) == ["expect: 'a: differs'"]

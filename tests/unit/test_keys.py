@@ -77,6 +77,15 @@ def test_only_variables_torch_reads_go_into_a_key_and_the_torch_by_its_policy():
     assert keys.torch_key("nightly", "release") == "nightly"  # no release number: as it is
 
 
+def test_torch_keys():
+    assert keys.torch_key("2.16.0a0+git1234abc", "exact") == "2.16.0a0+git1234abc"
+    assert keys.torch_key("2.16.0a0+git1234abc", "release") == "2.16.0"
+    assert keys.torch_key("2.13.0+cpu", "release") == "2.13.0"
+    assert keys.torch_key("2.13.0+cpu", "nightly-2026-11") == "nightly-2026-11"
+    assert keys.torch_key("2.13.0+cpu", "") == "2.13.0+cpu"  # empty: exact, not a label
+
+
+
 def test_an_entry_is_stale_when_its_files_cannot_be_compared(tmp_path, monkeypatch):
     (tmp_path / "docs").mkdir()
     helper = tmp_path / "lib" / "helpers" / "tool.py"

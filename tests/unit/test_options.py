@@ -1,9 +1,13 @@
-"""options.py and config.py without a build: the option table read into values, the conf.py
-values validated, and the messages that name what to fix."""
+"""options.py and config.py without a build: the option table read into values (and described
+on the reference page, docs/_ext/autocast_reference.py), the conf.py values validated, the
+number rules at their bounds, and the messages that name what to fix."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -11,10 +15,11 @@ from sphinx.errors import ConfigError
 
 from sphinx_autocast_demo.core import config
 from sphinx_autocast_demo.core.config import PREFIX
-from sphinx_autocast_demo.read import options
+from sphinx_autocast_demo.read import directives, options
 from sphinx_autocast_demo.read.syntax import SyntaxProblem
 
 DEMO = options.named(options.DEMO)
+DOCS = Path(__file__).parents[2] / "docs"
 
 
 class Conf(dict):
@@ -96,6 +101,30 @@ def test_the_reference_shows_each_options_syntax_and_default():
     assert set(options.DIRECTIVES) == {"autocast-demo", "autocast-demo-setup", "autocast-demo-summary"}
 
 
+
+def test_reference_descriptions_follow_the_code():
+    path = DOCS / "_ext" / "autocast_reference.py"
+    spec = importlib.util.spec_from_file_location("autocast_reference", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["autocast_reference"] = module
+    spec.loader.exec_module(module)
+    # The directives read their options from the table the page lists: one declaration.
+    assert directives.AutocastDemo.known == tuple(o.name for o in options.DIRECTIVES["autocast-demo"])
+    assert directives.AutocastDemoSetup.known == tuple(
+        o.name for o in options.DIRECTIVES["autocast-demo-setup"])
+    for directive in options.DIRECTIVES:
+        assert all(all(cell.strip() for cell in row) for row in module.rows(directive)), directive
+    # An option that mirrors a conf value takes its default, choices and rule from it.
+    mirrored = {o.name: o for o in options.DEMO if o.mirrors}
+    assert len(mirrored) == 8
+    assert all(o.conf is not None for o in mirrored.values())
+    assert mirrored["backend"].allowed == config.BACKENDS
+    assert mirrored["dtype"].allowed == config.DTYPES  # without the conf value's "" (unset)
+    assert mirrored["timeout"].rule == config.TIMEOUT_RULE
+    assert module.rows("autocast-demo")[4][1:3] == [
+        "``aot_eager``, ``inductor``, ``eager``", "``autocast_demo_backend``"]
+
+
 # -- config.py: settings as a build uses them -----------------------------------------------------
 
 def test_execution_modes_say_what_a_build_may_do():
@@ -120,6 +149,20 @@ def test_the_environment_variables_win_over_conf_py(no_env):
     assert (found.execute, found.shard, found.execution.runs) == ("never", "2/3", False)
     no_env.setenv("AUTOCAST_DEMO_EXECUTE", "")  # set but empty: conf.py's
     assert settings(execute="force").execution == config.Execution.of("force")
+
+
+
+def test_number_rules_at_their_bounds():
+    timeout, tolerance = config.TIMEOUT_RULE, config.TOLERANCE_RULE
+    assert not config.number_problem(timeout, 86400) and not config.number_problem(timeout, 0.5)
+    assert config.number_problem(timeout, 86400.5) and config.number_problem(timeout, 0)
+    assert config.number_problem(timeout, 10**400)  # too large for a float
+    assert not config.number_problem(tolerance, 0) and not config.number_problem(tolerance, 1e9)
+    assert config.number_problem(tolerance, -1e-300) and config.number_problem(tolerance, float("nan"))
+    keep = config.KEEP_RULE  # 0 is allowed: no worker is kept
+    assert not config.number_problem(keep, 0) and not config.number_problem(keep, 86400)
+    assert config.number_problem(keep, -1) and config.number_problem(keep, 86400.5)
+    assert config.number_problem(keep, float("inf"))
 
 
 # -- config.py: validation names the line to fix ------------------------------------------------

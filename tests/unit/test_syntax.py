@@ -1,12 +1,16 @@
 """syntax.py without a build: the option languages a writer types (``:values:``, ``:expect:``,
-``:expect-output:``) and the messages that say what to write instead."""
+``:expect-output:``, their scopes) and the messages that say what to write instead; the option
+block read as docutils reads it, and the nesting (a list item, a quote) taken off a block."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from sphinx_autocast_demo.core.model import Code, Demo, Environment, SourceMap, Tolerance
 from sphinx_autocast_demo.read import syntax
-from sphinx_autocast_demo.read.syntax import SyntaxProblem
+from sphinx_autocast_demo.read.syntax import SyntaxProblem, parse_expect_output, unnest
 
 NAMES = ("same_as_forward", "off")
 
@@ -123,3 +127,38 @@ def test_an_option_block_ends_where_docutils_ends_it():
     assert [(f.name, f.text, f.line) for f in fields] == [("a", ":a: 1", 0), ("", ": odd", 1)]
     assert end == 2  # a MyST fence is no option line
     assert syntax.continuation(["    [off]", "      1.0", "", "    x  "]) == "[off]\n  1.0\n\nx"
+
+
+def test_option_fields_read_continuations_as_docutils_does():
+    lines = [":values: off,", "   same_as_forward", ":expect-output:", "   [off]", "     1.0",
+             ":name: x", "", "code"]
+    fields, end = syntax.option_fields(lines)
+    assert [(f.name, f.line) for f in fields] == [("values", 0), ("expect-output", 2), ("name", 5)]
+    assert syntax.continuation(fields[1].more) == "[off]\n  1.0"
+    assert end == 6
+    # reST: the block is indented; a more-indented ":" line continues a value
+    fields, end = syntax.option_fields(["   :a: 1", "      :b: 2", "   :c:", "x = 1"])
+    assert [(f.name, f.more) for f in fields] == [("a", ["      :b: 2"]), ("c", [])] and end == 3
+    assert not syntax.is_option_line(":::{note}") and syntax.is_option_line("  :a: 1")
+
+
+def test_unnest_removes_only_the_nesting():
+    assert unnest(["  :expect: off: matches", "", "  x = 1", "      y"], 2) == [
+        ":expect: off: matches", "", "x = 1", "    y"]
+    assert unnest(["> :a: b", ">", "> x"], 2) == [":a: b", "", "x"]
+    assert unnest(["lazy", "  x"], 2) == ["lazy", "x"]  # a line without the nesting is kept
+    assert unnest(["a"], 0) == ["a"]
+
+
+def test_expect_output_scopes_parse_and_govern_like_expect():
+    blocks = parse_expect_output("[off]\n2.0\n[off[torch >= 2.16]]\n3.0\n[*[cuda]]\n4.0", ("off", "sf"))
+    assert blocks == (("off", "2.0"), ("off[torch>=2.16]", "3.0"), ("*[cuda]", "4.0"))
+    with pytest.raises(SyntaxProblem, match="is not a scope"):
+        parse_expect_output("[off[torch>>2]]\nx", ("off",))
+    demo = Demo("index", "d", 1, Code("x = 1", "i.rst", (2,)), None, "c", (), (), blocks,
+                "inductor", "cpu", "bfloat16", 1.0, Tolerance(0, 0), SourceMap("i.rst", 1, "rst", 2, 2))
+    old, new = Environment("t", "2.13.0", "3.11"), Environment("t", "2.16.1", "3.11")
+    assert demo.expected_output("off", old) == "2.0"
+    assert demo.expected_output("off", new) == "3.0"
+    assert demo.expected_output("sf", replace(old, device="cuda")) == "4.0"
+    assert demo.expected_output("sf", old) is None
