@@ -192,7 +192,7 @@ class CliBuild:
 # keep_worker itself, one that checks the worker's own start.
 SUITE_RUNTIME = Path(tempfile.mkdtemp(prefix="autocast-demo-suite-"))  # 0700, as a kept one needs
 #: Seconds a kept worker waits for the next build; AUTOCAST_DEMO_SUITE_KEEP=0: every build its own.
-SUITE_KEEP = os.environ.get("AUTOCAST_DEMO_SUITE_KEEP", "600")
+SUITE_KEEP = os.environ.get("AUTOCAST_DEMO_SUITE_KEEP", "120")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -46,7 +46,7 @@ def checked(tmp_path_factory):
     cache = src.parent / "cache"
     build = sphinx_build(src, src / "_build" / "check", "-b", "autocast-check",
                          "-D", f"autocast_demo_cache_dir={cache}",
-                         "-D", "autocast_demo_environment=elsewhere")
+                         "-D", "autocast_demo_environment=elsewhere", kept=False)  # the line as typed
     assert build.returncode == 0, build.stderr
     return src, cache, src / "_build" / "check" / "results"
 
