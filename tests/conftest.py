@@ -45,7 +45,7 @@ ROOTS = Path(__file__).parent / "roots"
 #: What a test needs torch for: a build of a test root (CLI, in-process, Sphinx's test app, a
 #: process it starts itself), the engine's worker or its runs, torch itself (or its version).
 NEEDS_TORCH = frozenset({"sphinx_build", "app_build", "tagged_build", "SphinxTestApp", "app",
-                         "make_app", "subprocess", "Popen", "WorkerPool", "Executor", "Job",
+                         "make_app", "subprocess", "Popen", "WorkerPool", "Runner", "Planner", "Job",
                          "job", "worker", "zygote", "warm", "torch", "installed_torch"})
 
 

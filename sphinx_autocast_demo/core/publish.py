@@ -71,8 +71,8 @@ def python_places() -> list[tuple[str, str]]:
     """Python's own directories on the build machine and the name a page gives each."""
     paths = sysconfig.get_paths()
     return [(os.path.abspath(paths[k]), f"<{n}>") for k, n in
-            (("purelib", "site-packages"), ("platlib", "site-packages"), ("stdlib", "stdlib"))
-            if k in paths]
+            (("purelib", "site-packages"), ("platlib", "site-packages"), ("stdlib", "stdlib"),
+             ("platstdlib", "stdlib")) if k in paths]
 
 
 def workspace() -> str:

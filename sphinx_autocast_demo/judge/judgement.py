@@ -3,9 +3,9 @@
 The check stage (check.py) writes findings; this stage decides, once, what a reader and a CI
 are told about each value in each environment: where its result comes from, whether it was
 checked (and if not, why, as a typed cause), what compiled did against eager, and whether the
-page's record holds. The page tables (render.py, across.py), the summary matrix (summary.py),
-the check builder (builder.py) and the console summary (report.py) only format a
-:class:`Judgement`; none of them decides anything of its own.
+page's record holds. The page tables (present/render.py, across.py), the matrix
+(present/summary.py), the check builder (report/builder.py) and the console summary
+(report/console.py) only format a :class:`Judgement`; none of them decides anything of its own.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A judged value as the text and CSS classes of a table cell; the table itself.
 
 Shared by the page's tables (render.py, across.py) and the summary matrix (summary.py). Every
-function here formats a judgement (judge.py); none decides what was checked or what holds.
+function here formats a judgement (judge/judgement.py); none decides what was checked or what holds.
 """
 
 from __future__ import annotations

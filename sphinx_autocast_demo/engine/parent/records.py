@@ -14,13 +14,13 @@ import os
 import re
 import shutil
 import signal
-import sysconfig
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ...core.fromjson import run_record_from_json
 from ...core.model import Frame, RunRecord, SnippetError
 from ...core.printed import printed_digest
+from ...core.publish import python_places
 from ...core.text import bounded, printable
 from ..protocol import KEEP_BYTES, Exit, Job
 
@@ -126,8 +126,7 @@ def _unscratch(text: str, scratch: str) -> str:
 
 @functools.cache
 def _installed() -> tuple[str, ...]:
-    paths = sysconfig.get_paths()
-    places = {os.path.join(paths[name], "") for name in ("purelib", "platlib", "stdlib", "platstdlib")}
+    places = {os.path.join(path, "") for path, _ in python_places()}  # (one list: core.publish)
     return tuple(sorted(places, key=len, reverse=True))  # (the longest first: site-packages is in lib)
 
 
