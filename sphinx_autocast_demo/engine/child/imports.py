@@ -153,21 +153,28 @@ def _not_writers() -> tuple[str, ...]:
 
 
 def _torch_dirs() -> list[str]:
-    """torch's package, and where inductor and triton write the modules they generate."""
+    """torch's package, and every place inductor and triton keep their own working files
+    (generated modules, kernels, locks, precompiled headers, their caches): where their
+    variables point and their defaults too, as inductor writes its precompiled headers' locks
+    under the temporary directory's default whatever ``TORCHINDUCTOR_CACHE_DIR`` says. None of
+    them is the writer's: a fresh machine has none, and a result must not wait on them."""
+    import tempfile
+
     import torch
 
-    inductor = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    if not inductor:
-        try:  # (a private module; cache_dir() would also set the variable and make the directory)
-            from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+    dirs = [os.path.dirname(torch.__file__),
+            os.path.join(tempfile.gettempdir(), f"torchinductor_{_user()}"),
+            os.environ.get("TORCHINDUCTOR_CACHE_DIR", ""),
+            os.environ.get("TRITON_CACHE_DIR", ""), os.path.expanduser("~/.triton"),
+            os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                         "torch")]
+    try:  # (a private module; cache_dir() would also set the variable and make the directory)
+        from torch._inductor.runtime.cache_dir_utils import default_cache_dir
 
-            inductor = default_cache_dir()
-        except Exception:  # moved in another torch: where 2.13-2.15 put it
-            import tempfile
-
-            inductor = os.path.join(tempfile.gettempdir(), f"torchinductor_{_user()}")
-    return [os.path.dirname(torch.__file__), inductor,
-            os.environ.get("TRITON_CACHE_DIR") or os.path.expanduser("~/.triton")]
+        dirs.append(default_cache_dir())
+    except Exception:  # moved in another torch: the temporary directory's default stands
+        pass
+    return [d for d in dirs if d]
 
 
 def _user() -> str:

@@ -1,0 +1,72 @@
+"""What a result stands for is the writer's code and files, never torch's own working files.
+
+Inductor and Triton write generated modules, kernels, locks and precompiled headers wherever
+their directories point (``TORCHINDUCTOR_CACHE_DIR``, ``TRITON_CACHE_DIR``) and, for some of
+them, under the temporary directory's default whatever the variable says. A fresh CI runner has
+none of them: with only the result cache restored, a new ``TMPDIR`` and a new inductor cache
+directory, an unchanged project runs nothing, a moved one too, and one edited page runs only
+its own demos.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import copy_root, sphinx_build
+
+
+def machine(root, name: str) -> dict[str, str]:
+    """A runner's own temporary and inductor cache directories, made empty."""
+    tmp, inductor = root / name / "tmp", root / name / "inductor"
+    for path in (tmp, inductor):
+        path.mkdir(parents=True)
+    return {"TMPDIR": str(tmp), "TORCHINDUCTOR_CACHE_DIR": str(inductor),
+            "TRITON_CACHE_DIR": str(root / name / "triton")}
+
+
+@pytest.fixture(scope="module")
+def runners(tmp_path_factory):
+    src = copy_root("fresh-runner", tmp_path_factory)
+    root = src.parent
+
+    def build(project, cache, env):
+        return sphinx_build(project, project / "_build" / "html", "-D",
+                            f"autocast_demo_cache_dir={cache}", env=env, kept=False)
+
+    first = build(src, root / "cache", machine(root, "one"))
+    # A fresh runner: the project checked out elsewhere, the result cache restored to another
+    # path, and nothing else of the first machine (its temporary and inductor directories gone).
+    shutil.rmtree(root / "one")
+    moved = root / "checkout"
+    shutil.copytree(src, moved, ignore=shutil.ignore_patterns("_build"))
+    shutil.copytree(root / "cache", root / "restored")
+    fresh = build(moved, root / "restored", machine(root, "two"))
+    shutil.rmtree(root / "two")
+    page = moved / "other.rst"
+    page.write_text(page.read_text().replace("torch.ones(3, 3)", "torch.full((3, 3), 2.0)"))
+    edited = build(moved, root / "restored", machine(root, "three"))
+    return first, fresh, edited
+
+
+def test_the_first_build_runs_every_demo(runners):
+    first, _, _ = runners
+    assert first.returncode == 0, first.stderr
+    assert first.runs()[0] > 0 and first.stats["checked"] == 4
+
+
+def test_a_fresh_runner_with_the_cache_restored_runs_nothing(runners):
+    first, fresh, _ = runners
+    assert fresh.returncode == 0, fresh.stderr
+    # Nothing runs; every value checked the first time comes from the restored cache.
+    assert fresh.runs() == (0, first.stats["checked"]), fresh.stdout + fresh.stderr
+    assert "run again" not in fresh.stderr + fresh.stdout
+
+
+def test_one_edited_page_runs_only_its_own_demos(runners):
+    first, _, edited = runners
+    assert edited.returncode == 0, edited.stderr
+    # Sphinx reads the edited page alone, and only its demo runs: half of the first build's
+    # runs, as both pages' demos name the same values.
+    assert edited.stats["demos"] == 1, edited.stdout
+    assert edited.runs()[0] == first.runs()[0] // 2 > 0, edited.stdout
