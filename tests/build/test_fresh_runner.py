@@ -10,7 +10,11 @@ its own demos.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
+import uuid
 
 import pytest
 from conftest import copy_root, sphinx_build
@@ -70,3 +74,36 @@ def test_one_edited_page_runs_only_its_own_demos(runners):
     # runs, as both pages' demos name the same values.
     assert edited.stats["demos"] == 1, edited.stdout
     assert edited.runs()[0] == first.runs()[0] // 2 > 0, edited.stdout
+
+
+# -- a kept worker and the kernels another build writes again ---------------------------------
+
+@pytest.fixture(scope="module")
+def kept_then_other(tmp_path_factory):
+    """A kept worker serves a build (its warm-up loaded inductor's kernels); another build of the
+    same demos with its own worker and a cache of its own compiles the same graphs into the same
+    inductor directory; then the first project builds again, edited so that it runs."""
+    src = copy_root("fresh-runner", tmp_path_factory)
+    root = src.parent
+    runtime = root / "runtime"
+    runtime.mkdir(mode=0o700)
+    env = {**machine(root, "shared"), "XDG_RUNTIME_DIR": str(runtime),
+           "AUTOCAST_DEMO_TEST_TAG": uuid.uuid4().hex}
+    keep = ("-D", "autocast_demo_keep_worker=30")
+    first = sphinx_build(src, src / "_build" / "html", *keep, env=env, kept=False)
+    other = root / "other"
+    shutil.copytree(src, other, ignore=shutil.ignore_patterns("_build"))
+    sphinx_build(other, other / "_build" / "html", env=env, kept=False)
+    page = src / "other.rst"
+    page.write_text(page.read_text().replace("torch.ones(3, 3)", "torch.full((3, 3), 2.0)"))
+    again = sphinx_build(src, src / "_build" / "html", *keep, env=env, kept=False)
+    workers_command = [sys.executable, "-m", "sphinx_autocast_demo", "stop-workers", "--all"]
+    subprocess.run(workers_command, capture_output=True, timeout=60, env={**os.environ, **env})
+    return first, again
+
+
+def test_kernels_another_build_wrote_again_do_not_make_the_kept_worker_refuse(kept_then_other):
+    first, again = kept_then_other
+    assert first.stats["kept_worker"] == 1, first.stdout + first.stderr
+    assert "no kept worker serves this build" not in again.stderr, again.stderr
+    assert again.stats["kept_worker"] == 2, again.stdout

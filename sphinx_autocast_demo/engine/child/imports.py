@@ -153,17 +153,23 @@ def _not_writers() -> tuple[str, ...]:
 
 
 def _torch_dirs() -> list[str]:
-    """torch's package, and every place inductor and triton keep their own working files
-    (generated modules, kernels, locks, precompiled headers, their caches): where their
-    variables point and their defaults too, as inductor writes its precompiled headers' locks
-    under the temporary directory's default whatever ``TORCHINDUCTOR_CACHE_DIR`` says. None of
-    them is the writer's: a fresh machine has none, and a result must not wait on them."""
-    import tempfile
-
+    """torch's package, and where inductor and triton keep their working files."""
     import torch
 
-    dirs = [os.path.dirname(torch.__file__),
-            os.path.join(tempfile.gettempdir(), f"torchinductor_{_user()}"),
+    return [os.path.dirname(torch.__file__), *working_dirs()]
+
+
+@functools.cache
+def working_dirs() -> tuple[str, ...]:
+    """Every place inductor and triton keep their own working files (generated modules,
+    kernels, locks, precompiled headers, their caches), each ending in a separator: where
+    their variables point and their defaults too, as inductor writes its precompiled headers'
+    locks under the temporary directory's default whatever ``TORCHINDUCTOR_CACHE_DIR`` says.
+    None is the writer's, and a file there is named by what it holds: a fresh machine has none,
+    and a rewritten one is the same code."""
+    import tempfile
+
+    dirs = [os.path.join(tempfile.gettempdir(), f"torchinductor_{_user()}"),
             os.environ.get("TORCHINDUCTOR_CACHE_DIR", ""),
             os.environ.get("TRITON_CACHE_DIR", ""), os.path.expanduser("~/.triton"),
             os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
@@ -174,7 +180,8 @@ def _torch_dirs() -> list[str]:
         dirs.append(default_cache_dir())
     except Exception:  # moved in another torch: the temporary directory's default stands
         pass
-    return [d for d in dirs if d]
+    return tuple({os.path.join(f(d), "") for d in dirs if d
+                  for f in (os.path.abspath, os.path.realpath)})
 
 
 def _user() -> str:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from ...plan.stamps import written_since
 from ..isolation import Words, restore_user_environment, take
 from ..kept import LISTEN_TIMEOUT, peer, warm_file
-from .imports import module_file, read_files
+from .imports import module_file, read_files, working_dirs
 from .processes import fork, reaped
 from .serving import copy_ahead, imported, serve_runs, warmed
 
@@ -160,8 +160,11 @@ def _module_files(begun: int) -> dict[str, tuple[int, int, int]]:
     stamped as changed, it makes the next build refused."""
     found = {}
     paths = [module_file(module) for module in list(sys.modules.values())]  # (lazy stay unloaded)
+    # Not inductor's and triton's generated kernels: another build that compiles the same graph
+    # writes the same file again, and what the worker loaded is that file's code all the same.
+    working = working_dirs()
     for path in [*paths, *read_files()]:
-        if isinstance(path, str):
+        if isinstance(path, str) and not path.startswith(working):
             with contextlib.suppress(OSError):
                 st = os.stat(path)
                 found[path] = ((-1, -1, -1) if written_since(st, begun)
