@@ -251,17 +251,26 @@ class AppBuild:
         return all_docs(self.app.env)[docname].results[ident]  # type: ignore[attr-defined]
 
 
-def app_build(src: Path, buildername: str = "html", **confoverrides: object) -> AppBuild:
+def app_build(src: Path, buildername: str = "html", kept: bool = False,
+              **confoverrides: object) -> AppBuild:
+    """``kept``: served by the suite's kept worker, as a CLI build is by default (see
+    :func:`sphinx_build`); off by default here, where a test may count what the build starts."""
     from sphinx.testing.util import SphinxTestApp
 
     status, warning = StringIO(), StringIO()
-    app = SphinxTestApp(buildername, srcdir=src, status=status, warning=warning,
-                        confoverrides=confoverrides)
-    (Path(app.doctreedir) / STATS).unlink(missing_ok=True)
-    try:
-        app.build()
-    finally:
-        app.cleanup()
+    with pytest.MonkeyPatch.context() as mp:
+        if kept and SUITE_KEEP != "0" and "AUTOCAST_DEMO_TEST_TAG" not in os.environ:
+            # The environment a CLI build of the suite has: the same kept worker's key.
+            mp.setenv("XDG_RUNTIME_DIR", str(SUITE_RUNTIME))
+            mp.delenv("PYTEST_CURRENT_TEST", raising=False)
+            confoverrides.setdefault("autocast_demo_keep_worker", float(SUITE_KEEP))
+        app = SphinxTestApp(buildername, srcdir=src, status=status, warning=warning,
+                            confoverrides=confoverrides)
+        (Path(app.doctreedir) / STATS).unlink(missing_ok=True)
+        try:
+            app.build()
+        finally:
+            app.cleanup()
     # Sphinx 7.2's test app colours its streams; later ones do not.
     plain = re.compile(r"\x1b\[[0-9;]*m")
     return AppBuild(app, plain.sub("", status.getvalue()), plain.sub("", warning.getvalue()),

@@ -84,7 +84,9 @@ def build(src: Path, env: dict[str, str] | None = None, torch: str | None = None
             # an import): the cache entries, the environment's fingerprint and the pages all
             # take it from there, so patching it is what an upgrade looks like to it.
             mp.setattr(execute, "installed_torch", lambda: torch)
-        done = app_build(src, **conf)
+        # Served by the suite's kept worker where one can (not "force", which starts its own):
+        # a pool is made all the same wherever a build needs runs, which is what is counted.
+        done = app_build(src, kept=True, **conf)
     out = Path(done.app.outdir)  # type: ignore[attr-defined]
     return Step(done, starts, {p.stem: p.read_text(encoding="utf-8") for p in out.glob("*.html")})
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import CliBuild, copy_root, sphinx_build
+from conftest import ROOTS, CliBuild, copy_root, sphinx_build
 
 
 @dataclass
@@ -24,6 +24,23 @@ class Step:
 
     def printed(self, docname: str, what: str) -> set[str]:
         return set(re.findall(rf"{what} VERSION \d", self.pages[docname]))
+
+
+def fresh_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh copy of the root for a test of its own, always at the same path: the builds'
+    PYTHONPATH names it, and the same environment lets the suite's kept worker that the first
+    such test started serve the next (each at a new path started its own). The config module,
+    which that worker imported at its start (and which none of these tests edits), is left as
+    it is: a new copy of it is a changed file to the worker, which then refuses the build."""
+    src = tmp_path_factory.getbasetemp() / "imported-files-fresh" / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    for entry in src.iterdir():
+        if entry.name != "docs_config.py":
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+    for entry in (ROOTS / "test-imported-files").iterdir():
+        if not (src / entry.name).exists():
+            (shutil.copytree if entry.is_dir() else shutil.copy2)(entry, src / entry.name)
+    return src
 
 
 @pytest.fixture(scope="module")
@@ -174,7 +191,7 @@ def test_a_run_that_cannot_tell_its_files_says_so_instead_of_failing():
 
 def test_a_module_that_was_not_there_yet_is_run_for_once_it_is(tmp_path_factory):
     """An ImportError may be a module not written yet: nothing to stamp, so it is not kept."""
-    src = copy_root("imported-files", tmp_path_factory)
+    src = fresh_copy(tmp_path_factory)
     page = src / "index.rst"
     page.write_text(page.read_text().replace("   import helper\n", "   import helper\n   import later\n"))
     out, env = src / "_build" / "html", {"PYTHONPATH": str(src)}
@@ -188,7 +205,7 @@ def test_a_module_that_was_not_there_yet_is_run_for_once_it_is(tmp_path_factory)
 
 def test_a_module_from_a_directory_the_snippet_removed_is_not_depended_on(tmp_path_factory):
     """Nothing left to compare: stamped, it would read the page and run it at every build."""
-    src = copy_root("imported-files", tmp_path_factory)
+    src = fresh_copy(tmp_path_factory)
     page = src / "other.rst"
     page.write_text(page.read_text().replace("   import docs_config\n", textwrap.indent(
         textwrap.dedent("""\
@@ -243,7 +260,7 @@ def test_a_run_finds_the_modules_it_imported_from_the_end_of_sys_modules(tmp_pat
 def test_what_cannot_be_stamped_as_the_run_had_it_is_said_and_runs_again(tmp_path_factory):
     """A module the snippet writes while the build runs, and one whose path an entry cannot
     hold: never served from the cache, and never silently (one line each, once a build)."""
-    src = copy_root("imported-files", tmp_path_factory)
+    src = fresh_copy(tmp_path_factory)
 
     def add(docname: str, after: str, code: str) -> None:
         page = src / f"{docname}.rst"
