@@ -31,36 +31,66 @@ def machine(root, name: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def runners(tmp_path_factory):
+    """One project on a first machine (a kept worker serves it), then on a fresh runner.
+
+    On the first machine: a build served by a kept worker, whose warm-up loaded inductor's
+    kernels; a second checkout built with its own worker and cache into the same inductor
+    directory (it writes the same kernels again); the first project edited and built again,
+    by the kept worker. Then a fresh runner: the project checked out elsewhere, the result
+    cache restored to another path, nothing else of the first machine; then one page edited."""
     src = copy_root("fresh-runner", tmp_path_factory)
     root = src.parent
+    runtime = root / "runtime"
+    runtime.mkdir(mode=0o700)
+    one = {**machine(root, "one"), "XDG_RUNTIME_DIR": str(runtime),
+           "AUTOCAST_DEMO_TEST_TAG": uuid.uuid4().hex}
 
-    def build(project, cache, env):
+    def build(project, cache, env, *args):
         return sphinx_build(project, project / "_build" / "html", "-D",
-                            f"autocast_demo_cache_dir={cache}", env=env, kept=False)
+                            f"autocast_demo_cache_dir={cache}", *args, env=env, kept=False)
 
-    first = build(src, root / "cache", machine(root, "one"))
-    # A fresh runner: the project checked out elsewhere, the result cache restored to another
-    # path, and nothing else of the first machine (its temporary and inductor directories gone).
+    keep = ("-D", "autocast_demo_keep_worker=30")
+    done = {"first": build(src, root / "cache", one, *keep)}
+    other = root / "other"
+    shutil.copytree(src, other, ignore=shutil.ignore_patterns("_build"))
+    build(other, root / "other-cache", one)
+    edit(src / "index.rst")
+    done["kept"] = build(src, root / "cache", one, *keep)
+    subprocess.run([sys.executable, "-m", "sphinx_autocast_demo", "stop-workers", "--all"],
+                   capture_output=True, timeout=60, env={**os.environ, **one})
     shutil.rmtree(root / "one")
     moved = root / "checkout"
     shutil.copytree(src, moved, ignore=shutil.ignore_patterns("_build"))
     shutil.copytree(root / "cache", root / "restored")
-    fresh = build(moved, root / "restored", machine(root, "two"))
+    done["fresh"] = build(moved, root / "restored", machine(root, "two"))
     shutil.rmtree(root / "two")
-    page = moved / "other.rst"
-    page.write_text(page.read_text().replace("torch.ones(3, 3)", "torch.full((3, 3), 2.0)"))
-    edited = build(moved, root / "restored", machine(root, "three"))
-    return first, fresh, edited
+    edit(moved / "other.rst")
+    done["edited"] = build(moved, root / "restored", machine(root, "three"))
+    return done
+
+
+def edit(page) -> None:
+    """Another input, the same shape: the demo runs again."""
+    text = page.read_text()
+    page.write_text(text.replace("torch.randn(2, 4)", "torch.randn(3, 4)")
+                    .replace("torch.ones(3, 3)", "torch.full((3, 3), 2.0)"))
 
 
 def test_the_first_build_runs_every_demo(runners):
-    first, _, _ = runners
+    first = runners["first"]
     assert first.returncode == 0, first.stderr
     assert first.runs()[0] > 0 and first.stats["checked"] == 4
 
 
+def test_kernels_another_build_wrote_again_do_not_make_the_kept_worker_refuse(runners):
+    first, kept = runners["first"], runners["kept"]
+    assert first.stats["kept_worker"] == 1, first.stdout + first.stderr
+    assert "no kept worker serves this build" not in kept.stderr, kept.stderr
+    assert kept.stats["kept_worker"] == 2, kept.stdout
+
+
 def test_a_fresh_runner_with_the_cache_restored_runs_nothing(runners):
-    first, fresh, _ = runners
+    first, fresh = runners["first"], runners["fresh"]
     assert fresh.returncode == 0, fresh.stderr
     # Nothing runs; every value checked the first time comes from the restored cache.
     assert fresh.runs() == (0, first.stats["checked"]), fresh.stdout + fresh.stderr
@@ -68,42 +98,9 @@ def test_a_fresh_runner_with_the_cache_restored_runs_nothing(runners):
 
 
 def test_one_edited_page_runs_only_its_own_demos(runners):
-    first, _, edited = runners
+    first, edited = runners["first"], runners["edited"]
     assert edited.returncode == 0, edited.stderr
     # Sphinx reads the edited page alone, and only its demo runs: half of the first build's
     # runs, as both pages' demos name the same values.
     assert edited.stats["demos"] == 1, edited.stdout
     assert edited.runs()[0] == first.runs()[0] // 2 > 0, edited.stdout
-
-
-# -- a kept worker and the kernels another build writes again ---------------------------------
-
-@pytest.fixture(scope="module")
-def kept_then_other(tmp_path_factory):
-    """A kept worker serves a build (its warm-up loaded inductor's kernels); another build of the
-    same demos with its own worker and a cache of its own compiles the same graphs into the same
-    inductor directory; then the first project builds again, edited so that it runs."""
-    src = copy_root("fresh-runner", tmp_path_factory)
-    root = src.parent
-    runtime = root / "runtime"
-    runtime.mkdir(mode=0o700)
-    env = {**machine(root, "shared"), "XDG_RUNTIME_DIR": str(runtime),
-           "AUTOCAST_DEMO_TEST_TAG": uuid.uuid4().hex}
-    keep = ("-D", "autocast_demo_keep_worker=30")
-    first = sphinx_build(src, src / "_build" / "html", *keep, env=env, kept=False)
-    other = root / "other"
-    shutil.copytree(src, other, ignore=shutil.ignore_patterns("_build"))
-    sphinx_build(other, other / "_build" / "html", env=env, kept=False)
-    page = src / "other.rst"
-    page.write_text(page.read_text().replace("torch.ones(3, 3)", "torch.full((3, 3), 2.0)"))
-    again = sphinx_build(src, src / "_build" / "html", *keep, env=env, kept=False)
-    workers_command = [sys.executable, "-m", "sphinx_autocast_demo", "stop-workers", "--all"]
-    subprocess.run(workers_command, capture_output=True, timeout=60, env={**os.environ, **env})
-    return first, again
-
-
-def test_kernels_another_build_wrote_again_do_not_make_the_kept_worker_refuse(kept_then_other):
-    first, again = kept_then_other
-    assert first.stats["kept_worker"] == 1, first.stdout + first.stderr
-    assert "no kept worker serves this build" not in again.stderr, again.stderr
-    assert again.stats["kept_worker"] == 2, again.stdout
