@@ -176,7 +176,7 @@ def test_every_results_table_is_visible_and_not_cut_off(browser, site, mode, vie
 
 @pytest.mark.parametrize("mode", MODES)
 def test_tables_show_the_measured_verdicts(browser, site, mode):
-    from test_docs import EXPECTED
+    from measured import EXPECTED
 
     page = open_page(browser, site, "index", mode, WIDE)
     for name in dict.fromkeys(name for name, _ in EXPECTED):
