@@ -199,6 +199,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     shutil.rmtree(SUITE_RUNTIME, ignore_errors=True)
 
 
+def suite_kept(env: dict[str, str] | os._Environ[str], own: bool = False) -> bool:
+    """Whether a build with ``env`` is served by the suite's kept worker: not where a test
+    counts its processes (tagged) or the build sets keep_worker itself (``own``)."""
+    return SUITE_KEEP != "0" and "AUTOCAST_DEMO_TEST_TAG" not in env and not own
+
+
 def sphinx_build(src: Path, out: Path, *args: str, env: dict[str, str] | None = None,
                  timeout: float = 600, kept: bool = True) -> CliBuild:
     doctrees = Path(args[args.index("-d") + 1]) if "-d" in args else out / ".doctrees"
@@ -209,7 +215,7 @@ def sphinx_build(src: Path, out: Path, *args: str, env: dict[str, str] | None = 
     conf = src / "conf.py"
     own = any("autocast_demo_keep_worker" in a for a in args) or (
         conf.is_file() and "autocast_demo_keep_worker" in conf.read_text(encoding="utf-8"))
-    if kept and SUITE_KEEP != "0" and "AUTOCAST_DEMO_TEST_TAG" not in full and not own:
+    if kept and suite_kept(full, own):
         full["XDG_RUNTIME_DIR"] = str(SUITE_RUNTIME)
         args = (*args, "-D", f"autocast_demo_keep_worker={SUITE_KEEP}")
     proc = subprocess.run(
@@ -259,7 +265,7 @@ def app_build(src: Path, buildername: str = "html", kept: bool = False,
 
     status, warning = StringIO(), StringIO()
     with pytest.MonkeyPatch.context() as mp:
-        if kept and SUITE_KEEP != "0" and "AUTOCAST_DEMO_TEST_TAG" not in os.environ:
+        if kept and suite_kept(os.environ):
             # The environment a CLI build of the suite has: the same kept worker's key.
             mp.setenv("XDG_RUNTIME_DIR", str(SUITE_RUNTIME))
             mp.delenv("PYTEST_CURRENT_TEST", raising=False)

@@ -80,10 +80,15 @@ def workspace() -> str:
     return os.environ.get("GITHUB_WORKSPACE") or os.getcwd()
 
 
+def inside(path: str, base: str) -> str | None:
+    """An absolute ``path`` relative to ``base`` when it is below it; None otherwise."""
+    rel = relative(path, base)
+    return None if rel.startswith("..") or os.path.isabs(rel) else rel
+
+
 def in_workspace(path: str) -> str:
     """``path`` relative to the :func:`workspace` when inside it, else as it is."""
-    rel = relative(os.path.abspath(path), workspace())
-    return path if rel.startswith("..") or os.path.isabs(rel) else rel
+    return inside(os.path.abspath(path), workspace()) or path
 
 
 # An absolute path in a command: first, or after a blank, ``=``, a quote or ``,``.
@@ -96,9 +101,5 @@ def without_paths(text: str, base: str | None = None) -> str:
     published with the pages that show it (``made ... by <command>``)."""
     def replace(match: re.Match[str]) -> str:
         path = match[0]
-        if base is not None and os.path.isabs(path):
-            rel = relative(path, base)
-            if not rel.startswith("..") and not os.path.isabs(rel):
-                return rel
-        return "<path>"
+        return (base is not None and os.path.isabs(path) and inside(path, base)) or "<path>"
     return _ABSOLUTE.sub(replace, text)

@@ -170,6 +170,17 @@ def test_only_the_writers_files_count():
     assert imports.writers(paths) == {here}
 
 
+def test_no_module_of_the_extension_is_the_writers():
+    """Whichever stage folder it is in: in a checkout (an editable install, as here and in CI)
+    the package is under no site-packages directory, and its version stamps it already."""
+    import sphinx_autocast_demo
+    from sphinx_autocast_demo.engine.child import imports
+
+    package = Path(sphinx_autocast_demo.__file__).parent
+    modules = [str(p) for p in package.rglob("*.py")]
+    assert len(modules) > 50 and imports.writers(modules) == set()
+
+
 @pytest.mark.torch  # the worker's view of sys.modules starts after torch's import
 def test_a_run_that_cannot_tell_its_files_says_so_instead_of_failing():
     import sys

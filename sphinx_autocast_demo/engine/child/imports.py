@@ -141,22 +141,20 @@ def _not_writers() -> tuple[str, ...]:
     import site
     import sysconfig
 
+    import torch
+
     paths = sysconfig.get_paths()
+    # This extension's own package, whichever stage folder a module is in (the top package is
+    # imported with any of its modules).
+    package = os.path.dirname(sys.modules[__name__.partition(".")[0]].__file__ or "")
     skip = [*(paths[name] for name in ("stdlib", "platstdlib", "purelib", "platlib")),
             *site.getsitepackages(), site.getusersitepackages(),
             *(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")),
-            os.path.dirname(os.path.dirname(__file__)), *_torch_dirs()]
+            package, os.path.dirname(torch.__file__)]
     # As written and with links resolved (a venv's lib64, a linked checkout): resolving every
     # module's path would cost ~2,000 lookups; only those outside the first are resolved.
-    return tuple({os.path.join(f(p), "") for p in skip if p
-                  for f in (os.path.abspath, os.path.realpath)})
-
-
-def _torch_dirs() -> list[str]:
-    """torch's package, and where inductor and triton keep their working files."""
-    import torch
-
-    return [os.path.dirname(torch.__file__), *working_dirs()]
+    return (*{os.path.join(f(p), "") for p in skip if p
+              for f in (os.path.abspath, os.path.realpath)}, *working_dirs())
 
 
 @functools.cache
