@@ -170,6 +170,7 @@ def test_only_the_writers_files_count():
     assert imports.writers(paths) == {here}
 
 
+@pytest.mark.torch  # what is not the writer's is found beside torch's own directories
 def test_no_module_of_the_extension_is_the_writers():
     """Whichever stage folder it is in: in a checkout (an editable install, as here and in CI)
     the package is under no site-packages directory, and its version stamps it already."""
