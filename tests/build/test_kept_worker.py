@@ -109,10 +109,13 @@ def builds(tmp_path_factory):
     (shared / f"autocast-demo-{os.getuid()}").mkdir(mode=0o755)
     (shared / f"autocast-demo-{os.getuid()}").chmod(0o755)
     try:
-        a = sphinx_build(src, src / "_build" / "a", "-v", *KEEP, env={**env, "OLDPWD": "/first"})
-        b = sphinx_build(src, src / "_build" / "b", "-v", *KEEP, env={**env, "OLDPWD": "/second"})
+        def own(name: str) -> tuple[str, str]:  # each build runs its demos: a cache of its own
+            return "-D", f"autocast_demo_cache_dir={src / '_build' / f'{name}-cache'}"
+
+        a = sphinx_build(src, src / "_build" / "a", "-v", *KEEP, *own("a"), env={**env, "OLDPWD": "/first"})
+        b = sphinx_build(src, src / "_build" / "b", "-v", *KEEP, *own("b"), env={**env, "OLDPWD": "/second"})
         left = processes_tagged(tag)
-        c = sphinx_build(src, src / "_build" / "c", "-v", *KEEP,
+        c = sphinx_build(src, src / "_build" / "c", "-v", *KEEP, *own("c"),
                          env={**env, "OLDPWD": "/third", "XDG_RUNTIME_DIR": str(shared)})
         yield a, b, c, left, (tag, runtime)
     finally:
@@ -191,10 +194,10 @@ def test_stop_workers_ends_them_now(builds):
     listed = workers_command(runtime, "list-workers")
     (line, last) = listed.stdout.splitlines()
     assert f"pid {kept_workers(tag)[0]}  served: {builds[0].src}" in line, listed.stdout
-    assert (listed.returncode, last) == (0, "list-workers: 1 kept worker(s)")
+    assert (listed.returncode, last) == (0, "list-workers: 1 kept worker")
     # From within the project (its docs' directory, below it too), not naming it.
     stopped = stop_workers(runtime, cwd=builds[0].src / "_build")
-    assert (stopped.returncode, stopped.stdout) == (0, "stop-workers: 1 kept worker(s) told to end\n")
+    assert (stopped.returncode, stopped.stdout) == (0, "stop-workers: 1 kept worker told to end\n")
     assert wait_for(lambda: not kept_workers(tag), 10)  # it looks every second
 
 
@@ -406,7 +409,7 @@ def test_stop_workers_where_the_runtime_directory_cannot_be(tmp_path, runtime):
         base.write_text("")
     done = stop_workers(base)
     assert "Traceback" not in done.stderr
-    assert done.returncode == 0 and "0 kept worker(s) told to end" in done.stdout
+    assert done.returncode == 0 and "0 kept workers told to end" in done.stdout
     assert base.exists() is (runtime == "a file") and not base.is_dir()
 
 
@@ -571,7 +574,7 @@ def test_stop_workers_ends_this_projects_workers_only(tmp_path_factory):
         listed = workers_command(runtime, "list-workers").stdout
         assert all(f"pid {pid}  served: {src}\n" in listed for pid, src in workers.items()), listed
         stopped = stop_workers(runtime, str(one))
-        assert stopped.stdout == "stop-workers: 1 kept worker(s) told to end; 1 of other projects " \
+        assert stopped.stdout == "stop-workers: 1 kept worker told to end; 1 of other projects " \
             "left (--all ends them too)\n", stopped.stdout
         mine = next(pid for pid, src in workers.items() if src == one)
         assert wait_for(lambda: mine not in kept_workers(tag), 10)
@@ -579,7 +582,7 @@ def test_stop_workers_ends_this_projects_workers_only(tmp_path_factory):
         assert kept_workers(tag) == [next(pid for pid, src in workers.items() if src == other)]
         later = sphinx_build(other, other / "_build" / "later", "-v", *KEEP, env={**env, "FLAVOUR": "other"})
         assert kept_pid(later) == kept_workers(tag)[0] and "kept from an earlier build" in later.stdout
-        assert stop_workers(runtime).stdout == "stop-workers: 1 kept worker(s) told to end\n"
+        assert stop_workers(runtime).stdout == "stop-workers: 1 kept worker told to end\n"
         assert wait_for(lambda: not kept_workers(tag), 10)
     finally:
         clean_up(tag, runtime, builds)
@@ -600,14 +603,14 @@ def test_a_scoped_stop_names_the_other_projects_a_shared_worker_served(tmp_path)
     assert listed.stdout.splitlines() == [
         f"apart  starting (or stopped)  served: {tmp_path}/c/docs",
         f"shared  starting (or stopped)  served: {tmp_path}/a/docs, {tmp_path}/b/docs",
-        "list-workers: 2 kept worker(s)"]
+        "list-workers: 2 kept workers"]
     done = stop_workers(base, cwd=tmp_path / "a")  # the repository's root: the docs are below
     assert done.stdout.splitlines() == [
         f"stop-workers: they also served {tmp_path}/b/docs",
-        "stop-workers: 1 kept worker(s) told to end; 1 of other projects left (--all ends them too)"]
+        "stop-workers: 1 kept worker told to end; 1 of other projects left (--all ends them too)"]
     assert sorted(p.name for p in kept.iterdir()) == ["apart.projects", "apart.sock"]
     assert workers_command(base, "stop-workers", str(tmp_path / "b")).stdout == \
-        "stop-workers: 0 kept worker(s) told to end; 1 of other projects left (--all ends them too)\n"
+        "stop-workers: 0 kept workers told to end; 1 of other projects left (--all ends them too)\n"
 
 
 def test_version():

@@ -147,7 +147,7 @@ def test_merge_says_what_it_merged(tmp_path, capsys):
     assert cli.main(["merge", str(tmp_path / "out"), str(tmp_path / "a")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out == [f"torch 2.16.0: torch 2.16.0, Python 3.11.7, cpu; runs all; made on {DATE} by "
-                   "sphinx-build -b autocast-check", f"merge: 1 results into {tmp_path / 'out'}"]
+                   "sphinx-build -b autocast-check", f"merge: 1 result into {tmp_path / 'out'}"]
     assert results.load([tmp_path / "out"])[NEW.label].get(KEY) == entry()
 
 
@@ -159,4 +159,4 @@ def test_merge_into_a_file_or_from_nowhere_is_one_line(tmp_path, capsys):
     assert cli.main(["merge", str(tmp_path / "out"), str(tmp_path / "none")]) == 1
     said = capsys.readouterr()
     assert said.err == f"merge: {tmp_path / 'none'}: no such directory\n"
-    assert said.out == f"merge: 0 results into {tmp_path / 'out'}, 1 problem(s)\n"
+    assert said.out == f"merge: 0 results into {tmp_path / 'out'}, 1 problem\n"
