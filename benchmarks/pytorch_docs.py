@@ -45,6 +45,8 @@ def without_extension(root: Path) -> None:
 
 
 def build(root: Path, out: Path) -> float:
+    # Cold: the result cache lives beside conf.py, shared by every output directory.
+    shutil.rmtree(root / "docs" / "source" / ".autocast_demo_cache", ignore_errors=True)
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-j", "auto", "-W", "--keep-going",
                            "-b", "html", str(root / "docs" / "source"), str(out)],

@@ -12,10 +12,11 @@
       (reading)                        directives record demos              read.directives
     doctree-read          after_read   the titles the summary shows         present.summary
     env-updated           run          plan -> run -> compare -> check      plan.planner, engine.execute,
-                                       -> warn                              judge.compare, judge.check,
-                                                                            report.console
+                                       -> accept mode's rewrite -> warn     judge.compare, judge.check,
+                                                                            accept.rewrite, report.console
     doctree-resolved      render_page  result tables, the summary matrix    present.render, present.summary
-    build-finished        finish       summary, accept mode, exit status    report.console, accept.rewrite
+    build-finished        finish       summary, what accept mode did,       report.console, accept.rewrite
+                                       exit status
 
 The ``autocast-check`` builder (report.builder) writes its reports in its own ``finish``, before
 ``build-finished``, and leaves the exit status to :func:`finish`.
@@ -199,11 +200,29 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     b.results = [_checked(r) for r in b.planner.results(planned)]  # check: against the page
     for result in b.results:
         st.docs[result.demo.docname].results[result.demo.ident] = result
+    rewritten = _accept(app, b)
+    for result in b.results:
         _warn(app, result)
     report.budgets(app, b.results, b.stats, b.settings.budget, b.settings.build_budget)
     report.missing_environments(app, *b.planner.missing())
     # Summary pages show every demo's result: re-write them whenever any result is new.
-    return summary.summary_docs(env) if b.results else []
+    return [*rewritten, *(summary.summary_docs(env) if b.results or rewritten else [])]
+
+
+def _accept(app: Sphinx, b: Build) -> list[str]:
+    """Accept mode, before anything is said or written: the demos whose records it rewrote are
+    judged again against the new records, so that this build's warnings, pages and exit status
+    are those of the sources as they now are. The pages to write again (a page with a result
+    kept from an earlier build is rewritten too, and Sphinx would not write it otherwise)."""
+    demos = accept.write(app)
+    docs = all_docs(app.env)
+    for (docname, ident), demo in demos.items():
+        old = docs[docname].results[ident]
+        docs[docname].demos[ident] = demo
+        docs[docname].results[ident] = _checked(replace(
+            old, demo=demo, others=tuple(replace(other, demo=demo) for other in old.others)))
+    b.results = [docs[r.demo.docname].results[r.demo.ident] for r in b.results]
+    return sorted({docname for docname, _ in demos})
 
 
 def _checked(result: DemoResult) -> DemoResult:
@@ -238,7 +257,7 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
     b = build(app)
     b.runner.close()
     if exc is not None:
-        accept.finish(app, exc)  # says that nothing was changed
+        accept.finish(app, exc)  # what it changed, or that it changed nothing
         return
     if app.builder.name in builder.OTHER_CHECKERS:
         report.unchecked_by(app, sum(len(s.demos) for s in all_docs(app.env).values()))
@@ -246,8 +265,7 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
     report.write_counts(counts, Path(app.doctreedir) / STATS)
     if b.settings.timing_report:
         report.write_timings(app, b.stats)
-    if accept.finish(app, exc):
-        app.statuscode = 0  # the records that failed are now what torch does
-    elif (counts.failures and b.settings.fail_on_mismatch) or b.check_failed:
+    accept.finish(app, exc)  # (its rewritten records were judged again, and hold)
+    if (counts.failures and b.settings.fail_on_mismatch) or b.check_failed:
         # autocast-check fails whatever autocast_demo_fail_on_mismatch says: it is the check.
         app.statuscode = 1

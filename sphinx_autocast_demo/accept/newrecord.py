@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..core.scopes import conflict, governing, scope_parts, scoped_name
+from ..core.printed import normalize_output
+from ..core.scopes import conflict, governing, records, scope_parts, scoped_name
 from ..read import syntax
 
 if TYPE_CHECKING:
-    from ..core.model import DemoResult
+    from ..core.model import Demo, DemoResult
 
 
 class Blocked(Exception):
@@ -63,6 +65,39 @@ def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
     changes += scoped(result, changes)
     _converges(result, changes)
     return changes or None
+
+
+def new_output(result: DemoResult) -> list[tuple[str, str]] | None:
+    """The ``:expect-output:`` blocks, (name, text), that hold: ``None`` when the recorded ones
+    do, or when none is recorded (an output never recorded stays so); raises :class:`Blocked`.
+    One ``[*]`` block where the option had one and every covered value printed the same."""
+    demo = result.demo
+    if not demo.expect_output:
+        return None
+    printed = {vr.variant.name: normalize_output(vr.compiled.output) for vr in result.variants}
+    here = result.environment
+    covered = [n for n in printed if demo.expected_output(n, here) is not None]
+    if all(normalize_output(demo.expected_output(n, here) or "") == printed[n] for n in covered):
+        return None
+    if any(record.scope is not None for record in records(demo.expect_output)):
+        raise Blocked("its :expect-output: has scoped blocks ([value[torch...]]): rewrite the "
+                      "one that applies here by hand")
+    texts = {printed[n] for n in covered}
+    if len(texts) == 1 and "*" in dict(demo.expect_output):
+        return [("*", printed[covered[0]])]
+    return [(n, printed[n]) for n in covered]
+
+
+def recorded(result: DemoResult) -> Demo | None:
+    """``result``'s demo as its source records it once the new records are written (``None``:
+    they hold); raises :class:`Blocked`. The build judges it again, so that the pages it writes
+    show what the sources now say."""
+    expect, output = new_expect(result), new_output(result)
+    if expect is None and output is None:
+        return None
+    demo = result.demo
+    return replace(demo, expect=records(_applied(demo.expect, expect)) if expect else demo.expect,
+                   expect_output=records(output) if output is not None else demo.expect_output)
 
 
 def scoped(result: DemoResult, changes: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -26,18 +26,17 @@ from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 
-from ..core.printed import normalize_output
 from ..core.publish import relative
-from ..core.scopes import Record, records, scoped_name
+from ..core.scopes import Record, scoped_name
 from ..core.state import all_docs
 from ..core.subtypes import ours
 from ..read import docstrings, syntax
-from .newrecord import Blocked, new_expect
+from .newrecord import Blocked, new_expect, new_output, recorded
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
-    from ..core.model import DemoResult, SourceMap
+    from ..core.model import Demo, DemoResult, SourceMap
 
 logger = logging.getLogger(__name__)
 ENV = "AUTOCAST_DEMO_ACCEPT"
@@ -149,20 +148,11 @@ def _key(written: str) -> str:
 
 def expect_output_lines(result: DemoResult, lines: list[str], block: Block) -> list[str] | None:
     """The new ``:expect-output:`` option lines, or ``None`` when the record holds."""
-    demo = result.demo
-    if "expect-output" not in block.spans or not demo.expect_output:
+    if "expect-output" not in block.spans:
         return None
-    printed = {vr.variant.name: normalize_output(vr.compiled.output) for vr in result.variants}
-    here = result.environment
-    covered = [n for n in printed if demo.expected_output(n, here) is not None]
-    if all(normalize_output(demo.expected_output(n, here) or "") == printed[n] for n in covered):
+    blocks = new_output(result)
+    if blocks is None:
         return None
-    if any(record.scope is not None for record in records(demo.expect_output)):
-        raise Blocked("its :expect-output: has scoped blocks ([value[torch...]]): rewrite the "
-                      "one that applies here by hand")
-    texts = {printed[n] for n in covered}
-    blocks = ([("*", printed[covered[0]])] if len(texts) == 1 and "*" in dict(demo.expect_output)
-              else [(n, printed[n]) for n in covered])
     first, last = block.spans["expect-output"]
     continuation = lines[first + 1] if last > first + 1 else ""
     marker = _marker(block, "expect-output")
@@ -265,6 +255,7 @@ class Files:
         self.encodings: dict[str, str] = {}
         self.shown: dict[str, str] = {}  # real path -> the path the build named it by
         self.changes: dict[str, list[Change]] = {}
+        self.demos: dict[tuple[str, str], Demo] = {}  # each demo planned, as it will record
 
     def read(self, path: str) -> str:
         real = os.path.realpath(path)
@@ -296,24 +287,40 @@ class Files:
         # One file reached by two paths plans the same change twice: it is written once.
         known.extend(c for c in planned if not any(
             (c.start, c.end, c.new) == (k.start, k.end, k.new) for k in known))
+        demo = recorded(result) if planned else None
+        if demo is not None:
+            self.demos[demo.docname, demo.ident] = demo
         return ""
 
 
-def finish(app: Sphinx, exc: Exception | None) -> bool:
-    """At the end of the build (after the summary): rewrite, or print the diff, or say why not.
+#: The application's attribute: this build's :class:`Outcome`, set by :func:`write`.
+OUTCOME = "_autocast_demo_accepted"
 
-    True when sources were rewritten: what failed was the record, and the record is now what
-    torch does, so the build succeeds.
-    """
+
+@dataclass
+class Outcome:
+    """What accept mode did in a build, before any page was written (:func:`write`), to be said
+    at its end, after the summary (:func:`finish`), where a writer looks for it."""
+
+    said: list[tuple[bool, str]]  # (a warning?, the line)
+
+
+def write(app: Sphinx) -> dict[tuple[str, str], Demo]:
+    """Once every demo is checked, before any page is written: rewrite the records, or find
+    the diff, or why neither. The demos rewritten, as their sources now record them: the build
+    judges them again, so that its own pages, warnings, summary and exit status are those of
+    the sources as they now are (a record rewritten holds, and the build succeeds).
+
+    Here and not at the end of the build: Sphinx keeps the environment once reading is done,
+    and a page judged against records that a later failure left unwritten would keep saying
+    they hold. A build that fails from here on has rewritten what it checked."""
     how = mode()
-    if how not in ("write", "diff"):
-        return False
-    if exc is not None:
-        logger.warning(f"{ENV}: the build failed, so no source was changed",
-                       **ours("accept"))
-        return False
-    docs = all_docs(app.env)
     files = Files()
+    said: list[tuple[bool, str]] = []
+    setattr(app, OUTCOME, Outcome(said))
+    if how not in ("write", "diff"):
+        return {}
+    docs = all_docs(app.env)
     blocked: list[str] = [f"{p.location}: {p.message.splitlines()[0]}"
                           for state in docs.values() for p in state.problems]
     # Demos whose source cannot be edited (a docstring not found in its file): each said in a
@@ -330,31 +337,50 @@ def finish(app: Sphinx, exc: Exception | None) -> bool:
                     unwritable.append(f"{result.demo.location}: not rewritten: {bad}")
     changes = files.changes
     if blocked:
-        logger.warning(f"{ENV}: nothing was changed, because:\n  " + "\n  ".join(blocked),
-                       **ours("accept"))
-        return False
-    for line in unwritable:
-        logger.warning(f"{ENV}: {line}", **ours("accept"))
+        files.demos.clear()
+        said.append((True, f"{ENV}: nothing was changed, because:\n  " + "\n  ".join(blocked)))
+        return {}
+    said.extend((True, f"{ENV}: {line}") for line in unwritable)
     new = {p: apply(files.texts[p], c) for p, c in changes.items() if c}
     if how == "diff":
+        files.demos.clear()
         for path, text in new.items():
             rel = _here(files.shown[path])
-            logger.info("".join(difflib.unified_diff(
+            said.append((False, "".join(difflib.unified_diff(
                 files.texts[path].splitlines(keepends=True), text.splitlines(keepends=True),
-                f"a/{rel}", f"b/{rel}")).rstrip("\n"))
-        logger.info(f"{ENV}=diff: {sum(map(len, changes.values()))} change(s), nothing written")
-        return False
+                f"a/{rel}", f"b/{rel}")).rstrip("\n")))
+        said.append((False, f"{ENV}=diff: {sum(map(len, changes.values()))} change(s), nothing written"))
+        return {}
     write_all(new, files.encodings)
     for items in changes.values():
         for change in sorted(items, key=lambda c: c.start):
-            logger.info(f"{ENV}: {_here(change.path)}:{change.start + 1}: recorded "
-                        f"{change.what}")
+            said.append((False, f"{ENV}: {_here(change.path)}:{change.start + 1}: recorded "
+                                f"{change.what}"))
     if new:
-        logger.info(f"{ENV}: {len(new)} file(s) rewritten; build again to render them")
-        return not unwritable  # (a record left as it was still fails)
-    if not unwritable:
-        logger.info(f"{ENV}: every record holds; nothing to change")
-    return False
+        said.append((False, f"{ENV}: {len(new)} file(s) rewritten; the pages of this build show "
+                            "the new records"))
+    elif not unwritable:
+        said.append((False, f"{ENV}: every record holds; nothing to change"))
+    return files.demos
+
+
+def finish(app: Sphinx, exc: Exception | None) -> None:
+    """At the end of the build, after the summary: what :func:`write` did, or why it did not."""
+    if mode() not in ("write", "diff"):
+        return
+    outcome: Outcome | None = getattr(app, OUTCOME, None)
+    if outcome is None:
+        if exc is not None:
+            logger.warning(f"{ENV}: the build failed, so no source was changed", **ours("accept"))
+        else:  # gettext, linkcheck...: nothing was checked
+            logger.info(f"{ENV}: the {app.builder.name} builder runs no demo, so no record was "
+                        "checked or changed")
+        return
+    for warning, line in outcome.said:
+        if warning:
+            logger.warning(line, **ours("accept"))
+        else:
+            logger.info(line)
 
 
 def _here(path: str) -> str:

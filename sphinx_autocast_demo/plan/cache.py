@@ -24,6 +24,23 @@ from ..core.model import RunRecord, Verdict
 
 FORMAT = 1
 
+#: The cache's directory where conf.py names none, beside conf.py: one project's builds (html,
+#: autocast-check, epub, each with its own output and doctree directories) share it, as pytest,
+#: mypy and ruff keep theirs in the project. Sphinx reads no file of it as a source: entries end
+#: in .json, and the markers are a .gitignore and a CACHEDIR.TAG (no README.md, which MyST reads).
+DEFAULT_DIR = ".autocast_demo_cache"
+#: Where a build whose conf.py directory cannot be written keeps its results instead: in its
+#: doctree directory (each output directory then has its own, as before).
+FALLBACK_DIR = "autocast_demo_cache"
+#: What a directory the cache made holds beside its entries: nothing in it is to be committed
+#: (result sets are what a project keeps), and backup tools may skip it (bford.info/cachedir).
+MARKERS = {
+    ".gitignore": "# The result cache of sphinx-autocast-demo: made again by any build.\n*\n",
+    "CACHEDIR.TAG": "Signature: 8a477f597d28d172789f06886806bc55\n"
+                    "# The result cache of sphinx-autocast-demo.\n"
+                    "# For information about cache directory tags see https://bford.info/cachedir/\n",
+}
+
 
 @dataclass(frozen=True)
 class FileStamp:
@@ -102,9 +119,55 @@ def make_key(parts: dict[str, Any]) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
+def cache_root(configured: str, confdir: str, doctreedir: str) -> tuple[Path, str]:
+    """The cache's directory, and why it is not the default (empty where it is, or where
+    conf.py names one: a relative one is taken from conf.py's directory, not the working one).
+
+    Decided from what the file system says, writing nothing: every build, even one that runs
+    nothing, must find its results in the same place, and a source tree that cannot be written
+    (a read-only checkout or mount) must still build, as it did when the cache was in the
+    doctree directory."""
+    if configured:
+        root = Path(configured)
+        return (root if root.is_absolute() else Path(confdir) / root), ""
+    default = Path(confdir) / DEFAULT_DIR
+    problem = _not_writable(default)
+    if problem:
+        return Path(doctreedir) / FALLBACK_DIR, f"{default} {problem}"
+    return default, ""
+
+
+def _not_writable(path: Path) -> str:
+    """Why a directory at ``path`` could not be kept, from its metadata only ("" where it can)."""
+    if path.is_symlink() and not path.exists():
+        return "is a broken symbolic link"
+    if path.exists() and not path.is_dir():
+        return "is not a directory"
+    where = path if path.is_dir() else path.parent
+    if not os.access(where, os.W_OK | os.X_OK):
+        try:
+            read_only = bool(os.statvfs(where).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+        return "is on a read-only file system" if read_only else "cannot be written"
+    return ""
+
+
 class ResultCache:
     def __init__(self, root: Path) -> None:
         self.root = root
+
+    def make(self) -> None:
+        """Make the root, with its :data:`MARKERS`, unless it exists (a directory the writer
+        made or named keeps what it holds). Raises ``OSError``."""
+        try:
+            self.root.mkdir(parents=True)
+        except FileExistsError:
+            if not self.root.is_dir():
+                raise
+            return
+        for name, text in MARKERS.items():
+            (self.root / name).write_text(text, encoding="utf-8")
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"
@@ -127,9 +190,14 @@ class ResultCache:
             raise CorruptEntry(f"{path}: {exc}") from None
 
     def unwritable(self) -> str | None:
-        """Why no entry can be stored under the root (found by storing an empty file), or ``None``."""
+        """Why no entry can be stored under the root, or ``None``: found by storing an empty
+        file, unless the root is a directory the file system says can be written. Not each
+        time: in a watched source tree (sphinx-autobuild) a file written and removed at every
+        build that runs something starts the next build, for ever where a demo fails."""
+        if self.root.is_dir() and os.access(self.root, os.W_OK | os.X_OK):
+            return None  # (and where a write fails after all, put() says so)
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            self.make()
             fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-", suffix=".json")
             os.close(fd)
             os.unlink(tmp)
@@ -143,6 +211,8 @@ class ResultCache:
 
     def put(self, key: str, entry: Entry) -> None:
         path = self._path(key)
+        if not self.root.is_dir():  # (removed during the build, say)
+            self.make()
         path.parent.mkdir(parents=True, exist_ok=True)
         data = {"format": FORMAT, "key": key, **asdict(entry)}
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")

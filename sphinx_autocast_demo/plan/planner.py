@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import platform
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sphinx.util import logging
@@ -16,7 +15,7 @@ from ..core.config import conf_line
 from ..core.model import DemoResult, Variant, VariantResult, skipped
 from ..core.subtypes import ours
 from ..core.version import __version__
-from .cache import CorruptEntry, Entry, FileStamp, ResultCache
+from .cache import CorruptEntry, Entry, FileStamp, ResultCache, cache_root
 from .environments import Environments
 from .keys import result_key, torch_key, torch_variables
 from .planned import Planned
@@ -45,8 +44,9 @@ class Planner:
         self.app = app
         self.conf = conf
         self.stats = stats
-        root = Path(conf.cache_dir) if conf.cache_dir else Path(app.doctreedir) / "autocast_demo_cache"
-        self.cache = ResultCache(root if root.is_absolute() else Path(app.confdir) / root)
+        # elsewhere: why the cache is not beside conf.py, said once before anything runs
+        root, self.elsewhere = cache_root(conf.cache_dir, str(app.confdir), str(app.doctreedir))
+        self.cache = ResultCache(root)
         self.storing: bool | None = None  # whether results can be stored; None: not known yet
         # The caller reads it from metadata, never from the worker: the cache, the
         # environment's fingerprint and the pages must all name the same version, and the
@@ -235,6 +235,14 @@ class Planner:
     def check_storage(self) -> None:
         """Say once, before anything runs, that results cannot be stored (the build goes on)."""
         if self.storing is None:
+            if self.elsewhere:
+                # Not a warning: nothing is lost that the old default kept, and a -W build of a
+                # read-only checkout that passed must still pass.
+                logger.info(
+                    f"autocast-demo: results are kept in this build's doctree directory "
+                    f"({self.cache.root}), because {self.elsewhere}: a build with another output "
+                    "directory runs the demos again; to share them, set autocast_demo_cache_dir "
+                    "to a directory every build can write")
             problem = self.cache.unwritable()
             self.storing = problem is None
             if problem is not None:

@@ -7,7 +7,7 @@ import difflib
 import shutil
 
 import pytest
-from conftest import ROOTS, copy_root, sphinx_build
+from conftest import ROOTS, column, copy_root, sphinx_build
 
 FILES = ("index.rst", "markdown.md", "conf.py")
 
@@ -57,6 +57,7 @@ def builds(tmp_path_factory):
     runs["diff_files"] = snapshot(src)
     runs["write"] = sphinx_build(src, out, *cache, env={"AUTOCAST_DEMO_ACCEPT": "1"})
     runs["accepted"] = snapshot(src)
+    runs["write_pages"] = {name: runs["write"].html(name) for name in ("index", "markdown")}
     runs["verify"] = sphinx_build(src, out, *cache)
     runs["noop"] = sphinx_build(src, out, *cache, env={"AUTOCAST_DEMO_ACCEPT": "1"})
     runs["noop_files"] = snapshot(src)
@@ -107,6 +108,33 @@ def test_accept_rewrites_only_the_stale_records(builds):
     assert "index.rst:65: recorded off: matches" in run.stdout
     assert "markdown.md:16: recorded same_as_forward: differs" in run.stdout
     assert "2 file(s) rewritten" in run.stdout
+
+
+def held(page, ident: str) -> bool:
+    """Whether demo ``ident``'s table says that the page's record of every value holds: each
+    cell of its "as recorded?" column a yes, or no such column (a table whose records all hold
+    may say so once, under it) and nothing that says a record broke or is missing."""
+    box = page.find(id=ident)
+    text = box.get_text(" ")
+    if "no: records" in text or "not recorded" in text or "but the page records" in text:
+        return False
+    header = [th.get_text(" ", strip=True) for th in box.select("table thead th")]
+    return "as recorded?" not in header or all(
+        "yes" in cell for cell in column(page, ident, ("as recorded?",)))
+
+
+def test_the_accept_build_shows_the_new_records_itself(builds):
+    # No second build: the pages of the build that rewrote the records say that they hold.
+    run, pages = builds["write"], builds["write_pages"]
+    for name, ident in (("index", "stale"), ("index", "star"), ("index", "continued"),
+                        ("index", "missing"), ("index", "printed"), ("markdown", "colon"),
+                        ("markdown", "yaml")):
+        assert held(pages[name], ident), (name, ident, pages[name].find(id=ident).get_text(" "))
+    # Nor warns of the records it rewrote: what it did is said once, at the end.
+    for subtype in ("mismatch", "missing-expectation", "output"):
+        assert f"[autocast_demo.{subtype}]" not in run.stderr, run.stderr
+    assert run.stdout.index("autocast-demo: ") < run.stdout.index("AUTOCAST_DEMO_ACCEPT: ")
+    assert "2 file(s) rewritten; the pages of this build show the new records" in run.stdout
 
 
 def test_accepted_sources_build_clean_from_the_cache(builds):

@@ -109,8 +109,8 @@ def test_results_table_output_and_provenance(build):
 
 @pytest.mark.parametrize("buildername", ["text", "latex"])
 def test_other_builders_do_not_crash(buildername, tmp_path_factory, build):
-    # Same cache as the html build: no torch runs, only rendering.
-    cache = build.app.doctreedir / "autocast_demo_cache"
+    # Same cache as the html build (beside its conf.py): no torch runs, only rendering.
+    cache = build.app.confdir / ".autocast_demo_cache"
     other = app_build(copy_root("basic", tmp_path_factory), buildername,
                       autocast_demo_cache_dir=str(cache))
     assert other.app.statuscode == 0

@@ -13,7 +13,7 @@ from conftest import copy_root, sphinx_build
 @pytest.fixture(scope="module")
 def steps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     src = copy_root("key", tmp_path_factory)
-    doctrees = str(src / "_build" / "doctrees")  # (and the cache in it), shared by every step
+    doctrees = str(src / "_build" / "doctrees")  # shared by every step, as the cache beside conf.py
 
     def build(step: str, *args: str, env: dict[str, str] | None = None):
         return sphinx_build(src, src / "_build" / step, "-d", doctrees, *args, env=env)

@@ -34,6 +34,17 @@ def recipe(tmp_path_factory):
     return project, builds
 
 
+#: Where the recipe's builds keep their results: the directory its ``-D autocast_demo_cache_dir``
+#: names, relative to the project, or the default beside docs/conf.py.
+NAMED = re.compile(r'-D autocast_demo_cache_dir="\$PWD/([^"]+)"')
+
+
+def recipe_cache() -> str:
+    named = {m[1] for command in quickstart.commands(README, "## In CI") for m in NAMED.finditer(command)}
+    assert len(named) <= 1, named  # one cache for both builds, or the default
+    return named.pop() if named else "docs/.autocast_demo_cache"
+
+
 def runs(doctrees: Path) -> tuple[int, int]:
     """(runs, values from the cache) of the build whose doctree directory is ``doctrees``."""
     stats = read_stats(doctrees)
@@ -48,15 +59,16 @@ def test_ci_recipe_check_then_html_runs_each_demo_once(recipe):
     assert runs(project / "_build" / "check" / ".doctrees") == (4, 0)  # 2 values, compiled and eager
     assert runs(project / "_build" / "html" / ".doctrees") == (0, 2)  # both from the check's cache
     assert (project / "_build" / "check" / "autocast-check.json").exists()
-    assert (project / "_build" / "demo-cache").is_dir()  # $PWD: where the commands ran
+    assert (project / recipe_cache()).is_dir()  # ($PWD: where the commands ran)
     assert "\u2713 matches" in (project / "_build" / "html" / "index.html").read_text(encoding="utf-8")
 
 
 def test_a_relative_cache_dir_is_taken_from_conf_py_not_from_the_cwd(recipe, tmp_path):
     project, _ = recipe
+    relative = os.path.relpath(project / recipe_cache(), project / "docs")  # the recipe's cache
     build = subprocess.run(
         [sys.executable, "-m", "sphinx", "-b", "html", str(project / "docs"), str(tmp_path / "html"),
-         "-D", "autocast_demo_cache_dir=../_build/demo-cache"],  # docs/../_build: the recipe's cache
+         "-D", f"autocast_demo_cache_dir={relative}"],
         cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr[-3000:]
     assert runs(tmp_path / "html" / ".doctrees") == (0, 2)
