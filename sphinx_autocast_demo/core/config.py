@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from .model import DEFAULT_CONFIG, Code, Location, Tolerance
+from .model import DEFAULT_CONFIG, Code, DtypeFrom, Location, Tolerance
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -79,7 +79,10 @@ class Settings:
     device: str = _option("cpu", (str,), "env", "Device the demos run on.", DEVICES)
     dtype: str = _option(
         "", (str,), "env",
-        "Autocast dtype of the ``autocast`` value; empty: bfloat16 on cpu, float16 on cuda.",
+        "Autocast dtype of the ``autocast`` value of the demos on ``autocast_demo_device``; "
+        "empty: the device's usual autocast dtype, as ``torch.autocast`` takes it when none is "
+        "given (bfloat16 on cpu, float16 on cuda). A demo on another device (``:device:``) gets "
+        "that device's usual one unless it says ``:dtype:``.",
         ("", *DTYPES))
     backend: str = _option(
         "inductor", (str,), "env",
@@ -144,7 +147,10 @@ class Settings:
         "outlives it.", rule=KEEP_RULE)
     cache_dir: str = _option(
         "", (str,), "",
-        "Result cache directory; empty: ``autocast_demo_cache`` in the doctree directory.")
+        "Result cache directory, relative to conf.py's directory; empty: "
+        "``.autocast_demo_cache`` beside conf.py, which every build of the project shares (made "
+        "with a ``.gitignore``: it is never committed), or, where that cannot be written, "
+        "``autocast_demo_cache`` in the doctree directory.")
     fail_on_mismatch: bool = _option(
         True, (bool,), "",
         "Make sphinx-build exit non-zero when a page's record is not what torch does.")
@@ -338,17 +344,31 @@ def _first_line(confdir: str, pattern: re.Pattern[str]) -> Location | None:
     return None
 
 
-def default_dtype(device: str) -> str:
-    """The autocast dtype of a device when neither conf.py nor the demo names one."""
-    return "bfloat16" if device == "cpu" else "float16"
+#: torch's usual autocast dtype of each device: what ``torch.get_autocast_dtype(device)``
+#: gives in a fresh process, and so what ``torch.autocast(device)`` casts to when it is given
+#: none (ATen's autocast_mode.cpp: kBFloat16 for CPU, kHalf for CUDA). Kept here, not asked of
+#: torch, because a page is read without importing it; tests/build checks it against torch.
+DEVICE_DTYPES: dict[str, str] = {"cpu": "bfloat16", "cuda": "float16"}
+
+
+def autocast_dtype(conf: Settings, device: str, named: str = "") -> tuple[str, DtypeFrom]:
+    """The dtype of the ``autocast`` value of a demo on ``device`` that names ``named`` (its
+    ``:dtype:``; empty: none), and who chose it. conf.py's dtype is for the demos on its own
+    device: one chosen for a CPU's autocast (bfloat16) is no choice for a CUDA demo, whose
+    readers' ``torch.autocast("cuda")`` casts to float16."""
+    if named:
+        return named, "demo"
+    if conf.dtype and device == conf.device:
+        return conf.dtype, "conf"
+    return DEVICE_DTYPES[device], "device"
 
 
 def settings(config: Config) -> Settings:
-    """The validated values as the build uses them: numbers as floats, lists as tuples, the
-    dtype default filled in, and ``AUTOCAST_DEMO_EXECUTE`` and ``AUTOCAST_DEMO_SHARD`` over
-    conf.py (so CI can switch modes and shards without editing it)."""
+    """The validated values as the build uses them: numbers as floats, lists as tuples, and
+    ``AUTOCAST_DEMO_EXECUTE`` and ``AUTOCAST_DEMO_SHARD`` over conf.py (so CI can switch modes
+    and shards without editing it). The dtype stays as conf.py gives it, empty where it names
+    none (:func:`autocast_dtype` fills it in per demo, and says who chose it)."""
     values = {o.name: _normal(o, config[PREFIX + o.name]) for o in OPTIONS}
-    values["dtype"] = values["dtype"] or default_dtype(values["device"])
     values["execute"] = os.environ.get("AUTOCAST_DEMO_EXECUTE") or values["execute"]
     values["shard"] = os.environ.get("AUTOCAST_DEMO_SHARD") or values["shard"]
     return Settings(**values)

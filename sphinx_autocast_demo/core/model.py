@@ -18,6 +18,11 @@ from .subtypes import Subtype
 #: The default compile-time config that a demo's variants set.
 DEFAULT_CONFIG = "torch._functorch.config.backward_pass_autocast"
 
+#: The first torch release that has a config, for the configs whose history is known: a page
+#: may then record that every older release lacks it (``*[torch<2.9]: no-config``).
+#: backward_pass_autocast came with pytorch/pytorch#156356, merged after 2.8's branch cut.
+CONFIG_SINCE: dict[str, str] = {DEFAULT_CONFIG: "2.9"}
+
 #: ``no-config``: the installed torch has no such config, a fact about a release that a page
 #: may record (scoped to the releases that lack it).
 Outcome = Literal["matches", "differs", "raises", "no-config", "error"]
@@ -37,6 +42,10 @@ ErrorKind = Literal["", "no-config", "eager-compiled", "compiled-nothing", "conf
 #: cache); ``set``, a result set (autocast_demo_results); ``missing``, an expected environment
 #: that no result set holds.
 Source = Literal["build", "set", "missing"]
+#: Who chose the dtype of a demo's ``autocast`` value: the demo's ``:dtype:``, conf.py's
+#: ``autocast_demo_dtype`` (for demos on ``autocast_demo_device``), or torch's usual autocast
+#: dtype of the demo's device (``torch.get_autocast_dtype``).
+DtypeFrom = Literal["demo", "conf", "device"]
 
 
 @dataclass(frozen=True)
@@ -182,6 +191,8 @@ class Demo:
     # ``:partial-view:``: a match from a view the walk had to cut (engine/observe.py) is taken
     # as a match, and the page says it was partly compared; without it, it is no verdict.
     partial_view: bool = False
+    # Who chose ``dtype`` (a page may say it beside the ``autocast`` value).
+    dtype_from: DtypeFrom = "device"
 
     @property
     def held_to_alike(self) -> bool:
@@ -404,6 +415,20 @@ class DemoResult:
 
 
 @dataclass(frozen=True)
+class DefaultChange:
+    """A ``default`` row whose record broke because torch's default of the config is not the
+    one the page's records take it to be (subtype ``default-changed``)."""
+
+    config: str
+    now: str  # torch's default, as the row ran under it (its repr): ``'off'``
+    # The values the page records the ``default`` row alike with (their sources), which still
+    # hold: what the page takes the default to be. Empty: no such value; then ``unlike`` names
+    # the row of ``now``'s value, whose record the page keeps apart from the default's.
+    recorded: tuple[str, ...] = ()
+    unlike: str = ""
+
+
+@dataclass(frozen=True)
 class Finding:
     """The check of one variant (or the whole demo) against what the page records."""
 
@@ -413,6 +438,7 @@ class Finding:
     location: Location
     variants: tuple[str, ...] = ()  # the values it is about; empty: the whole demo
     environment: str = ""  # the label of the environment it is about; empty: this build's
+    default: DefaultChange | None = None  # for ``default-changed``: what changed
 
     @property
     def failed(self) -> bool:

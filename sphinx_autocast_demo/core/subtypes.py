@@ -15,10 +15,10 @@ from typing import Literal, TypedDict, get_args
 WARNING_TYPE = "autocast_demo"
 
 Subtype = Literal[
-    "mismatch", "output", "snippet-error", "nothing-compared", "partial-view", "eager-compiled",
-    "compiled-nothing", "config-set", "no-config", "timeout", "crash", "directive",
-    "missing-expectation", "alike", "scope", "scope-overlap", "not-run", "environment", "results",
-    "cache", "engine", "slow", "budget", "not-checked", "accept",
+    "mismatch", "default-changed", "output", "snippet-error", "nothing-compared", "partial-view",
+    "eager-compiled", "compiled-nothing", "config-set", "no-config", "timeout", "crash",
+    "directive", "missing-expectation", "alike", "scope", "scope-overlap", "not-run",
+    "environment", "results", "cache", "engine", "slow", "budget", "not-checked", "accept",
 ]
 
 
@@ -35,6 +35,11 @@ class Said:
 #: In the order the reference page lists them: a page's records first, the build's last.
 SUBTYPES: dict[Subtype, Said] = {
     "mismatch": Said("a recorded outcome no longer holds (points at the ``:expect:`` line)", True),
+    "default-changed": Said(
+        "the ``default`` row's record broke because torch's default of the config is another "
+        "value than the page's records take it to be (said once, at the ``:expect:`` line, in "
+        "place of that row's ``mismatch``: the new default, and the value the page records)",
+        True),
     "output": Said("the printed output is not the recorded one", True),
     "snippet-error": Said(
         "the snippet raised an error that is not recorded (points at the failing line)", True),

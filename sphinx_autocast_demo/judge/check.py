@@ -3,16 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..core.model import Finding
 from ..core.printed import normalize_output
 from ..core.scopes import conflict
 from ..read import syntax
+from ..read.syntax import DEFAULT
+from . import hints
 
 if TYPE_CHECKING:
-    from ..core.model import DemoResult, Location, RunRecord, SnippetError, VariantResult
+    from ..core.model import (
+        DefaultChange,
+        DemoResult,
+        Location,
+        RunRecord,
+        SnippetError,
+        VariantResult,
+    )
     from ..core.subtypes import Subtype
+
 
 def no_cuda(run: RunRecord) -> bool:
     """The run was not started because the demo is on CUDA and the build machine has none."""
@@ -24,10 +34,11 @@ def check(result: DemoResult) -> DemoResult:
     build's environment and in every other one of the result sets (where the page's records
     hold too, unless scoped to some torch releases or a device)."""
     several = bool(result.others) or result.source != "build"  # name the environment in messages
-    checked = _check_one(result, several)
+    releases = _releases(result)
+    checked = _check_one(result, several, releases)
     if result.source == "build" and (alike := _alike(result)) is not None:
         checked = replace(checked, findings=(*checked.findings, alike))
-    others = tuple(_check_one(other, True) for other in result.others)
+    others = tuple(_check_one(other, True, releases) for other in result.others)
     findings = list(checked.findings)
     # A missing expectation is said once, for the first environment that lacks it.
     said = any(f.subtype == "missing-expectation" for f in findings)
@@ -70,7 +81,30 @@ def conflicts(result: DemoResult) -> tuple[Finding, ...]:
     return tuple(found)
 
 
-def _check_one(result: DemoResult, named: bool) -> DemoResult:
+class Releases(NamedTuple):
+    """The torch versions of a demo's environments that lack its config, and that have it."""
+
+    lacking: tuple[str, ...]
+    having: tuple[str, ...]
+
+
+def _releases(result: DemoResult) -> Releases:
+    """The torch of each environment of the demo that lacks its config, and of each that has
+    it (a run of it got as far as setting it): what a ``no-config`` record's scope must
+    cover, and must not."""
+    lacking: list[str] = []
+    having: list[str] = []
+    for shown in (result, *result.others):
+        kinds = {run.error.kind if run.error else "" for vr in shown.variants
+                 for run in (vr.compiled, vr.eager) if run.status in ("ok", "raised")}
+        if "no-config" in kinds:
+            lacking.append(shown.torch_version)
+        elif kinds:
+            having.append(shown.torch_version)
+    return Releases(tuple(lacking), tuple(having))
+
+
+def _check_one(result: DemoResult, named: bool, releases: Releases) -> DemoResult:
     demo, environment = result.demo, result.environment
     label = environment.label if environment is not None else ""
     where = f" in {label}" if named else ""
@@ -88,6 +122,8 @@ def _check_one(result: DemoResult, named: bool) -> DemoResult:
         recorded_gap = error is not None and error.subtype == "no-config" and expected == "no-config"
         if error is not None and not recorded_gap and (error.subtype != "snippet-error"
                                                        or not expected_raise):
+            if error.subtype == "no-config":
+                error = replace(error, message=_no_config(result, error.message, releases))
             errors.setdefault((error.location, error.message), (error, []))[1].append(name)
             continue
         if expected is None:
@@ -95,13 +131,7 @@ def _check_one(result: DemoResult, named: bool) -> DemoResult:
             continue
         names = vr.compiled.error.names if vr.compiled.error else ()
         if not syntax.outcome_holds(expected, vr.verdict.outcome, names):
-            findings.append(Finding(
-                severity="mismatch", subtype="mismatch", variants=(name,),
-                location=demo.at(demo.expect_line),
-                message=(f"value {name}: the page records '{expected}' but with torch "
-                         f"{result.torch_version}{_made(result)} compiled {_describe(vr)}"),
-                environment=label,
-            ))
+            findings.append(_mismatch(result, vr, expected, label))
         findings.extend(replace(f, environment=label) for f in _output_finding(result, vr))
     for error, variant_names in errors.values():
         every = len(variant_names) == len(result.variants) and len(variant_names) > 1
@@ -126,6 +156,61 @@ def _check_one(result: DemoResult, named: bool) -> DemoResult:
     return replace(result, findings=tuple(findings))
 
 
+def _mismatch(result: DemoResult, vr: VariantResult, expected: str, label: str) -> Finding:
+    """A record that no longer holds: said as a change of torch's default where that is why
+    the ``default`` row broke (once, in place of the row's mismatch); with the tolerance to
+    allow where compiled differs from eager by rounding only and the page records a match."""
+    demo, name = result.demo, vr.variant.name
+    torch = f"torch {result.torch_version}{_made(result)}"
+    change = hints.default_change(result, vr)
+    if change is not None:
+        return Finding(
+            severity="mismatch", subtype="default-changed", variants=(name,),
+            location=demo.at(demo.expect_line), environment=label, default=change,
+            message=(f"value {name}: {torch}'s default of {change.config} is now {change.now}, "
+                     f"the page records {_recorded(change, expected, result)}. If the page is "
+                     f"about the default, record what it does now ({name}: {vr.verdict.text}); "
+                     "if it is about "
+                     + (f"{change.recorded[0]}, name that value" if change.recorded else
+                        "the default torch had, name that value")
+                     + f" instead of {name}"))
+    hint = hints.tolerance_hint(demo, [vr.verdict]) if expected == "matches" else None
+    rounding = (f"; if that is rounding, not the value's doing, allow it: {hint}" if hint else "")
+    return Finding(
+        severity="mismatch", subtype="mismatch", variants=(name,),
+        location=demo.at(demo.expect_line), environment=label,
+        message=(f"value {name}: the page records '{expected}' but with {torch} compiled "
+                 f"{_describe(vr)}{rounding}"))
+
+
+def _recorded(change: DefaultChange, expected: str, result: DemoResult) -> str:
+    """What the page takes the default to be, the records that say so, and what the
+    ``default`` row did instead."""
+    default = next(v for v in result.variants if v.variant.name == DEFAULT)
+    if change.recorded:
+        alike = [v.variant.name for v in result.variants if v is not default
+                 and (v.variant.source or v.variant.name) in change.recorded]
+        rows = " and ".join(alike)
+        return (f"{' or '.join(change.recorded)} (its {DEFAULT} row records '{expected}', as its "
+                f"{rows} row{'s do' if len(alike) > 1 else ' does'}); the {DEFAULT} row now "
+                f"{_describe(default)}")
+    unlike = result.demo.expected(change.unlike, result.environment)
+    return (f"a default other than {change.now} (its {DEFAULT} row records '{expected}', its "
+            f"{change.unlike} row '{unlike}'); the {DEFAULT} row now does what the "
+            f"{change.unlike} row does: {_describe(default)}")
+
+
+def _no_config(result: DemoResult, reason: str, releases: Releases) -> str:
+    """The ``no-config`` error's text: what to set, or the record that covers every release
+    without the config (the releases that lack it, not this build's torch alone)."""
+    demo = result.demo
+    lacking = (result.torch_version, *(v for v in releases.lacking if v != result.torch_version))
+    scope, why = hints.missing_scope(demo.config, lacking, releases.having)
+    return (f"torch {result.torch_version} has no config {demo.config} ({reason}): set :config: "
+            "(or autocast_demo_config) to one it has, or, where only some releases have it, "
+            f"record that in :expect: (*[{scope}]: no-config; {why})")
+
+
 def _alike(result: DemoResult) -> Finding | None:
     """A demo whose values all give one verdict proves nothing about the value: under the wrong
     one its table would look the same. Said at the demo, unless ``:alike:`` says that is the
@@ -148,12 +233,23 @@ def _alike(result: DemoResult) -> Finding | None:
     run = (f" ({' and '.join(also)} {'was' if len(also) == 1 else 'were'} run too, to check)"
            if also else "")
     every = "matches eager" if outcome == "matches" else "differs from eager"
+    depend = ("make the snippet depend on the value (a float32 matrix product in the backward "
+              "does), or add :alike: if sameness is its point")
+    verdicts = [vr.verdict for vr in judged]
+    hint = hints.tolerance_hint(demo, verdicts) if outcome == "differs" else None
+    if hint is not None:
+        # Differences no value decides: the tolerance first, or the writer makes the snippet
+        # depend on the value when it already does, and the rows would still look alike.
+        return Finding(
+            severity="missing", subtype="alike", location=demo.location,
+            message=(f"this demo cannot tell {listed} apart{run}: every one differs from eager, "
+                     f"but only by rounding ({hints.rounding_note(verdicts)}), which no value "
+                     f"decides; allow it: {hint}. If its values then still give one verdict, "
+                     f"{depend}"))
     return Finding(
         severity="missing", subtype="alike", location=demo.location,
         message=(f"this demo cannot tell {listed} apart{run}: every one {every}, so it would "
-                 "look the same under the wrong value; make the snippet depend on the value (a "
-                 "float32 matrix product in the backward does), or add :alike: if sameness "
-                 "is its point"))
+                 f"look the same under the wrong value; {depend}"))
 
 
 def _made(result: DemoResult) -> str:
@@ -269,10 +365,7 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
     subtype: Subtype = "eager-compiled"
     if error.kind == "no-config":
         subtype = "no-config"
-        message = (f"torch {result.torch_version} has no config {demo.config} ({error.message}): "
-                   "set :config: (or autocast_demo_config) to one it has, or, where only some "
-                   "releases have it, record that in :expect: (*[torch==" + result.torch_version
-                   + "]: no-config)")
+        message = error.message  # (check._no_config says what to record, across environments)
         location = demo.at(demo.source_map.line_of("config"))
     elif error.kind == "compiled-nothing":
         subtype = "compiled-nothing"

@@ -10,6 +10,8 @@ from ..core.model import RunRecord, TensorDiff, TensorRecord, VariantResult, Ver
 from ..core.printed import compare_printed
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..core.model import Tolerance
     from ..engine.execute import Ran
 
@@ -189,13 +191,25 @@ def compare_runs(
             return Verdict(outcome="error", max_abs=worst, diffs=diffs, compared=compared, cut=cut,
                            note=f"{NOT_FULLY_COMPARED}: {cut}")
         return Verdict(outcome="matches", max_abs=worst, diffs=diffs, compared=compared, cut=cut)
-    failing = [d for d in diffs if not d.equal]
+    failing = largest_first(diffs)
     note = ", ".join(
         f"{d.name}" + (f" (max |diff| {d.max_abs:.3g})" if d.max_abs is not None else f" ({d.note})")
         for d in failing
     )
     return Verdict(outcome="differs", max_abs=worst, diffs=diffs, note=note, compared=compared,
                    cut=cut)
+
+
+def largest_first(diffs: Sequence[TensorDiff]) -> list[TensorDiff]:
+    """The differences among ``diffs``, the largest first: the warning and the cell name the
+    first and count the rest, which must not hide a larger one ("3.05e-02 and 2 more" over a
+    4.0). Those without a number (a shape, a None, a printed line) come after the measured
+    ones, in the order they were compared; NaN counts as the largest."""
+    def size(diff: TensorDiff) -> tuple[bool, float]:
+        known = diff.max_abs
+        return known is None, -(math.inf if known is not None and math.isnan(known) else known or 0.0)
+
+    return sorted((d for d in diffs if not d.equal), key=size)
 
 
 #: The note of a match seen in a cut view, before the reason (a reader reads it in the cell).

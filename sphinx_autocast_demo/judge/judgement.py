@@ -125,7 +125,7 @@ class Value:
     def broken(self) -> frozenset[str]:
         """Which of its records no longer hold: ``outcome`` (``:expect:``), ``output``
         (``:expect-output:``)."""
-        kinds = {"mismatch": "outcome", "output": "output"}
+        kinds = {"mismatch": "outcome", "default-changed": "outcome", "output": "output"}
         return frozenset(kinds[f.subtype] for f in self.findings if f.failed and f.subtype in kinds)
 
 

@@ -15,7 +15,7 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.logging import is_suppressed_warning
 
-from ..core.config import Settings, default_dtype, settings
+from ..core.config import Settings, autocast_dtype, settings
 from ..core.model import (
     DEFAULT_CONFIG,
     Demo,
@@ -160,8 +160,8 @@ class AutocastDemo(_Base):
     def demo(self) -> Demo:
         conf = settings(self.config)
         device = self.value("device", conf)
-        dtype = self.value("dtype", conf, conf.dtype if device == conf.device else
-                           default_dtype(device))
+        named = self.value("dtype", conf) if self.options.get("dtype") else ""
+        dtype, dtype_from = autocast_dtype(conf, device, named)
         config = self.value("config", conf)
         try:
             variants = syntax.parse_values(self.value("values", conf), device, dtype,
@@ -191,6 +191,7 @@ class AutocastDemo(_Base):
             backend=self.value("backend", conf),
             device=device,
             dtype=dtype,
+            dtype_from=dtype_from,
             timeout=self.value("timeout", conf),
             tolerance=Tolerance(grad=self.value("grad-tolerance", conf),
                                 output=self.value("output-tolerance", conf)),
@@ -206,7 +207,21 @@ class AutocastDemo(_Base):
         if (demo.held_to_alike and config == DEFAULT_CONFIG
                 and not is_suppressed_warning(WARNING_TYPE, "alike", self.config.suppress_warnings)):
             demo = replace(demo, probes=syntax.unnamed_builtins(variants, device, dtype))
+        self.say_dtype(demo)
         return demo
+
+    def say_dtype(self, demo: Demo) -> None:
+        """``-v``: the dtype the demo's ``autocast`` value (its own, or the one run to check
+        it) casts to, and who chose it; a writer whose page is about another sees it here."""
+        if not any(v.name == "autocast" and v.value == syntax.default_autocast(
+                demo.device, demo.dtype)[0] for v in demo.runs):
+            return
+        who = {"demo": "its :dtype:",
+               "conf": f"autocast_demo_dtype, for demos on {demo.device}",
+               "device": f"torch's usual autocast dtype on {demo.device}: neither :dtype: nor "
+                         f"autocast_demo_dtype names one for it"}[demo.dtype_from]
+        logger.verbose(f"{self.name}: the autocast value casts to torch.{demo.dtype} ({who})",
+                       location=str(demo.location))
 
     def ident(self) -> str:
         """The demo's HTML id, which is also the key of its result: unique on its page."""

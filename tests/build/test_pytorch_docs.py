@@ -81,9 +81,13 @@ def test_the_themes_markdown_export_carries_the_results(builds):
 def test_a_torch_whose_default_changed_fails_at_the_page_and_at_the_docstring(builds):
     _, changed = builds
     assert changed.returncode != 0
-    # Each at its :expect: line: the page's, and the .py file's (napoleon's section included).
-    said = [line.split("/example/")[-1].split(": the page")[0]
-            for line in changed.stderr.splitlines() if "WARNING" in line]
-    assert sorted(said) == ["amp_helpers/__init__.py:21: WARNING: value default",
-                            "amp_helpers/__init__.py:43: WARNING: value default",
-                            "docs/source/notes/compile_autocast.md:23: WARNING: value default"], said
+    # Each at its :expect: line: the page's, and the .py file's (napoleon's section included),
+    # said as what it is: torch's default changed.
+    said = [line.split("/example/")[-1] for line in changed.stderr.splitlines() if "WARNING" in line]
+    assert sorted(line.split(": torch ")[0] for line in said) == [
+        "amp_helpers/__init__.py:21: WARNING: value default",
+        "amp_helpers/__init__.py:43: WARNING: value default",
+        "docs/source/notes/compile_autocast.md:23: WARNING: value default"], said
+    assert all("'s default of torch._functorch.config.backward_pass_autocast is now 'off', the "
+               "page records " in line and line.endswith("[autocast_demo.default-changed]")
+               for line in said), said

@@ -223,3 +223,14 @@ def test_a_data_file_cut_short_gives_no_values_never_a_crash():
     records = [TensorRecord("t", "value", "float32", (4,), sha) for sha in ("x", "y")]
     diff = compare_tensor(records[0], records[1], (b"\0" * 12, 0), (b"\0" * 32, 0), EXACT)
     assert not diff.equal and diff.max_abs is None and "not bitwise equal" in diff.note
+
+
+def test_the_note_names_the_largest_difference_first():
+    # Compared in name order a.grad (0.03) comes before b.grad (4.0); the warning's note, like
+    # the cell, must not put the smaller one first.
+    c = run(**{"a.grad": ("grad", [1.03]), "b.grad": ("grad", [5.0]), "c.grad": ("grad", [1.0])})
+    e = run(**{"a.grad": ("grad", [1.0]), "b.grad": ("grad", [1.0]), "c.grad": ("grad", [1.0])})
+    verdict = compare_runs(c[0], e[0], c[1], e[1], EXACT)
+    assert verdict.outcome == "differs"
+    assert verdict.note.startswith("b.grad (max |diff| 4)"), verdict.note
+    assert verdict.note.index("b.grad") < verdict.note.index("a.grad") and "c.grad" not in verdict.note

@@ -23,8 +23,9 @@ from sphinx_autocast_demo.core.model import (
 )
 from sphinx_autocast_demo.judge.judgement import judge
 from sphinx_autocast_demo.plan.planned import Stats
-from sphinx_autocast_demo.present import render
+from sphinx_autocast_demo.present import render, tables
 from sphinx_autocast_demo.read import directives
+from sphinx_autocast_demo.read.syntax import parse_values
 from sphinx_autocast_demo.report import builder
 from sphinx_autocast_demo.report import console as report
 
@@ -79,7 +80,7 @@ def test_a_skipped_cuda_demo_has_no_finding():
     assert {w.short for w in not_checked(found).values()} == {"skipped: no CUDA"}
 
 
-SET = "torch._functorch.config.backward_pass_autocast = "
+SET = "import torch._functorch.config\ntorch._functorch.config.backward_pass_autocast = "
 
 
 def test_the_results_table_of_a_held_and_a_broken_record():
@@ -141,18 +142,63 @@ def paragraphs(doc: nodes.document, kind: str) -> list[nodes.paragraph]:
 
 
 def test_a_page_shares_one_legend_and_one_footer():
-    """Three demos with the same footer: the legend before the first, the footer once."""
+    """Three demos with the same footer: the legend under the first, the footer once."""
     same = {ident: result(replace(demo(), ident=ident), ran("matches"), ran("matches"))
             for ident in ("a", "b", "c")}
     doc = rendered_page(same)  # type: ignore[arg-type]
     legends, footers = paragraphs(doc, "legend"), paragraphs(doc, "provenance")
     assert len(legends) == 1 and legends[0].parent is doc and doc.index(legends[0]) == 1
     assert [f.astext().split(":")[0] for f in footers] == ["Every demo on this page"]
+    # Every record holds: no table asks "as recorded?", and neither does the legend; the
+    # page's line says it once.
+    assert "as recorded?" not in doc.astext()
+    assert "What the page records of each value holds" in footers[0].astext()
     # A demo without a result says so itself; then no footer speaks for "every demo".
     doc = rendered_page({**same, "c": None})  # type: ignore[arg-type]
     said = [f.astext() for f in paragraphs(doc, "provenance")]
     assert said[-1] == "This demo has not been run." and len(said) == 3
     assert not any(text.startswith("Every demo") for text in said)
+
+
+def test_the_legend_says_the_marks_in_few_words_and_as_recorded_only_where_a_table_asks_it():
+    held = result(replace(demo(), ident="a"), ran("matches"), ran("matches"))
+    broken = result(replace(demo(), ident="b"), ran("differs"), ran("matches"))
+    for page, asked in (({"a": held}, False), ({"a": held, "b": broken}, True)):
+        doc = rendered_page(page)  # type: ignore[arg-type]
+        (legend,) = paragraphs(doc, "legend")
+        assert len(legend.astext().split()) <= 30, legend.astext()
+        assert ("as recorded?" in legend.astext()) is asked
+        headers = [e.astext() for e in doc.findall(nodes.entry) if isinstance(e.parent.parent, nodes.thead)]
+        assert ("as recorded?" in headers) is asked
+
+
+def test_a_line_that_several_tables_show_is_listed_once_under_the_first():
+    """Lines a reader copies: each once on the page. Two tables share same_as_forward's and
+    off's: listed under the legend, their cells link there; a value only one table shows keeps
+    its lines in its row (there they are the only copy)."""
+    two = replace(demo(), ident="b", variants=tuple(parse_values(
+        ["same_as_forward", "off", 'fp16=[{"device_type": "cpu", "dtype": torch.float16}]'],
+        "cpu", "bfloat16")))
+    doc = rendered_page({"a": result(replace(demo(), ident="a"), ran("matches"), ran("matches")),
+                         "b": result(two, ran("matches"), ran("matches"), ran("matches"))})  # type: ignore[arg-type]
+    (listed,) = [c for c in doc.findall(nodes.container) if "autocast-demo-lines" in c["classes"]]
+    assert doc.index(listed) == 2  # under the legend, under the first demo
+    blocks = [b.astext() for b in doc.findall(tables.set_code)]
+    assert sorted(blocks) == sorted({*blocks}), blocks  # each once
+    assert [b.astext() for b in listed.findall(tables.set_code)] == [
+        SET + "'same_as_forward'", SET + "'off'"]
+    targets = {t["ids"][0]: t.next_node(descend=False, siblings=True).astext()
+               for t in listed.findall(nodes.target)}
+    assert list(targets.values()) == ["same_as_forward", "off"]
+    links = [(r["refid"], r.parent.parent[0].astext()) for r in doc.findall(nodes.reference)]
+    assert len(links) == 4 and all(targets[refid] == name for refid, name in links)
+    fp16 = [b.astext() for b in doc.findall(tables.set_code) if "float16" in b.astext()]
+    assert fp16 == [SET + '[{"device_type": "cpu", "dtype": torch.float16}]']
+    assert not any("float16" in b.astext() for b in listed.findall(tables.set_code))
+    # One table: every line in its row, nothing listed.
+    alone = rendered_page({"a": result(replace(demo(), ident="a"), ran("matches"), ran("matches"))})  # type: ignore[arg-type]
+    assert not [c for c in alone.findall(nodes.container) if "autocast-demo-lines" in c["classes"]]
+    assert len(list(alone.findall(tables.set_code))) == 2 and not list(alone.findall(nodes.reference))
 
 
 def test_a_footer_says_only_what_is_its_own_and_the_page_says_the_rest_once():
@@ -163,23 +209,25 @@ def test_a_footer_says_only_what_is_its_own_and_the_page_says_the_rest_once():
     doc = rendered_page({"a": first, "b": second})  # type: ignore[arg-type]
     said = [f.astext() for f in paragraphs(doc, "provenance")]
     assert said[:2] == ["backend aot_eager.", f"Every demo on this page: Checked at build time "
-                        f"with torch {TORCH} \u00b7 device cpu \u00b7 compiled compared with the "
-                        "same code run eagerly (gradients bitwise, other tensors within 0.001) "
-                        "\u00b7 no gradients."]
+                        f"with torch {TORCH}. What the page records of each value holds \u00b7 "
+                        "device cpu \u00b7 compiled compared with the same code run eagerly "
+                        "(gradients bitwise, other tensors within 0.001) \u00b7 no gradients."]
     assert said[2:] == ["backend inductor."]
     # Three, two of them alike: the page says what most do, the third says where it differs.
     third = result(replace(demo(), ident="c"), ran("matches"), ran("matches"))
     said = [f.astext() for f in paragraphs(rendered_page({"a": first, "b": second, "c": third}),  # type: ignore[arg-type]
                                            "provenance")]
     assert said[0].startswith("Every demo on this page, unless its own line says otherwise: "
-                              f"Checked at build time with torch {TORCH} \u00b7 device cpu "
-                              "\u00b7 backend aot_eager \u00b7 compiled compared")
+                              f"Checked at build time with torch {TORCH}. What the page records "
+                              "of each value holds \u00b7 device cpu \u00b7 backend aot_eager "
+                              "\u00b7 compiled compared")
     assert said[1:] == ["backend inductor."]
     # Alone on its page, a demo's footer says everything, in the same order.
     alone = [f.astext() for f in paragraphs(rendered_page({"b": second}), "provenance")]  # type: ignore[arg-type]
-    assert alone == [f"Checked at build time with torch {TORCH} \u00b7 device cpu \u00b7 backend "
-                     "inductor \u00b7 compiled compared with the same code run eagerly (gradients "
-                     "bitwise, other tensors within 0.001) \u00b7 no gradients."]
+    assert alone == [f"Checked at build time with torch {TORCH}. What the page records of each "
+                     "value holds \u00b7 device cpu \u00b7 backend inductor \u00b7 compiled compared "
+                     "with the same code run eagerly (gradients bitwise, other tensors within "
+                     "0.001) \u00b7 no gradients."]
 
 
 def test_a_result_of_another_torch_never_looks_checked():
@@ -228,4 +276,4 @@ def test_every_setting_is_one_field_with_its_option():
     conf = {config.PREFIX + o.name: o.default for o in config.OPTIONS}
     settings = config.settings(conf)  # type: ignore[arg-type]
     assert settings.values == ("same_as_forward", "off", "autocast")  # a tuple, as conf.py lists
-    assert settings.dtype == "bfloat16" and settings.tolerance == Tolerance(0.0, 1e-3)
+    assert settings.dtype == "" and settings.tolerance == Tolerance(0.0, 1e-3)  # "": per device

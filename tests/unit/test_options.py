@@ -135,11 +135,25 @@ def test_execution_modes_say_what_a_build_may_do():
 
 def test_settings_are_normalised_and_the_dtype_follows_the_device(no_env):
     found = settings(device="cuda", timeout=5, values=["off"], fail_on_mismatch=0)
-    assert found.dtype == "float16" and settings().dtype == "bfloat16"
-    assert settings(device="cuda", dtype="float32").dtype == "float32"
+    # The dtype as conf.py gives it: "" names none, and each demo's is filled in for its device.
+    assert found.dtype == "" and settings(device="cuda", dtype="float32").dtype == "float32"
+    assert config.autocast_dtype(found, "cuda") == ("float16", "device")
+    assert config.autocast_dtype(found, "cpu") == ("bfloat16", "device")
     assert isinstance(found.timeout, float) and found.timeout == 5.0
     assert found.values == ("off",) and found.fail_on_mismatch is False
     assert found.execution.runs  # "auto"
+
+
+def test_the_autocast_dtype_is_the_demos_then_conf_pys_for_its_device_then_the_devices(no_env):
+    named = settings(device="cpu", dtype="float16")
+    assert config.autocast_dtype(named, "cpu", "float32") == ("float32", "demo")
+    assert config.autocast_dtype(named, "cpu") == ("float16", "conf")
+    # conf.py's dtype is for its device: a CUDA demo casts as its readers' torch.autocast("cuda").
+    assert config.autocast_dtype(settings(device="cpu", dtype="bfloat16"), "cuda") == (
+        "float16", "device")
+    assert config.autocast_dtype(settings(device="cuda", dtype="bfloat16"), "cuda") == (
+        "bfloat16", "conf")
+    assert config.autocast_dtype(settings(), "cuda", "bfloat16") == ("bfloat16", "demo")
 
 
 def test_the_environment_variables_win_over_conf_py(no_env):
