@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from docutils import nodes
 
 from .cells import (
+    HEADERS,
     LOOKS,
     broken_text,
     heading,
@@ -20,6 +21,8 @@ from .cells import (
     outcome_across,
     outcome_as_recorded,
     plain,
+    records_hold,
+    settable,
     short_config,
     table,
     value_cell,
@@ -28,16 +31,18 @@ from .cells import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable
+    from collections.abc import Hashable, Mapping
 
     from ..core.model import Environment
     from ..judge.judgement import Across, Column, Judgement, Value
 
 
-def environments_table(judged: Judgement, html: bool = False) -> nodes.table:
-    """Rows of values, a column per environment, then whether the record holds in each
-    (``:show: record``: each environment's cell says both, without a verdict's colour). Where
-    every environment says the same of every value, one column says it, headed by all of them."""
+def environments_table(judged: Judgement, html: bool = False,
+                       listed: Mapping[str, str] | None = None) -> nodes.table:
+    """Rows of values, a column per environment, then whether the record holds in each, where
+    one does not (``:show: record``: each environment's cell says both, without a verdict's
+    colour). Where every environment says the same of every value, one column says it, headed
+    by all of them. ``listed``: the lines to copy the page lists once (value_cell)."""
     result = judged.result
     record_only = result.demo.show == "record"
     said = [[outcome_as_recorded(column.values[index], column.torch) if record_only
@@ -54,14 +59,15 @@ def environments_table(judged: Judgement, html: bool = False) -> nodes.table:
         names = ["same in " + " \u00b7 ".join([names[0], *rest])]
         said = [[_merged([column.values[index] for column in judged.columns], row)]
                 for index, row in enumerate(said)]
+    recorded_column = not record_only and not records_hold(judged)
     headers = [short_config(result), *names]
-    headers += [] if record_only else ["as recorded?"]
+    headers += [HEADERS["recorded"]] if recorded_column else []
     rows = []
     for index, vr in enumerate(result.variants):
-        row = [value_cell(result, vr)]
+        row = [value_cell(result, vr, listed, settable(judged, vr.variant.name))]
         row += [env_cell(name if html else "", text, classes)
                 for name, (text, classes) in zip(names, said[index], strict=True)]
-        if not record_only:
+        if recorded_column:
             row.append(labelled("recorded", *recorded(judged.across[index])))
         rows.append(row)
     return table(headers, rows)

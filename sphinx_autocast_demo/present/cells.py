@@ -11,13 +11,15 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from docutils import nodes
 
+from ..judge.compare import largest_first
 from ..read.syntax import DEFAULT
+from .tables import set_code
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from ..core.model import DemoResult, VariantResult, Verdict
-    from ..judge.judgement import Column, Value
+    from ..judge.judgement import Column, Judgement, Value
 
 
 
@@ -44,6 +46,12 @@ LOOKS: dict[Said, Look] = {
     "unchecked": Look("\u2014", "autocast-demo-unchecked"),
     "unrecorded": Look("", "autocast-demo-unrecorded"),
 }
+#: The name over each column a results table may have, by the column's ``autocast-demo-col-*``
+#: class (a phone's card names each cell with it too: static/autocast_demo.css). The docs quote
+#: them, and a test checks that what they quote is a column of their tables.
+HEADERS = {"verdict": "compiled = eager?", "recorded": "as recorded?",
+           "outcome": "outcome, as recorded?", "grads": "gradient dtypes"}
+
 #: A verdict's mark by its outcome.
 MARK = {outcome: LOOKS[outcome].mark for outcome in ("matches", "differs", "raises", "no-config", "error")}
 
@@ -139,14 +147,15 @@ def outcome_text(vr: VariantResult) -> str:
         # (a cut view gives a match only where the demo says :partial-view:)
         return f"{text} in what was compared (partial view accepted: {v.cut})" if v.cut else text
     if v.outcome == "differs":
-        first = next((d for d in v.diffs if not d.equal), None)
-        if first is None:
+        failing = largest_first(v.diffs)
+        if not failing:
             return f"differs ({v.note})" if v.note else "differs"
+        first = failing[0]
         if first.max_abs is not None:
             what = f"{first.name}, max |\u0394| {first.max_abs:.2e}"
         else:
             what = f"{first.name}: {first.note}" if first.note else first.name
-        others = sum(not d.equal for d in v.diffs) - 1
+        others = len(failing) - 1
         return f"differs ({what})" + (f" and {others} more" if others > 0 else "")
     if v.outcome == "no-config":
         return "no such config in this torch"
@@ -179,11 +188,13 @@ def outcome_across(results: Sequence[VariantResult]) -> str:
         furthest = {_worst(vr.verdict) for vr in results if vr.verdict.max_abs}
         where = f" in {furthest.pop()}" if len(furthest) == 1 and "" not in furthest else ""
         return f"{outcome_text(exact)} (max |\u0394| {spread}{where})"
-    failing = [[d for d in vr.verdict.diffs if not d.equal] for vr in results]
+    failing = [largest_first(vr.verdict.diffs) for vr in results]
     if not failing[0]:
         return "differs"
+    # The first environment's largest, and that tensor's difference in each of the others
+    # (which differ in the same tensors: verdict_kind).
     name, others = failing[0][0].name, len(failing[0]) - 1
-    worst = [diffs[0].max_abs for diffs in failing]
+    worst = [next((d.max_abs for d in diffs if d.name == name), None) for diffs in failing]
     what = f"{name}, max |\u0394| {_spread(worst, '.2e')}" if None not in worst else name
     return f"differs ({what})" + (f" and {others} more" if others > 0 else "")
 
@@ -199,6 +210,14 @@ def _spread(numbers: Sequence[float | None], form: str) -> str:
     if low == high:
         return format(high, form)
     return f"up to {high:{form}}" if not low else f"{low:{form}} to {high:{form}}"
+
+
+def records_hold(judged: Judgement) -> bool:
+    """Every value did what the page records for it, in every environment its table shows: an
+    "as recorded?" column would say only "yes", so the footer says it once instead."""
+    if judged.several:
+        return all(a.record == "holds" and not a.unchecked_in for a in judged.across)
+    return all(v.record == "holds" for v in judged.here.values)
 
 
 def recorded_text(value: Value) -> tuple[str, list[str]]:
@@ -234,21 +253,65 @@ def outcome_as_recorded(value: Value, torch: str) -> tuple[str, list[str]]:
     return marked("holds", f"{happened}, as recorded")
 
 
+def dtypes(value: object) -> list[str]:
+    """The torch dtypes a value names (``{"__torch__": "bfloat16"}`` as JSON), anywhere in it."""
+    if isinstance(value, dict):
+        if set(value) == {"__torch__"} and isinstance(value["__torch__"], str):
+            return [value["__torch__"]]
+        return [d for v in value.values() for d in dtypes(v)]
+    if isinstance(value, list):
+        return [d for v in value for d in dtypes(v)]
+    return []
+
+
 def set_line(result: DemoResult, vr: VariantResult) -> str:
-    """The line that sets this value in the reader's own code."""
-    return f"{result.demo.config} = {vr.variant.source}"
+    """The lines that set this value in the reader's own code, run as they are when pasted alone
+    into a fresh ``python``: ``import torch`` does not import ``torch._functorch.config``, so
+    the module that holds the config is imported first (as the worker does: everything before
+    the last dot), and torch itself where the value names a dtype and that module is not torch's."""
+    config = result.demo.config
+    module = config.rpartition(".")[0]
+    imports = [f"import {module}"] if module else []
+    if dtypes(vr.variant.value) and module.split(".")[0] != "torch":
+        imports.insert(0, "import torch")
+    return "\n".join([*imports, f"{config} = {vr.variant.source}"])
 
 
-def value_cell(result: DemoResult, vr: VariantResult) -> nodes.entry:
+def set_block(code: str) -> set_code:
+    """Lines to copy, as a block that a reader's copy button takes whole."""
+    return set_code(code, code, language="python", classes=["autocast-demo-set"])
+
+
+#: The link of a value whose lines the page lists once, under its first table.
+LISTED = "its lines to copy"
+
+
+def settable(judged: Judgement, name: str) -> bool:
+    """Can a reader run the lines that set value ``name``: some torch the demo was checked with
+    has its config (where none has, they raise AttributeError in each)."""
+    return any(column.value(name).result.verdict.outcome != "no-config" for column in judged.columns)
+
+
+def value_cell(result: DemoResult, vr: VariantResult, listed: Mapping[str, str] | None = None,
+               runs: bool = True) -> nodes.entry:
+    """The row's value: its name and the lines that set it, or, where the page lists those once
+    for all its tables (``listed``: lines -> the id of the place that lists them), a link there.
+    ``runs``: false where no torch checked has the config (settable): then no lines to copy."""
     entry = nodes.entry(classes=["autocast-demo-value"])
     entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
     if vr.variant.name == DEFAULT:  # nothing to copy: the row is about what torch has
         found = vr.compiled.config_default or vr.eager.config_default
         said = f"not set: torch's default, here {found}" if found else "not set: torch's default"
         entry += nodes.paragraph(text=said, classes=["autocast-demo-set-default"])
+    elif not runs:
+        entry += nodes.paragraph("", "", nodes.literal(text=vr.variant.source),
+                                 nodes.Text(": no torch checked has the config to set"),
+                                 classes=["autocast-demo-set-default"])
+    elif anchor := (listed or {}).get(code := set_line(result, vr)):
+        link = nodes.reference("", LISTED, internal=True, refid=anchor)
+        entry += nodes.paragraph("", "", link, classes=["autocast-demo-set-listed"])
     else:
-        code = set_line(result, vr)
-        entry += nodes.literal_block(code, code, language="python", classes=["autocast-demo-set"])
+        entry += set_block(code)
     if vr.compiled.config_set:  # the row did not run under its value alone
         at = vr.compiled.config_set_at
         line = f" (line {result.where_frame(at[0]).line})" if at else ""

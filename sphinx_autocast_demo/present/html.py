@@ -1,6 +1,7 @@
 """How HTML writes a results table (tables.py) for a reader who does not see it: a caption
 tied to the table, ``scope`` on every header cell, each row's value (or demo) as its row
-header; and, for one who does, a box that says when the table scrolls sideways.
+header; and, for one who does, a box that says when the table scrolls sideways, and lines to
+copy that break only where a dotted name may.
 
 Sphinx sets these visitors on the translator object itself (``create_translator``), so they
 reach a theme's own translator class as well (pydata-sphinx-theme's and sphinx-book-theme's);
@@ -10,6 +11,7 @@ box pydata-sphinx-theme puts around every table, inside ours).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
@@ -61,3 +63,42 @@ def visit_caption(self: HTML5Translator, node: nodes.title) -> None:
 
 def depart_caption(self: HTML5Translator, node: nodes.title) -> None:
     self.body.append("</caption>\n")
+
+
+# A tag, or the text between two tags (Pygments puts each name and each dot in a span of its own).
+_PART = re.compile(r"(<[^>]*>)|([^<]+)")
+# Between the words of a name (``backward_|pass_|autocast``), not after a leading underscore;
+# after the dot of an attribute where the text is not highlighted (one text for the whole line).
+_WORDS = re.compile(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])|(?<=[A-Za-z0-9_])\.(?=[A-Za-z_])")
+
+
+def breakable(html: str) -> str:
+    """``html`` with a line break allowed (``<wbr>``) after each dot that is a token of its own
+    and between the words of each name: on a phone a long line to copy then wraps as a dotted
+    name does, never between two letters. ``<wbr>`` is no text: a copy takes the line as it is."""
+    def mend(found: re.Match[str]) -> str:
+        tag, text = found.groups()
+        if tag:
+            return tag
+        return ".<wbr>" if text == "." else _WORDS.sub(lambda m: m.group() + "<wbr>", text)
+
+    return _PART.sub(mend, html)
+
+
+def visit_code(self: HTML5Translator, node: nodes.literal_block) -> None:
+    """Lines to copy (tables.set_code), written by the translator's own ``visit_literal_block``
+    (Sphinx's highlights them and skips the text; docutils' writes the text as children), then
+    made breakable between words."""
+    start = len(self.body)
+    try:
+        self.visit_literal_block(node)
+    except nodes.SkipNode:
+        self.body[start:] = [breakable(part) for part in self.body[start:]]
+        raise
+    self.context.append(start)
+
+
+def depart_code(self: HTML5Translator, node: nodes.literal_block) -> None:
+    start = self.context.pop()
+    self.depart_literal_block(node)
+    self.body[start:] = [breakable(part) for part in self.body[start:]]

@@ -10,13 +10,20 @@ from docutils import nodes
 from ..core.publish import publish
 from ..judge.judgement import judge
 from ..read.directives import results_placeholder
+from ..read.syntax import DEFAULT
 from . import tables
 from .across import environments_table, provenance_lines, run_where
 from .cells import (
+    HEADERS,
     MARK,
+    dtypes,
     labelled,
     outcome_as_recorded,
     recorded_text,
+    records_hold,
+    set_block,
+    set_line,
+    settable,
     short_config,
     table,
     value_cell,
@@ -24,7 +31,7 @@ from .cells import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from sphinx.application import Sphinx
 
@@ -62,11 +69,13 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
             torch: str) -> None:
     """Replace each placeholder with its demo's results, as checked with ``torch``.
 
-    A legend goes under the page's first demo. What the footers of every demo of the page
-    say alike (the torch, device, backend, how compiled is compared) is said once, under that
-    first table; each demo's footer says only what is its own. A builder that runs no demo
-    (``shown`` false: gettext, linkcheck...) gets no results at all: nothing was checked for
-    it, and their text is no message to translate.
+    A legend goes under the page's first table, with the lines that set each value that more
+    than one table of the page shows (their cells link there; a value only one table shows
+    keeps its lines in its row). What the footers of every demo of the page say alike (the
+    torch, device, backend, how compiled is compared, that every record holds) is said once,
+    under that first table; each demo's footer says only what is its own. A builder that runs
+    no demo (``shown`` false: gettext, linkcheck...) gets no results at all: nothing was
+    checked for it, and their text is no message to translate.
     """
     tabs = use_tabs(app)
     placeholders = list(doctree.findall(results_placeholder))
@@ -85,6 +94,9 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
         if page is not None:
             page.insert(0, nodes.strong(text="Every demo on this page" + (
                 ", unless its own line says otherwise: " if otherwise else ": ")))
+    tabled = [j for j in judged if j is not None and j.result.demo.show != "outputs"]
+    lines = shared_lines(tabled, placeholders[0]["ident"] if placeholders else "")
+    listed = {line: anchor for line, (_, anchor) in lines.items()}
     legend = False  # said yet
     for node, result in zip(placeholders, judged, strict=True):
         if not shown:
@@ -97,27 +109,31 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
             if not legend and result.result.demo.show != "outputs":
                 # Under the first demo, not in it: it speaks for every table of the page.
                 box = node.parent
-                box.parent.insert(box.parent.index(box) + 1, legend_line(result.result))
+                at = box.parent.index(box) + 1
+                recorded = any(shows_recorded(j) for j in tabled)
+                box.parent[at:at] = [legend_line(recorded), *lines_to_copy(lines)]
                 legend = True
             node.replace_self(result_nodes(result, app, tabs, said=shared, page=page,
-                                           named=_caption(node)))
+                                           named=_caption(node), listed=listed))
             page = None  # (said once, under the first table)
 
 
 def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, said: Sequence[Part] = (),
-                 page: nodes.paragraph | None = None, named: str = "this demo") -> list[nodes.Node]:
+                 page: nodes.paragraph | None = None, named: str = "this demo",
+                 listed: Mapping[str, str] | None = None) -> list[nodes.Node]:
     """The demo's table (unless it shows only outputs), what it printed, its footer and, when
     the page's record no longer holds, a warning box. The footer leaves out what the page
     says for every demo (``said``); ``page``: the line that says it, to put here; ``named``:
-    the demo as the table's caption names it."""
+    the demo as the table's caption names it; ``listed``: lines to copy that the page lists
+    once (lines -> where), which the value cells link to instead of showing them."""
     result = judged.result
     out: list[nodes.Node] = []
     caption = f"Results of {named}: compiled against eager, value by value"
     if result.demo.show != "outputs" and judged.several:
-        out.append(tables.results(environments_table(judged, html=app.builder.format == "html"),
-                                  caption))
+        out.append(tables.results(environments_table(judged, html=app.builder.format == "html",
+                                                     listed=listed), caption))
     elif result.demo.show != "outputs":
-        out.append(tables.results(results_table(judged), caption))
+        out.append(tables.results(results_table(judged, listed), caption))
     out.extend(printed(result, app, tabs))
     own = [part for part in provenance_parts(judged) if part not in said]
     if own:
@@ -154,15 +170,51 @@ def _caption(placeholder: nodes.Element) -> str:
     return named.astext() if named is not None else "this demo"
 
 
-def legend_line(result: DemoResult) -> nodes.paragraph:
-    """How to read the tables, once per page: a reader must not need the prose for it."""
-    exact = "bitwise" if result.demo.tolerance.grad == 0 else f"within {result.demo.tolerance.grad:g}"
-    text = (f"How to read these tables: a row per value of {short_config(result)}, the "
-            f"snippet run compiled and eagerly. {MARK['matches']} matches: every tensor, gradient "
-            f"({exact}) and printed line is the same; {MARK['differs']} differs: the first "
-            f"difference; {MARK['raises']} raises: the compiled run's error. as recorded?: "
-            f"whether this page still says what torch did. A row's line sets its value in your code.")
+def legend_line(recorded: bool) -> nodes.paragraph:
+    """How to read the tables, once per page (a reader must not need the prose for it), in the
+    fewest words: the marks; the "as recorded?" column only where a table of the page has it.
+    How exactly each demo compares is its footer's (or the page's line under the first table)."""
+    text = (f"Marks: {MARK['matches']} compiled matches eager in every tensor, gradient and "
+            f"printed line; {MARK['differs']} differs (largest difference first); "
+            f"{MARK['raises']} the compiled run raised.")
+    if recorded:
+        text += f" {HEADERS['recorded']}: is the page still right?"
     return nodes.paragraph(text=text, classes=["autocast-demo-legend"])
+
+
+def shared_lines(judged: Sequence[Judgement], first: str) -> dict[str, tuple[list[str], str]]:
+    """The lines that set a value which more than one of the page's tables shows: lines -> the
+    names the tables give that value, and the id of the place that lists them (``first``: the
+    page's first demo, which makes the ids its own in a tree of several pages)."""
+    shown: Counter[str] = Counter()
+    names: dict[str, list[str]] = {}
+    for one in judged:
+        lines = {set_line(one.result, vr): vr.variant.name for vr in one.result.variants
+                 if vr.variant.name != DEFAULT and settable(one, vr.variant.name)}
+        shown.update(lines.keys())
+        for line, name in lines.items():
+            names.setdefault(line, [])
+            if name not in names[line]:
+                names[line].append(name)
+    shared = [line for line in names if shown[line] > 1]
+    return {line: (names[line], nodes.make_id(f"autocast-demo-{first}-set-{index + 1}"))
+            for index, line in enumerate(shared)}
+
+
+def lines_to_copy(lines: Mapping[str, tuple[list[str], str]]) -> list[nodes.Node]:
+    """The lines of values that several tables of the page show, each once, with its name:
+    the tables' cells link here."""
+    if not lines:
+        return []
+    box = nodes.container(classes=["autocast-demo-lines"])
+    box += nodes.paragraph(text="The lines that set the values of several tables on this page, "
+                                "each to copy as it is:", classes=["autocast-demo-lines-lead"])
+    for line, (names, anchor) in lines.items():
+        # A target, not the block's own id: LaTeX and Texinfo write a label for a target.
+        box += nodes.target("", "", ids=[anchor])
+        box += nodes.paragraph("", "", nodes.strong(text=", ".join(names)))
+        box += set_block(line)
+    return [box]
 
 
 def _grads(vr: VariantResult) -> str:
@@ -170,29 +222,39 @@ def _grads(vr: VariantResult) -> str:
     return ", ".join(grads) if grads else "\u2014"
 
 
-def results_table(judged: Judgement) -> nodes.table:
+def results_table(judged: Judgement, listed: Mapping[str, str] | None = None) -> nodes.table:
     """One row per value: how to set it, whether compiled equals eager, whether the page's
-    record holds; gradient dtypes only where they differ between values (else the footer's)."""
+    record holds (only where a value's does not: else the footer says that every one holds);
+    gradient dtypes only where they differ between values (else the footer's)."""
     result, here = judged.result, judged.here
     record_only = result.demo.show == "record"
+    recorded = shows_recorded(judged)
     grads = [_grads(v.result) for v in here.values]
     headers = [short_config(result)]
-    headers += ["outcome, as recorded?"] if record_only else ["compiled = eager?", "as recorded?"]
+    headers += ([HEADERS["outcome"]] if record_only
+                else [HEADERS["verdict"], *([HEADERS["recorded"]] if recorded else [])])
     varying = len(set(grads)) > 1 and not record_only
     if varying:
-        headers.append("gradient dtypes")
+        headers.append(HEADERS["grads"])
     rows: list[list[nodes.entry]] = []
     for value, grad in zip(here.values, grads, strict=True):
-        row = [value_cell(result, value.result)]
+        row = [value_cell(result, value.result, listed, settable(judged, value.name))]
         if record_only:
             row.append(labelled("outcome", *outcome_as_recorded(value, here.torch)))
         else:
-            row += [labelled("verdict", *verdict_text(value, here.torch)),
-                    labelled("recorded", *recorded_text(value))]
+            row.append(labelled("verdict", *verdict_text(value, here.torch)))
+            if recorded:
+                row.append(labelled("recorded", *recorded_text(value)))
         if varying:
             row.append(labelled("grads", grad, []))
         rows.append(row)
     return table(headers, rows)
+
+
+def shows_recorded(judged: Judgement) -> bool:
+    """Does the demo's table have an "as recorded?" column: a table of verdicts (not of
+    ``:show: record``'s outcomes, which say it in each cell) where some record does not hold."""
+    return judged.result.demo.show == "table" and not records_hold(judged)
 
 
 def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.Node]:
@@ -275,17 +337,6 @@ def tab_set(ident: str, blocks: list[tuple[str, str]]) -> nodes.container:
     return outer
 
 
-def _dtypes(value: object) -> list[str]:
-    """The torch dtypes a value names (``{"__torch__": "bfloat16"}`` as JSON), anywhere in it."""
-    if isinstance(value, dict):
-        if set(value) == {"__torch__"} and isinstance(value["__torch__"], str):
-            return [value["__torch__"]]
-        return [d for v in value.values() for d in _dtypes(v)]
-    if isinstance(value, list):
-        return [d for v in value for d in _dtypes(v)]
-    return []
-
-
 def provenance(judged: Judgement) -> nodes.paragraph:
     """The demo's whole footer, as a page with only this demo shows it."""
     return footer_line(provenance_parts(judged))
@@ -311,7 +362,7 @@ def provenance_parts(judged: Judgement) -> list[Part]:
     # The dtypes the values themselves name (a list of autocast kwargs), not the option's
     # default: that one is true only of the built-in ``autocast`` value. A table's value cells
     # show them already, in the line that sets each value.
-    named = sorted({d for vr in result.variants for d in _dtypes(vr.variant.value)})
+    named = sorted({d for vr in result.variants for d in dtypes(vr.variant.value)})
     dtype = ([("dtypes", f"autocast dtypes in the values: {', '.join(named)}")]
              if named and demo.show == "outputs" else [])
     # Always said (one way or another), so that a page may say the common one once: a demo
@@ -362,6 +413,10 @@ def provenance_parts(judged: Judgement) -> list[Part]:
             source = (f"Checked at build time with torch {ran} ({now}) and with torch {made} "
                       f"{earlier} ({kept})")
         parts.append(Part("source", source))
+    if records_hold(judged):  # (the table has no column to say it)
+        held = sum(not column.empty for column in judged.columns)
+        parts.append(Part("records", "What the page records of each value holds"
+                          + (f" in all {held} environments" if held > 1 else "")))
     # Not-checked first: that is what a reader must not miss (each its own key: a page says
     # one only when every demo of it says the same).
     older = sorted({v.why.other_torch for v in missed if v.why is not None and v.why.other_torch})

@@ -129,6 +129,9 @@ def across(judged: Judgement, value: str) -> tuple[str, list[str]]:
     return "; ".join(f"{text} in {', '.join(envs)}" for text, _, envs in groups), classes
 
 
+#: The matrix's own columns, around those of the values (the docs quote them: cells.HEADERS).
+HEADERS = ("demo", "other values", "page records")
+
 _RECORD = {
     "broken": marked("broken", "no longer true"),
     "unchecked": marked("unchecked", "not checked"),
@@ -185,8 +188,9 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
               + (" Values that few demos use are listed together under other values."
                  if others else "")),
         classes=["autocast-demo-legend"])
-    headers = ["demo", *values, *(["other values"] if others else []), "page records"]
-    wide = {"demo": 28, "other values": 24, "page records": 16}
+    demo, other, records = HEADERS
+    headers = [demo, *values, *([other] if others else []), records]
+    wide = {demo: 28, other: 24, records: 16}
     lines: list[list[nodes.entry] | nodes.row] = []
     page = None
     for docname, ident, result in judged:

@@ -6,7 +6,8 @@ caption for a reader who does not see the table. Each kind extends the docutils 
 a translator that knows none of them (Sphinx's fall back along a node's classes) writes a plain
 table with a title. setup() registers, per builder format, what differs from that (and
 by_name, under a builder's own name where Sphinx would look only there): HTML writes
-``<th scope>``, the caption and a box that says when the table scrolls (html.py); plain text
+``<th scope>``, the caption, a box that says when the table scrolls and lines to copy that
+break only between words (html.py); plain text
 and manual pages lay the table out as their writers can (writers.py). Only HTML writes the
 caption: it is for a screen reader (the CSS hides it), and LaTeX would print it as a numbered
 table's caption under the demo's own.
@@ -38,6 +39,12 @@ class header_cell(nodes.entry):
 
 class table_caption(nodes.title):
     """What the table shows, said in one line for a screen reader; written by HTML only."""
+
+
+class set_code(nodes.literal_block):
+    """The lines that set a value, to copy (a results table's value cell, a page's legend):
+    HTML lets them break only after a ``.`` or between the words of a name, never between two
+    letters of one; every other builder writes the literal block they are."""
 
 
 def results(table: nodes.table, caption: str) -> results_table:
@@ -78,7 +85,7 @@ def _skip(self: Any, node: nodes.Element) -> None:
     raise nodes.SkipNode
 
 
-_TABLE, _ENTRY, _SKIP = _as("table"), _as("entry"), (_skip, None)
+_TABLE, _ENTRY, _CODE, _SKIP = _as("table"), _as("entry"), _as("literal_block"), (_skip, None)
 #: Each kind's visitors, by builder format. The XML builders write every node as it is.
 VISITORS: dict[type[nodes.Element], dict[str, Visitors]] = {
     results_table: {"html": (html.visit_table, html.depart_table), "latex": _TABLE,
@@ -88,6 +95,8 @@ VISITORS: dict[type[nodes.Element], dict[str, Visitors]] = {
                   "texinfo": _ENTRY, "text": _ENTRY, "man": _ENTRY},
     table_caption: {"html": (html.visit_caption, html.depart_caption), "latex": _SKIP,
                     "texinfo": _SKIP, "text": _SKIP, "man": _SKIP},
+    set_code: {"html": (html.visit_code, html.depart_code), "latex": _CODE, "texinfo": _CODE,
+               "text": _CODE, "man": _CODE},
 }
 
 

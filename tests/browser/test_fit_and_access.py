@@ -162,3 +162,64 @@ def test_the_front_page_gives_all_four_answers_within_two_screens(browser, site,
             (True, False, False, False), (False, True, False, False),
             (False, False, True, False), (False, False, False, True)], rows
         assert rows[-1]["bottom"] <= 2 * viewport["height"], (rows, viewport)
+
+
+# Where a header cell's text wraps between two characters that are neither a blank nor after a
+# "_", "." or "-" (the places a dotted or snake_case name may break; html.py puts a <wbr> in the
+# lines to copy there): "same_as_forw|ard". Across the cell's text nodes, in reading order.
+BREAKS = r"""
+() => {
+  const bad = [];
+  for (const th of document.querySelectorAll('article th')) {
+    if (!th.getBoundingClientRect().width) continue;
+    const walker = document.createTreeWalker(th, NodeFilter.SHOW_TEXT);
+    let before = null, top = null;
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const text = n.textContent;
+      for (let i = 0; i < text.length; i++) {
+        const range = document.createRange();
+        range.setStart(n, i); range.setEnd(n, i + 1);
+        const rect = range.getClientRects()[0];
+        if (!rect || /\s/.test(text[i])) { before = text[i]; continue; }
+        if (top !== null && rect.top > top + 2 && before !== null && !/[\s_.\-\/]/.test(before)) {
+          bad.push({cell: th.innerText.slice(0, 60),
+                    at: text.slice(Math.max(0, i - 12), i) + '|' + text.slice(i, i + 8)});
+        }
+        before = text[i]; top = rect.top;
+      }
+    }
+  }
+  return bad;
+}
+"""
+
+
+def test_no_header_cell_breaks_a_name_between_two_letters_on_a_phone(browser, site):
+    """Issue 38: on a 390 px phone, 67 header cells broke ``same_as_forward`` and
+    ``autocast_demo_execute`` between two letters."""
+    bad = []
+    for name, page in visit(browser, site, "light", NARROW, every_page()):
+        bad += [(name, b) for b in page.evaluate(BREAKS)]
+    assert bad == [], bad[:10]
+
+
+# Output a reader reads (the guide's real build output, what each demo printed): wider than its
+# box, its end would sit behind a scroll bar that a reader does not see.
+OUTPUT = """
+() => Array.from(document.querySelectorAll('article pre'))
+  .filter(pre => pre.closest('.autocast-demo-output') || pre.innerText.includes('autocast-demo: '))
+  .map(pre => ({text: pre.innerText.slice(0, 50), failure: pre.innerText.includes('autocast-demo: '),
+                need: pre.scrollWidth, has: pre.clientWidth}))
+"""
+
+
+@pytest.mark.parametrize("viewport", [NARROW, WIDE], ids=["390", "1280"])
+def test_printed_output_wraps_inside_its_box(browser, site, viewport):
+    """Issue 38: the guide's failure output was clipped by 832 px at 1280 px."""
+    bad, failures = [], 0
+    for name, page in visit(browser, site, "light", viewport, every_page()):
+        blocks = page.evaluate(OUTPUT)
+        failures += sum(name == "guide" and b["failure"] for b in blocks)
+        bad += [(name, b) for b in blocks if b["need"] > b["has"] + 1]
+    assert failures == 1, "the guide's failure output is not where this test looks"
+    assert bad == [], bad[:10]

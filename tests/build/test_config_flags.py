@@ -32,9 +32,11 @@ def header(soup, ident):
 def test_directive_config_runs_each_named_value(builds):
     soup = builds[0].html("index")
     assert header(soup, "scalars") == ["capture_scalar_outputs", "graph_break", "captured"]
-    # Each value's row says how to set it: the config's full path, the value as Python.
+    # Each value's row says how to set it: the config's module imported (a bare "import torch"
+    # does not reach it), then its full path and the value as Python.
     lines = [pre.get_text().strip() for pre in soup.find(id="scalars").select(".autocast-demo-value pre")]
-    assert lines == [f"{SCALARS} = False", f"{SCALARS} = True"]
+    assert lines == [f"import torch._dynamo.config\n{SCALARS} = False",
+                     f"import torch._dynamo.config\n{SCALARS} = True"]
     # The tensors match; what differs is the graph count it prints, which eagerly is 0.
     assert verdicts(soup, "scalars") == [
         f"\u2717 differs (printed line 2: compiled printed 'graphs: {n}', eager 'graphs: 0')"

@@ -131,7 +131,11 @@ def test_myst_options_over_several_lines_reach_the_demo(build, ident):
     values = [tr.select_one("th strong, td strong").get_text() for tr in box.select("tbody tr")]
     assert values == ["off", "same_as_forward"]  # :values: over two lines
     assert verdicts(soup, ident) == [MATCH, MATCH]
-    assert column(soup, ident, ("as recorded?",))[0] == "\u2713 yes (matches)"  # off
+    if ident == "colon-form":  # one of its records broke (below): the table asks "as recorded?"
+        assert column(soup, ident, ("as recorded?",))[0] == "\u2713 yes (matches)"  # off
+    else:  # every one holds: no column of yes, the footer says it once
+        assert "as recorded?" not in box.select_one("thead").get_text()
+        assert "What the page records of each value holds" in box.get_text(" ")
 
 
 @pytest.mark.torch  # reads what its demos did

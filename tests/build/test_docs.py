@@ -12,6 +12,9 @@ import importlib.metadata
 import importlib.util
 import re
 import shutil
+import subprocess
+import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,7 @@ from conftest import sphinx_build, verdicts
 from measured import EXPECTED, OUTPUTS, M
 
 from sphinx_autocast_demo.core import config
+from sphinx_autocast_demo.present import cells, summary
 from sphinx_autocast_demo.read import directives
 
 DOCS = Path(__file__).parents[2] / "docs"
@@ -34,10 +38,11 @@ OTHERS = tuple(release for release in KEPT if release != INSTALLED)
 PAGES = ("index", "behaviour", "upstream", "matrix", "guide", "myst", "reference")
 
 
-#: The result cache of the docs as the README's docs command builds them (CI's docs step runs it
-#: before the tests). A copy serves each demo whose key still holds, as it would serve a writer:
-#: the same commit runs nothing again, an edited demo runs. None there: every demo runs.
-BUILT = DOCS / "_build" / "html" / ".doctrees" / "autocast_demo_cache"
+#: The result cache of the docs, beside their conf.py, as any build of them leaves it (CI's docs
+#: step runs the README's docs command before the tests). A copy serves each demo whose key
+#: still holds, as it would serve a writer: the same commit runs nothing again, an edited demo
+#: runs. None there: every demo runs.
+BUILT = DOCS / ".autocast_demo_cache"
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +164,9 @@ def test_every_python_block_on_the_behaviour_pages_is_a_checked_demo(build):
         for block in page(build, name).select("div.highlight-python"):
             demo = block.find_parent("div", class_="autocast-demo")
             setup = "autocast-demo-setup" in block.get("class", [])
-            assert demo is not None or setup, (name, block.get_text()[:80])
+            # (the lines that set a value, listed once under the first table: run alone below)
+            lines = "autocast-demo-set" in block.get("class", [])
+            assert demo is not None or setup or lines, (name, block.get_text()[:80])
 
 
 def test_the_matrix_has_every_demo_and_agrees_with_each_table(build):
@@ -275,11 +282,11 @@ def test_the_docs_show_the_kept_torch_releases_beside_this_one(build):
     # The three agree on every value, so one column says so, headed by all three.
     torch = importlib.metadata.version("torch")
     assert header == ["backward_pass_autocast",
-                      f"same in torch {torch} (this build) \u00b7 " + " \u00b7 ".join(OTHERS),
-                      "as recorded?"]
-    # What the page records holds in all three: measured, not assumed (the sets are real runs).
-    assert all(td.get_text(" ", strip=True).startswith(f"\u2713 yes, in all {1 + len(OTHERS)}")
-               for td in table.select("tbody td.autocast-demo-col-recorded"))
+                      f"same in torch {torch} (this build) \u00b7 " + " \u00b7 ".join(OTHERS)]
+    # What the page records holds in all three: measured, not assumed (the sets are real runs);
+    # said once for the page, not in a column of "yes".
+    said = " ".join(p.get_text(" ", strip=True) for p in behaviour.select("p.autocast-demo-provenance"))
+    assert f"What the page records of each value holds in all {1 + len(OTHERS)} environments" in said
     matrix = page(build, "matrix").select_one("ul.autocast-demo-environments").get_text(" ")
     assert "torch 2.14.1 : torch 2.14.1, Python" in " ".join(matrix.split()) or "torch 2.14.1" in matrix
     assert "made on" in matrix and "by tox -e results-torch215" in matrix
@@ -310,3 +317,175 @@ def test_a_page_says_where_other_releases_results_come_from_once_in_a_readers_wo
                    for line in lines if both in line), (name, lines)
         # How they were made is the maintainers' (the matrix says it), not the reader's.
         assert not [line for line in lines if "tox -e" in line or "result set" in line], (name, lines)
+
+
+def copy_blocks(soup: BeautifulSoup) -> list[str]:
+    """The code a reader of the page copies to use: each value's lines (in a results table, or
+    listed once under the first), and the front page's answers."""
+    found = soup.select("div.autocast-demo-set pre, table.autocast-demo-answers div.highlight-python pre")
+    return [pre.get_text() for pre in found]
+
+
+def test_every_line_to_copy_runs_alone_in_a_fresh_python(build):
+    """Issue 38: the copy button of the front page gave ``torch._functorch.config.
+    backward_pass_autocast = "off"``, an AttributeError after a bare ``import torch``. Each
+    block, pasted alone into a fresh interpreter with torch installed, must run."""
+    blocks: dict[str, list[str]] = {}
+    for path in sorted(build.out.glob("*.html")):
+        for code in copy_blocks(page(build, path.stem)):
+            blocks.setdefault(code, []).append(path.stem)
+    assert len(blocks) >= 10 and "index" in {p for pages in blocks.values() for p in pages}, blocks
+    failed = {}
+    for code, pages in blocks.items():
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=300, cwd=build.out)
+        if done.returncode:
+            failed[code] = (sorted(set(pages)), done.stderr.strip().splitlines()[-1:])
+    assert failed == {}, failed
+
+
+def test_a_page_shows_each_line_to_copy_once_and_every_row_reaches_its_own(build):
+    """Issue 38: ``...backward_pass_autocast = 'same_as_forward'`` stood 12 times on the behaviour
+    page. Each value's lines stand once on a page; a row without them links to them."""
+    for name in PAGES:
+        soup = page(build, name)
+        lines = [pre.get_text() for pre in soup.select("div.autocast-demo-set pre")]
+        assert {code: n for code, n in Counter(lines).items() if n > 1} == {}, name
+        for th in soup.select("table.autocast-demo-results tbody th.autocast-demo-value"):
+            value = th.find("strong").get_text()
+            if th.select_one(".autocast-demo-set-default, div.autocast-demo-set"):
+                continue  # (torch's default sets nothing; a row that shows its own lines)
+            link = th.select_one("p.autocast-demo-set-listed a[href^='#']")
+            assert link is not None, (name, th.get_text(" ", strip=True))
+            target = soup.find(id=link["href"][1:])
+            assert target is not None, (name, link["href"])
+            assert value in target.find_next("strong").get_text().split(", "), (name, value)
+            assert target.find_next("div", class_="autocast-demo-set") is not None
+    # The behaviour page's tables share same_as_forward and off: listed once, under the first.
+    listed = page(build, "behaviour").select("div.autocast-demo-lines div.autocast-demo-set pre")
+    assert sum("'same_as_forward'" in pre.get_text() for pre in listed) == 1
+
+
+def test_every_column_a_page_quotes_is_a_column_of_its_tables(build):
+    """Issue 38: the behaviour page explained a *compiled = eager?* column that none of its
+    tables had. Every name of a column the extension writes that a page quotes (emphasised, as
+    code, in quotes) is the header of a table on the site."""
+    names = set(cells.HEADERS.values()) | set(summary.HEADERS)
+    headers: set[str] = set()
+    quoted: list[tuple[str, str]] = []
+    for path in sorted(build.out.glob("*.html")):
+        soup = page(build, path.stem)
+        headers |= {th.get_text(" ", strip=True) for th in soup.select("table thead th")}
+        article = soup.select_one("article")
+        if article is None:  # (search, genindex)
+            continue
+        for said in article.select("em, code, span.pre"):
+            if said.find_parent(["table", "pre"]) is None:
+                quoted.append((path.stem, said.get_text(" ", strip=True)))
+        for block in article.select("p, li"):
+            if block.find_parent("table") is None:
+                quoted += [(path.stem, q) for q in re.findall(r'["\u201c]([^"\u201d]+)["\u201d]',
+                                                              block.get_text(" ", strip=True))]
+    named = [(name, text) for name, text in quoted if text in names]
+    assert named, "no page quotes a column's name: this test checks nothing"
+    assert [(name, text) for name, text in named if text not in headers] == []
+
+
+def test_as_recorded_is_a_column_only_where_a_record_does_not_hold(build):
+    """Issue 38: "as recorded?" said "yes" in all 42 cells of the front page. Where every record
+    of a demo holds its table has no such column, and the page says it once."""
+    for name in PAGES:
+        soup = page(build, name)
+        for table in soup.select("div.autocast-demo table.autocast-demo-results"):
+            header = [th.get_text(" ", strip=True) for th in table.select("thead th")]
+            if cells.HEADERS["recorded"] in header:
+                said = [td.get_text(" ", strip=True) for td in table.select("td.autocast-demo-col-recorded")]
+                assert not all(text.startswith("\u2713 yes") for text in said), (name, said)
+    for name in ("index", "behaviour", "upstream", "guide", "myst"):
+        lines = [p.get_text(" ", strip=True) for p in page(build, name).select("p.autocast-demo-provenance")]
+        holds = [line for line in lines if "What the page records of each value holds" in line]
+        assert len(holds) == 1, (name, lines)  # the page's line, or its one demo's footer
+
+
+def test_the_legend_is_short_and_once_a_page(build):
+    """Issue 38: a 59-word legend stood on 6 pages. Once a page, in at most 30 words."""
+    for name in PAGES:
+        if name == "matrix":  # (the matrix's own legend, on its page alone)
+            continue
+        legends = [p.get_text(" ", strip=True) for p in page(build, name).select("p.autocast-demo-legend")]
+        assert len(legends) <= 1, (name, legends)
+        assert all(len(text.split()) <= 30 for text in legends), (name, legends)
+
+
+def test_a_cell_that_counts_more_differences_names_the_largest(build):
+    """Issue 38: "and 2 more" hid a gradient differing by 4.0 behind a shown 3.05e-02. The
+    recipes' model differs under a wrong value in its head's gradient (about 3e-2) and in its
+    projection's (2.0 and 4.0, measured): the cell names the largest."""
+    behaviour = page(build, "behaviour")
+    counted = [td.get_text(" ", strip=True) for ident in ("recipe-after", "recipe-inside", "recipe-another")
+               for td in behaviour.find(id=ident).select("td") if "and 2 more" in td.get_text()]
+    assert counted, "the recipes no longer differ in several gradients"
+    for text in counted:
+        shown = float(re.search(r"max \|\u0394\| ([0-9.e+-]+)\) and 2 more", text).group(1))
+        assert shown >= 2.0, text
+
+
+#: A claim of the matrix page's "How to read it": ``*<row>* is green (only) under ...``.
+CLAIM = re.compile(r"^\s*is green (?P<only>only )?under (?P<what>every value|\S+(?: and \S+)*)")
+
+
+def test_the_matrix_explanation_is_true_of_the_table(build):
+    """Issue 38: "How to read it" described two values where the recipes had three. Each
+    sentence that says where a row is green is checked against that row of the matrix."""
+    matrix = page(build, "matrix")
+    table = matrix.select_one("table.autocast-demo-matrix")
+    header = [th.get_text(strip=True) for th in table.select("thead th")]
+    rows = {}
+    for tr in table.select("tbody tr"):
+        if "autocast-demo-matrix-page" in tr.get("class", []):
+            continue
+        tds = tr.select("th, td")
+        greens = set()
+        shown = set()
+        for column, td in zip(header[1:-2], tds[1:-2], strict=True):
+            if td.get_text(strip=True):
+                shown.add(column)
+                greens |= {column} if td.get_text(strip=True).startswith("\u2713") else set()
+        for item in tds[-2].select("p"):  # other values: "empty: \u2713 matches"
+            value, _, verdict = item.get_text(" ", strip=True).partition(": ")
+            shown.add(value)
+            greens |= {value} if verdict.startswith("\u2713") else set()
+        rows[tds[0].get_text(" ", strip=True)] = (greens, shown)
+    text = matrix.select_one("article")
+    claims = []
+    for em in text.select("em"):
+        if em.find_parent("table") is not None:
+            continue
+        after = ""
+        for sibling in em.next_siblings:
+            if getattr(sibling, "name", None) == "em":
+                break
+            after += sibling.get_text(" ") if hasattr(sibling, "get_text") else str(sibling)
+        found = CLAIM.match(" ".join(after.split()))
+        if found:
+            claims.append((" ".join(em.get_text().split()), found["only"], found["what"]))
+    assert len(claims) >= 9, claims
+    for title, only, what in claims:
+        assert title in rows, (title, sorted(rows))
+        greens, shown = rows[title]
+        said = shown if what == "every value" else {v.strip(",.") for v in what.split(" and ")}
+        assert said <= shown, (title, said, shown)
+        assert (greens == said) if (only or what == "every value") else (said <= greens), (title, greens)
+    # "Most upstream rows raise."
+    upstream = [tr for tr in table.select("tbody tr")]
+    start = next(i for i, tr in enumerate(upstream) if tr.find("a", href=re.compile(r"^upstream\.html$")))
+    mine = []
+    for tr in upstream[start + 1:]:
+        if "autocast-demo-matrix-page" in tr.get("class", []):
+            break
+        mine.append("\u26a0" in tr.get_text())
+    assert "Most" in text.get_text() and sum(mine) * 2 > len(mine), mine
+    # "every other demo runs inductor": only the aot_eager demo names another backend.
+    backends = [p.get_text(" ", strip=True) for name in PAGES
+                for p in page(build, name).select("p.autocast-demo-provenance")]
+    assert sum("backend aot_eager" in line for line in backends) == 1, backends

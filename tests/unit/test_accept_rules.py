@@ -12,6 +12,7 @@ from sphinx.errors import ConfigError
 from sphinx_autocast_demo.accept import rewrite as accept
 from sphinx_autocast_demo.accept.rewrite import Blocked, Change, apply, edit_expect, find_block
 from sphinx_autocast_demo.core.model import OptionSpan, SourceMap, Verdict
+from sphinx_autocast_demo.judge import check
 from sphinx_autocast_demo.read import syntax
 
 
@@ -98,6 +99,21 @@ def test_a_shared_scoped_record_gives_the_value_its_own_and_an_error_blocks():
     failed = result(demo(), (Verdict("error", note="it timed out"), *ran("matches")[1:]), ran("matches"))
     with pytest.raises(Blocked, match=r"^value same_as_forward has no outcome to record \(it timed out\)$"):
         accept.new_expect(failed)
+
+
+def test_the_demo_as_accepted_holds_when_judged_again():
+    # What the accept build's own pages show: its demos judged against the records it wrote.
+    found = result(demo((("*", "matches"),)), ran("differs", output="2.0"), ran("matches", output="2.0"))
+    assert [f.subtype for f in found.findings] == ["mismatch"]
+    assert accept.recorded(result(demo(), ran("matches"), ran("matches"))) is None
+    found = replace(found, demo=replace(found.demo, expect_output=(("*", "1.0"),)))
+    new = accept.recorded(found)
+    assert new is not None
+    # (a tie: '*' takes the first value's outcome, the other value is named)
+    assert (new.expect, new.expect_output) == ((("*", "differs"), ("off", "matches")), (("*", "2.0"),))
+    assert new.expected("same_as_forward") == "differs" and new.expected("off") == "matches"
+    again = check.check(replace(found, demo=new))
+    assert again.findings == ()
 
 
 OUTPUT = [".. autocast-demo::", "   :values: same_as_forward, off", "   :expect-output:", "      [*]",

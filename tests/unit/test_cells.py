@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
+from docutils import nodes
 from fakes import TORCH, demo, result
 
-from sphinx_autocast_demo.core.model import Environment, Frame, RunRecord, TensorDiff, VariantResult, Verdict
-from sphinx_autocast_demo.judge.judgement import Column, NotChecked, Value
-from sphinx_autocast_demo.present import cells
+from sphinx_autocast_demo.core.model import (
+    DEFAULT_CONFIG,
+    Environment,
+    Frame,
+    RunRecord,
+    TensorDiff,
+    VariantResult,
+    Verdict,
+)
+from sphinx_autocast_demo.judge.judgement import Column, NotChecked, Value, judge
+from sphinx_autocast_demo.present import cells, tables
 from sphinx_autocast_demo.read.syntax import parse_values
 
 OFF = parse_values("off", "cpu", "bfloat16")[0]
@@ -33,10 +44,21 @@ def diff(name: str, equal: bool = False, max_abs: float | None = None, note: str
     (Verdict("matches", cut="a generator it could not follow"),
      "matches eager in what was compared (partial view accepted: a generator it could not "
      "follow)"),
-    # The first tensor that differs is named; the rest are counted.
-    (Verdict("differs", diffs=(diff("a", equal=True, max_abs=0.0), diff("w.grad", max_abs=0.5),
-                               diff("y", note="dtype float16, eager float32"), diff("z"))),
+    # The largest difference is named; the rest are counted. Measured ones first, however
+    # they were compared: a shown 3.05e-02 must not hide a 4.0 behind "and 2 more".
+    (Verdict("differs", diffs=(diff("a", equal=True, max_abs=0.0),
+                               diff("y", note="dtype float16, eager float32"),
+                               diff("w.grad", max_abs=0.5), diff("z"))),
      "differs (w.grad, max |\u0394| 5.00e-01) and 2 more"),
+    (Verdict("differs", diffs=(diff("head.grad", max_abs=3.05e-2), diff("proj.weight.grad", max_abs=2.0),
+                               diff("proj.bias.grad", max_abs=4.0))),
+     "differs (proj.bias.grad, max |\u0394| 4.00e+00) and 2 more"),
+    (Verdict("differs", diffs=(diff("w.grad", max_abs=0.5), diff("b.grad", max_abs=float("nan")))),
+     "differs (b.grad, max |\u0394| nan) and 1 more"),
+    # Without a number, in the order they were compared.
+    (Verdict("differs", diffs=(diff("w2.grad", note="compiled: a tensor; eager: None"),
+                               diff("printed line 2", note="compiled printed '0.'"))),
+     "differs (w2.grad: compiled: a tensor; eager: None) and 1 more"),
     (Verdict("differs", diffs=(diff("y", note="shape [2], eager [3]"),)),
      "differs (y: shape [2], eager [3])"),
     (Verdict("differs", diffs=(diff("y"),)), "differs (y)"),
@@ -87,7 +109,9 @@ def test_the_record_cells_say_whether_the_page_holds():
 def test_the_value_cell_shows_the_line_to_copy_or_torchs_default():
     found = result(demo(), (Verdict("matches"), OK, OK), (Verdict("matches"), OK, OK))
     cell = cells.value_cell(found, found.variants[1])
-    assert cell.astext() == "off\n\ntorch._functorch.config.backward_pass_autocast = 'off'"
+    assert cell.astext() == ("off\n\nimport torch._functorch.config\n"
+                             "torch._functorch.config.backward_pass_autocast = 'off'")
+    assert [b["classes"] for b in cell.findall(tables.set_code)] == [["autocast-demo-set"]]
     default = parse_values("default", "cpu", "bfloat16")[0]
     said = VariantResult(default, Verdict("matches"), RunRecord("ok", config_default="'same_as_forward'"), OK)
     assert "not set: torch's default, here 'same_as_forward'" in cells.value_cell(found, said).astext()
@@ -101,6 +125,49 @@ def test_the_value_cell_shows_the_line_to_copy_or_torchs_default():
     line = found.codes[-1].doc_line(1)
     assert cells.value_cell(found, VariantResult(OFF, Verdict("matches"), at, OK)).astext().endswith(
         f"then set by the snippet itself to 'off' (line {line})")
+
+
+def test_the_value_cell_links_to_lines_the_page_lists_once():
+    found = result(demo(), (Verdict("matches"), OK, OK), (Verdict("matches"), OK, OK))
+    lines = cells.set_line(found, found.variants[1])
+    cell = cells.value_cell(found, found.variants[1], {lines: "autocast-demo-d-set-1"})
+    assert cell.astext() == f"off\n\n{cells.LISTED}" and not list(cell.findall(tables.set_code))
+    (link,) = cell.findall(nodes.reference)
+    assert link["refid"] == "autocast-demo-d-set-1"
+    # Lines the page does not list stay in the row.
+    other = cells.value_cell(found, found.variants[0], {lines: "autocast-demo-d-set-1"})
+    assert other.astext().endswith("= 'same_as_forward'") and not list(other.findall(nodes.reference))
+
+
+def test_no_lines_to_copy_where_no_torch_checked_has_the_config():
+    """They would raise AttributeError in each (upstream's aot_autograd_prune_unused_outputs)."""
+    found = result(demo(), (Verdict("no-config"), OK, OK), (Verdict("matches"), OK, OK))
+    judged = judge(found, TORCH)
+    assert [cells.settable(judged, v.name) for v in judged.here.values] == [False, True]
+    cell = cells.value_cell(found, found.variants[0], runs=False)
+    assert cell.astext() == "same_as_forward\n\n'same_as_forward': no torch checked has the config to set"
+    assert not list(cell.findall(tables.set_code))
+
+
+@pytest.mark.parametrize(("config", "values", "lines"), [
+    (DEFAULT_CONFIG, "off", ["import torch._functorch.config",
+                             "torch._functorch.config.backward_pass_autocast = 'off'"]),
+    # (importing torch._functorch.config binds torch: its dtypes need nothing more)
+    (DEFAULT_CONFIG, 'fp16=[{"device_type": "cpu", "dtype": torch.float16}]',
+     ["import torch._functorch.config",
+      'torch._functorch.config.backward_pass_autocast = [{"device_type": "cpu", "dtype": torch.float16}]']),
+    ("torch._inductor.config.fallback_random", "on=True",
+     ["import torch._inductor.config", "torch._inductor.config.fallback_random = True"]),
+    # A config outside torch that takes a dtype: torch too.
+    ("amp_helpers.config.dtype", "half=torch.float16",
+     ["import torch", "import amp_helpers.config", "amp_helpers.config.dtype = torch.float16"]),
+])
+def test_the_lines_to_copy_import_what_they_use(config, values, lines):
+    """Pasted alone into a fresh ``python``: a bare ``import torch`` does not make
+    ``torch._functorch.config`` reachable (tests/build/test_docs.py runs the docs' own)."""
+    the_demo = replace(demo(), config=config, variants=tuple(parse_values(values, "cpu", "bfloat16")))
+    found = result(the_demo, (Verdict("matches"), OK, OK))
+    assert cells.set_line(found, found.variants[0]).splitlines() == lines
 
 
 def test_the_table_and_its_headings():

@@ -68,3 +68,15 @@ def test_a_verdicts_kind_holds_no_numbers():
     assert cells.outcome_across([VariantResult(demo().variants[0], v, RunRecord("ok"), RunRecord("ok"))
                                  for v in (a, a)]) == cells.outcome_text(
         VariantResult(demo().variants[0], a, RunRecord("ok"), RunRecord("ok")))
+
+
+def test_a_shared_column_names_the_largest_difference_and_its_range():
+    """The first environment's largest difference (not the first compared), and that tensor's
+    range across the environments that share the column."""
+    def several(head: float, bias: float) -> tuple[Verdict, RunRecord, RunRecord]:
+        diffs = (TensorDiff("head.grad", "grad", "float32", "float32", False, head),
+                 TensorDiff("proj.bias.grad", "grad", "float32", "float32", False, bias))
+        return Verdict("differs", max_abs=bias, diffs=diffs, compared=2), RunRecord("ok"), RunRecord("ok")
+
+    _, rows = table((within(1.4e-4), several(3.05e-2, 4.0)), (within(1.2e-4), several(3.1e-2, 3.5)))
+    assert rows[1][1] == "\u2717 differs (proj.bias.grad, max |\u0394| 3.50e+00 to 4.00e+00) and 1 more"

@@ -12,8 +12,8 @@ from docutils.utils import new_document
 from docutils.writers import html5_polyglot
 from sphinx.registry import SphinxComponentRegistry
 
-from sphinx_autocast_demo.present import tables
-from sphinx_autocast_demo.present.cells import cell, table
+from sphinx_autocast_demo.present import html, tables
+from sphinx_autocast_demo.present.cells import cell, set_block, table
 
 CAPTION = "Results of Backward inside the block: compiled against eager, value by value"
 
@@ -93,7 +93,7 @@ def test_every_builder_that_writes_the_tables_has_a_visitor_for_each_kind():
     registry = registered()
     for fmt in ("html", "latex", "texinfo", "text", "man"):
         assert set(registry.translation_handlers[fmt]) == {
-            "results_table", "header_cell", "table_caption"}, fmt
+            "results_table", "header_cell", "table_caption", "set_code"}, fmt
 
 
 class theirs(nodes.General, nodes.Element):
@@ -119,3 +119,27 @@ def test_visitors_registered_under_a_builders_name_do_not_leave_ours_out():
         soup = write(name, results(), theirs(), registry=registry)
         assert soup.find("aside").get_text() == "theirs", name
         assert soup.select("tbody th[scope=row]") and soup.find("caption"), name
+
+
+LINES = "import torch._functorch.config\ntorch._functorch.config.backward_pass_autocast = 'same_as_forward'"
+
+
+def test_lines_to_copy_break_only_between_the_words_of_a_name():
+    # docutils' translator: the lines as one text (Sphinx's highlights them: see below).
+    pre = write("html", set_block(LINES)).find("pre")
+    assert pre.get_text() == LINES  # what a copy takes: <wbr> is no text
+    pieces = pre.decode_contents().split("<wbr/>")
+    # Each piece ends where a dotted name may break: after a dot, or a word's underscore.
+    assert all(piece.endswith((".", "_")) for piece in pieces[:-1]), pieces
+    assert "torch._functorch" not in pre.decode_contents()  # (a break after the dot)
+    assert "_<wbr/>functorch" not in pre.decode_contents()  # (no break after a leading one)
+
+
+def test_highlighted_lines_break_after_a_dot_token_and_inside_names_only():
+    pygments = ('<span class="n">torch</span><span class="o">.</span><span class="n">_functorch'
+                '</span> <span class="o">=</span> <span class="mf">1.5</span> <span class="s1">'
+                '&#39;same_as_forward&#39;</span>')
+    made = html.breakable(pygments)
+    assert made == ('<span class="n">torch</span><span class="o">.<wbr></span><span class="n">'
+                    '_functorch</span> <span class="o">=</span> <span class="mf">1.5</span> '
+                    '<span class="s1">&#39;same_<wbr>as_<wbr>forward&#39;</span>')
