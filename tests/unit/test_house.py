@@ -67,3 +67,15 @@ def test_an_import_back_up_a_stage_breaks_the_contract(tmp_path):
     assert found.returncode == 1, found.stdout
     assert "Contracts: 0 kept, 2 broken." in found.stdout, found.stdout
     assert "sphinx_autocast_demo.core.text -> sphinx_autocast_demo.present.cells" in found.stdout
+
+
+def test_no_two_test_modules_share_a_name():
+    # pytest imports test modules by their basename (rootdir conftest, no packages): a second
+    # test_x.py in another layer stops the whole run at collection ("import file mismatch").
+    tests = Path(__file__).resolve().parent.parent
+    names: dict[str, list[str]] = {}
+    for path in tests.rglob("test_*.py"):
+        if "roots" not in path.relative_to(tests).parts:
+            names.setdefault(path.name, []).append(str(path.relative_to(tests)))
+    assert len(names) > 50
+    assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}
