@@ -344,10 +344,9 @@ def _first_line(confdir: str, pattern: re.Pattern[str]) -> Location | None:
     return None
 
 
-#: torch's usual autocast dtype of each device: what ``torch.get_autocast_dtype(device)``
-#: gives in a fresh process, and so what ``torch.autocast(device)`` casts to when it is given
-#: none (ATen's autocast_mode.cpp: kBFloat16 for CPU, kHalf for CUDA). Kept here, not asked of
-#: torch, because a page is read without importing it; tests/build checks it against torch.
+#: torch's usual autocast dtype of each device, what ``torch.autocast(device)`` casts to when
+#: given none (``torch.get_autocast_dtype``). Kept here, not asked of torch: a page is read
+#: without importing it; tests/build/test_writer_hints.py checks it against torch.
 DEVICE_DTYPES: dict[str, str] = {"cpu": "bfloat16", "cuda": "float16"}
 
 

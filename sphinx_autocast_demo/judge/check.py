@@ -36,7 +36,7 @@ def check(result: DemoResult) -> DemoResult:
     several = bool(result.others) or result.source != "build"  # name the environment in messages
     releases = _releases(result)
     checked = _check_one(result, several, releases)
-    if result.source == "build" and (alike := _alike(result)) is not None:
+    if result.source == "build" and (alike := hints.alike(result)) is not None:
         checked = replace(checked, findings=(*checked.findings, alike))
     others = tuple(_check_one(other, True, releases) for other in result.others)
     findings = list(checked.findings)
@@ -209,47 +209,6 @@ def _no_config(result: DemoResult, reason: str, releases: Releases) -> str:
     return (f"torch {result.torch_version} has no config {demo.config} ({reason}): set :config: "
             "(or autocast_demo_config) to one it has, or, where only some releases have it, "
             f"record that in :expect: (*[{scope}]: no-config; {why})")
-
-
-def _alike(result: DemoResult) -> Finding | None:
-    """A demo whose values all give one verdict proves nothing about the value: under the wrong
-    one its table would look the same. Said at the demo, unless ``:alike:`` says that is the
-    point; a demo shown as its printed output (``:show: outputs``) shows no verdict, and its
-    output record is what can fail. Only this build's own verdicts; the standard values a demo
-    does not name were run too (its probes), so that a demo of one value is held to this as
-    well; a probe that did not run (a CUDA demo on a CPU build, a worker that died) is left out."""
-    demo = result.demo
-    probes = [vr for vr in result.probes if not vr.compiled.not_run]
-    judged = (*result.variants, *probes)
-    outcomes = {vr.verdict.outcome for vr in judged}
-    if not demo.held_to_alike or len(judged) < 2 or len(outcomes) != 1:
-        return None
-    outcome = outcomes.pop()
-    if outcome not in ("matches", "differs"):  # an error everywhere is said as that error
-        return None
-    names = [vr.variant.name for vr in judged]
-    listed = ", ".join(names[:-1]) + " and " + names[-1]
-    also = [vr.variant.name for vr in probes]
-    run = (f" ({' and '.join(also)} {'was' if len(also) == 1 else 'were'} run too, to check)"
-           if also else "")
-    every = "matches eager" if outcome == "matches" else "differs from eager"
-    depend = ("make the snippet depend on the value (a float32 matrix product in the backward "
-              "does), or add :alike: if sameness is its point")
-    verdicts = [vr.verdict for vr in judged]
-    hint = hints.tolerance_hint(demo, verdicts) if outcome == "differs" else None
-    if hint is not None:
-        # Differences no value decides: the tolerance first, or the writer makes the snippet
-        # depend on the value when it already does, and the rows would still look alike.
-        return Finding(
-            severity="missing", subtype="alike", location=demo.location,
-            message=(f"this demo cannot tell {listed} apart{run}: every one differs from eager, "
-                     f"but only by rounding ({hints.rounding_note(verdicts)}), which no value "
-                     f"decides; allow it: {hint}. If its values then still give one verdict, "
-                     f"{depend}"))
-    return Finding(
-        severity="missing", subtype="alike", location=demo.location,
-        message=(f"this demo cannot tell {listed} apart{run}: every one {every}, so it would "
-                 f"look the same under the wrong value; {depend}"))
 
 
 def _made(result: DemoResult) -> str:

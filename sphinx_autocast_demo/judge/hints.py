@@ -1,7 +1,8 @@
 """What a finding tells the writer to do, where that needs more than its own value's result.
 
 Three facts the check reads across a demo's values or environments: whether every difference
-is only rounding, and which tolerance option would allow it (:func:`tolerance_hint`); which
+is only rounding, and which tolerance option would allow it (:func:`tolerance_hint`, said by
+:func:`alike` where no value decides the verdict); which
 releases a ``no-config`` record should cover (:func:`missing_scope`); and whether a ``default``
 row broke because torch's default is another value than the page takes it to be
 (:func:`default_change`).
@@ -13,7 +14,7 @@ import ast
 import math
 from typing import TYPE_CHECKING, Literal
 
-from ..core.model import CONFIG_SINCE, DefaultChange, Environment
+from ..core.model import CONFIG_SINCE, DefaultChange, Environment, Finding
 from ..core.scopes import Scope, scope_parts
 from ..read import syntax
 
@@ -193,3 +194,44 @@ def _names(variant: Variant, now: str) -> bool:
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return variant.source == now
     return bool(variant.value == value)
+
+
+def alike(result: DemoResult) -> Finding | None:
+    """A demo whose values all give one verdict proves nothing about the value: under the wrong
+    one its table would look the same. Said at the demo, unless ``:alike:`` says that is the
+    point; a demo shown as its printed output (``:show: outputs``) shows no verdict, and its
+    output record is what can fail. Only this build's own verdicts; the standard values a demo
+    does not name were run too (its probes), so that a demo of one value is held to this as
+    well; a probe that did not run (a CUDA demo on a CPU build, a worker that died) is left out."""
+    demo = result.demo
+    probes = [vr for vr in result.probes if not vr.compiled.not_run]
+    judged = (*result.variants, *probes)
+    outcomes = {vr.verdict.outcome for vr in judged}
+    if not demo.held_to_alike or len(judged) < 2 or len(outcomes) != 1:
+        return None
+    outcome = outcomes.pop()
+    if outcome not in ("matches", "differs"):  # an error everywhere is said as that error
+        return None
+    names = [vr.variant.name for vr in judged]
+    listed = ", ".join(names[:-1]) + " and " + names[-1]
+    also = [vr.variant.name for vr in probes]
+    run = (f" ({' and '.join(also)} {'was' if len(also) == 1 else 'were'} run too, to check)"
+           if also else "")
+    every = "matches eager" if outcome == "matches" else "differs from eager"
+    depend = ("make the snippet depend on the value (a float32 matrix product in the backward "
+              "does), or add :alike: if sameness is its point")
+    verdicts = [vr.verdict for vr in judged]
+    hint = tolerance_hint(demo, verdicts) if outcome == "differs" else None
+    if hint is not None:
+        # Differences no value decides: the tolerance first, or the writer makes the snippet
+        # depend on the value when it already does, and the rows would still look alike.
+        return Finding(
+            severity="missing", subtype="alike", location=demo.location,
+            message=(f"this demo cannot tell {listed} apart{run}: every one differs from eager, "
+                     f"but only by rounding ({rounding_note(verdicts)}), which no value "
+                     f"decides; allow it: {hint}. If its values then still give one verdict, "
+                     f"{depend}"))
+    return Finding(
+        severity="missing", subtype="alike", location=demo.location,
+        message=(f"this demo cannot tell {listed} apart{run}: every one {every}, so it would "
+                 f"look the same under the wrong value; {depend}"))

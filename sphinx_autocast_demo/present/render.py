@@ -10,20 +10,19 @@ from docutils import nodes
 from ..core.publish import publish
 from ..judge.judgement import judge
 from ..read.directives import results_placeholder
-from ..read.syntax import DEFAULT
 from . import tables
 from .across import environments_table, provenance_lines, run_where
 from .cells import (
     HEADERS,
-    MARK,
     dtypes,
     labelled,
+    legend_line,
+    lines_to_copy,
     outcome_as_recorded,
     recorded_text,
     records_hold,
-    set_block,
-    set_line,
     settable,
+    shared_lines,
     short_config,
     table,
     value_cell,
@@ -168,53 +167,6 @@ def _caption(placeholder: nodes.Element) -> str:
         box = box.parent
     named = box.next_node(nodes.caption) if box is not None else None
     return named.astext() if named is not None else "this demo"
-
-
-def legend_line(recorded: bool) -> nodes.paragraph:
-    """How to read the tables, once per page (a reader must not need the prose for it), in the
-    fewest words: the marks; the "as recorded?" column only where a table of the page has it.
-    How exactly each demo compares is its footer's (or the page's line under the first table)."""
-    text = (f"Marks: {MARK['matches']} compiled matches eager in every tensor, gradient and "
-            f"printed line; {MARK['differs']} differs (largest difference first); "
-            f"{MARK['raises']} the compiled run raised.")
-    if recorded:
-        text += f" {HEADERS['recorded']}: is the page still right?"
-    return nodes.paragraph(text=text, classes=["autocast-demo-legend"])
-
-
-def shared_lines(judged: Sequence[Judgement], first: str) -> dict[str, tuple[list[str], str]]:
-    """The lines that set a value which more than one of the page's tables shows: lines -> the
-    names the tables give that value, and the id of the place that lists them (``first``: the
-    page's first demo, which makes the ids its own in a tree of several pages)."""
-    shown: Counter[str] = Counter()
-    names: dict[str, list[str]] = {}
-    for one in judged:
-        lines = {set_line(one.result, vr): vr.variant.name for vr in one.result.variants
-                 if vr.variant.name != DEFAULT and settable(one, vr.variant.name)}
-        shown.update(lines.keys())
-        for line, name in lines.items():
-            names.setdefault(line, [])
-            if name not in names[line]:
-                names[line].append(name)
-    shared = [line for line in names if shown[line] > 1]
-    return {line: (names[line], nodes.make_id(f"autocast-demo-{first}-set-{index + 1}"))
-            for index, line in enumerate(shared)}
-
-
-def lines_to_copy(lines: Mapping[str, tuple[list[str], str]]) -> list[nodes.Node]:
-    """The lines of values that several tables of the page show, each once, with its name:
-    the tables' cells link here."""
-    if not lines:
-        return []
-    box = nodes.container(classes=["autocast-demo-lines"])
-    box += nodes.paragraph(text="The lines that set the values of several tables on this page, "
-                                "each to copy as it is:", classes=["autocast-demo-lines-lead"])
-    for line, (names, anchor) in lines.items():
-        # A target, not the block's own id: LaTeX and Texinfo write a label for a target.
-        box += nodes.target("", "", ids=[anchor])
-        box += nodes.paragraph("", "", nodes.strong(text=", ".join(names)))
-        box += set_block(line)
-    return [box]
 
 
 def _grads(vr: VariantResult) -> str:

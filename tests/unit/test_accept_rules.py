@@ -9,8 +9,10 @@ import pytest
 from fakes import HERE, demo, ran, result
 from sphinx.errors import ConfigError
 
+from sphinx_autocast_demo.accept import edit
 from sphinx_autocast_demo.accept import rewrite as accept
-from sphinx_autocast_demo.accept.rewrite import Blocked, Change, apply, edit_expect, find_block
+from sphinx_autocast_demo.accept.edit import Change, apply, edit_expect, find_block
+from sphinx_autocast_demo.accept.newrecord import Blocked
 from sphinx_autocast_demo.core.model import OptionSpan, SourceMap, Verdict
 from sphinx_autocast_demo.judge import check
 from sphinx_autocast_demo.read import syntax
@@ -29,51 +31,51 @@ def test_the_mode_is_read_from_the_environment(monkeypatch, value, mode):
 
 
 def test_lines_split_at_newlines_only_and_changes_apply_bottom_up():
-    assert accept.split_lines("a\fb\nc") == ["a\fb\n", "c"]  # a form feed is no line break here
+    assert edit.split_lines("a\fb\nc") == ["a\fb\n", "c"]  # a form feed is no line break here
     text = "l0\nl1\nl2\n"
     # At one line, the replacement goes in before the insertion above it.
-    assert accept.apply(text, [Change("x", 1, 1, ["ins"], ""), Change("x", 1, 2, ["L1"], "")]) == (
+    assert edit.apply(text, [Change("x", 1, 1, ["ins"], ""), Change("x", 1, 2, ["L1"], "")]) == (
         "l0\nins\nL1\nl2\n")
-    assert accept.apply("a\r\nb\r\n", [Change("x", 1, 1, ["x"], "")]) == "a\r\nx\r\nb\r\n"
+    assert edit.apply("a\r\nb\r\n", [Change("x", 1, 1, ["x"], "")]) == "a\r\nx\r\nb\r\n"
 
 
 def test_a_missing_expect_option_is_written_in_the_blocks_style():
     rst = [".. autocast-demo::", "   :values: off", "", "   x = 1"]
-    block = accept.find_block(rst, SourceMap("x", 1, "rst", 2, 3, (OptionSpan("values", 2, 3),)))
-    assert accept.edit_expect(rst, block, [("off", "differs")]) == ["   :expect: off: differs"]
+    block = edit.find_block(rst, SourceMap("x", 1, "rst", 2, 3, (OptionSpan("values", 2, 3),)))
+    assert edit.edit_expect(rst, block, [("off", "differs")]) == ["   :expect: off: differs"]
     bare = [".. autocast-demo::", "", "    x = 1"]  # no options: indented as the body
-    block = accept.find_block(bare, SourceMap("x", 1, "rst", 2, 2))
+    block = edit.find_block(bare, SourceMap("x", 1, "rst", 2, 2))
     assert (block.start, block.indent) == (1, "    ")
     yaml = ["```{autocast-demo}", "---", "values: off", "---", "x = 1"]
-    block = accept.find_block(yaml, SourceMap("x", 1, "yaml", 3, 4, (OptionSpan("values", 3, 4),)))
-    assert accept.edit_expect(yaml, block, [("off", "differs")]) == ['expect: "off: differs"']
+    block = edit.find_block(yaml, SourceMap("x", 1, "yaml", 3, 4, (OptionSpan("values", 3, 4),)))
+    assert edit.edit_expect(yaml, block, [("off", "differs")]) == ['expect: "off: differs"']
     listed = ["- :::{autocast-demo}", "  x = 1", "  :::"]  # a fence in a list item
-    block = accept.find_block(listed, SourceMap("x", 1, "colon", 2, 2))
-    assert accept.edit_expect(listed, block, [("off", "differs")]) == ["  :expect: off: differs"]
+    block = edit.find_block(listed, SourceMap("x", 1, "colon", 2, 2))
+    assert edit.edit_expect(listed, block, [("off", "differs")]) == ["  :expect: off: differs"]
 
 
 def test_a_record_is_rewritten_as_written_and_a_new_one_follows_the_layout():
     lines = [".. autocast-demo::", "   :values: off, same_as_forward",
              "   :expect: off[torch >= 2.15]: matches, same_as_forward: matches", "", "   x = 1"]
-    block = accept.find_block(lines, SourceMap("x", 1, "rst", 2, 4, (
+    block = edit.find_block(lines, SourceMap("x", 1, "rst", 2, 4, (
         OptionSpan("values", 2, 3), OptionSpan("expect", 3, 4))))
-    assert accept.edit_expect(lines, block, [("off[torch>=2.15]", "differs")]) == [
+    assert edit.edit_expect(lines, block, [("off[torch>=2.15]", "differs")]) == [
         "   :expect: off[torch >= 2.15]: differs, same_as_forward: matches"]
     lines = [".. autocast-demo::", "   :values: a=1, b=2, c=3", "   :expect: a: matches,",
              "            b: matches", "", "   x = 1"]
-    block = accept.find_block(lines, SourceMap("x", 1, "rst", 2, 5, (
+    block = edit.find_block(lines, SourceMap("x", 1, "rst", 2, 5, (
         OptionSpan("values", 2, 3), OptionSpan("expect", 3, 5))))
-    assert accept.edit_expect(lines, block, [("b", "differs"), ("c", "raises E")]) == [
+    assert edit.edit_expect(lines, block, [("b", "differs"), ("c", "raises E")]) == [
         "   :expect: a: matches,", "            b: differs", "            c: raises E"]
     yaml = ["```{autocast-demo}", "---", "values: a=1, b=2", 'expect: "a: matches"', "---", "x = 1"]
-    block = accept.find_block(yaml, SourceMap("x", 1, "yaml", 3, 5, (
+    block = edit.find_block(yaml, SourceMap("x", 1, "yaml", 3, 5, (
         OptionSpan("values", 3, 4), OptionSpan("expect", 4, 5))))
-    assert accept.edit_expect(yaml, block, [("b", "differs")]) == ['expect: "a: matches, b: differs"']
+    assert edit.edit_expect(yaml, block, [("b", "differs")]) == ['expect: "a: matches, b: differs"']
 
 
 def test_a_docstring_takes_no_backslash_and_no_three_quotes():
     def says(new: str, path: str = "mod.py") -> str:
-        return accept._unsafe_in_python(path, [Change(path, 0, 0, ["x", new], "")])
+        return edit.unsafe_in_python(path, [Change(path, 0, 0, ["x", new], "")])
     assert says("a\\nb") == "the new record has a backslash, which a docstring reads as an escape"
     assert says('"""') == says("'''") == "the new record has three quotes, which would end the docstring"
     assert says("off: differs") == "" and says("a\\b", "page.rst") == ""
@@ -124,7 +126,7 @@ OUTPUT_MAP = SourceMap("x", 1, "rst", 2, 6, (OptionSpan("values", 2, 3), OptionS
 def printed(expected: tuple[tuple[str, str], ...], *outputs: str):
     the_demo = replace(demo(), expect_output=expected, source_map=OUTPUT_MAP)
     found = result(the_demo, *(ran("matches", output=o) for o in outputs))
-    return accept.expect_output_lines(found, OUTPUT, accept.find_block(OUTPUT, OUTPUT_MAP))
+    return edit.expect_output_lines(found, OUTPUT, edit.find_block(OUTPUT, OUTPUT_MAP))
 
 
 def test_a_recorded_output_is_rewritten_under_star_or_per_value():
@@ -163,10 +165,10 @@ def test_a_module_is_read_and_written_in_its_declared_encoding_and_line_endings(
     assert files.encodings[str(module)] == "iso-8859-1" and files.shown[str(module)] == str(link)
     text = files.texts[str(module)]
     assert text.endswith('"""Caf\u00e9."""\r\n')
-    accept.write_all({str(module): accept.apply(text, [Change("x", 2, 2, ["x = '\u00e0'"], "")])},
+    accept.write_all({str(module): edit.apply(text, [Change("x", 2, 2, ["x = '\u00e0'"], "")])},
                      files.encodings)
     assert module.read_bytes() == data + "x = '\u00e0'\r\n".encode("latin-1")
-    said = accept._unsafe_in_python("mod.py", [Change("mod.py", 0, 0, ["off: raises \u0100rror"], "")],
+    said = edit.unsafe_in_python("mod.py", [Change("mod.py", 0, 0, ["off: raises \u0100rror"], "")],
                                     "iso-8859-1")
     assert said == "the new record has '\u0100', which the file's encoding (iso-8859-1) cannot hold"
 

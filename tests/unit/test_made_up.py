@@ -12,6 +12,7 @@ from docutils.parsers import rst
 from docutils.utils import new_document
 from fakes import APP, SRC, TEXT, TORCH, demo, raised, ran, result
 
+from sphinx_autocast_demo.accept import edit
 from sphinx_autocast_demo.accept import rewrite as accept
 from sphinx_autocast_demo.core import config
 from sphinx_autocast_demo.core.model import (
@@ -257,18 +258,18 @@ def test_cases_and_counts_of_made_up_results():
 
 def test_accept_rewrites_only_the_expect_option_where_the_map_says():
     found = result(demo(), ran("differs"), ran("matches"))
-    changes = accept.plan(found, TEXT)
+    changes = edit.plan(found, TEXT)
     # A tie between the values: '*' takes the first value's outcome, the other is named.
     assert [(c.start, c.end, c.new) for c in changes] == [
         (2, 3, ["   :expect: *: differs, off: matches"])]
-    new = accept.apply("\n".join(TEXT) + "\n", changes).splitlines()
+    new = edit.apply("\n".join(TEXT) + "\n", changes).splitlines()
     assert new == [*TEXT[:2], "   :expect: *: differs, off: matches", *TEXT[3:]]
 
 
 def test_accept_refuses_a_directive_that_moved():
     found = result(demo(), ran("differs"), ran("matches"))
     with pytest.raises(accept.Blocked, match="not where the build read it"):
-        accept.plan(found, ["", *TEXT])
+        edit.plan(found, ["", *TEXT])
 
 
 def test_every_setting_is_one_field_with_its_option():
