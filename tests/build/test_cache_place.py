@@ -2,7 +2,7 @@
 check build and an EPUB build with output and doctree directories of their own, run nothing
 again, and the EPUB carries none of the cache (no warning per cached result). Where conf.py's
 directory cannot be written, each output keeps its own, as before, said once. Real builds of
-tests/roots/test-ci-recipe; where the cache goes, without a build: tests/unit/test_cache_place.py."""
+tests/roots/test-ci-recipe; where the cache goes, without a build: tests/unit/test_where_the_cache_goes.py."""
 
 from __future__ import annotations
 

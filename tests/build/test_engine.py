@@ -101,7 +101,7 @@ def edit(path: Path, old: str, new: str) -> None:
 def history(tmp_path_factory):
     steps: dict[str, Step] = {}
     src = copy_root("engine", tmp_path_factory)
-    cache = src / "_build" / "doctrees" / "autocast_demo_cache"
+    cache = src / ".autocast_demo_cache"  # (beside conf.py, where every build of it keeps results)
     steps["cold"] = build(src)
     steps["nochange"] = build(src)
     edit(src / "prose.rst", "A page without demos.", "A page without demos, edited.")

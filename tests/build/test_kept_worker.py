@@ -156,7 +156,7 @@ def test_its_runs_see_the_process_a_builds_own_worker_gives(builds):
 def stored(build) -> dict[str, tuple]:
     """Every result the build stored, by key: its verdict and each run's tensors (sha256)."""
     found = {}
-    for path in (build.out / ".doctrees" / "autocast_demo_cache").glob("*/*.json"):
+    for path in (build.out.parent / f"{build.out.name}-cache").glob("*/*.json"):  # (own() above)
         entry = json.loads(path.read_text(encoding="utf-8"))
         found[entry["key"]] = (entry["verdict"], entry["compiled"]["tensors"], entry["eager"]["tensors"])
     return found
