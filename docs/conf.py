@@ -17,6 +17,12 @@ extensions = ["sphinx_autocast_demo", "myst_parser", "autocast_reference", "torc
 exclude_patterns = ["_build", "examples", "_results"]
 root_doc = "index"
 
+# Translations (docs/translating.rst): `-b gettext` writes one .pot per page, sphinx-intl keeps
+# docs/locale/<lang>/LC_MESSAGES/<page>.po, and `-D language=ru` builds the Russian docs. A page
+# without a .po, or a message without a translation, stays in English.
+locale_dirs = ["locale/"]
+gettext_compact = False
+
 html_theme = "pydata_sphinx_theme"
 html_title = "sphinx-autocast-demo"
 html_theme_options = {

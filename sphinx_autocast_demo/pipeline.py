@@ -32,7 +32,7 @@ from sphinx.util import logging
 from sphinx.util.logging import is_suppressed_warning
 
 from .accept import rewrite as accept
-from .core import config
+from .core import config, i18n
 from .core.model import WARNING_TYPE, Finding
 from .core.state import all_docs, merge, purge, state
 from .core.subtypes import ours
@@ -66,6 +66,7 @@ STATS = "autocast_demo_stats.json"
 
 def setup(app: Sphinx) -> dict[str, Any]:
     config.register(app)
+    i18n.register(app)
     app.add_node(directives.results_placeholder)
     app.add_node(summary.summary_placeholder)
     app.add_directive("autocast-demo", directives.AutocastDemo)
@@ -117,7 +118,8 @@ def _load_sets(app: Sphinx, directories: Sequence[str]) -> dict[str, results.Env
     try:
         return results.load([Path(app.confdir, d) for d in directories if d])
     except results.SetProblem as exc:
-        logger.warning(f"autocast-demo: {exc}; the pages show this build's results only",
+        logger.warning(i18n.__("autocast-demo: {problem}; the pages show this build's results "
+                               "only").format(problem=exc),
                        **ours("results"),
                        location=str(config.conf_line(str(app.confdir), "autocast_demo_results")))
         return {}

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 
+from ..core.i18n import __, in_console, n__
 from ..core.publish import relative
 from ..core.state import all_docs
 from ..core.subtypes import ours
@@ -133,7 +134,7 @@ def write(app: Sphinx) -> dict[tuple[str, str], Demo]:
     if how not in ("write", "diff"):
         return {}
     docs = all_docs(app.env)
-    blocked: list[str] = [f"{p.location}: {p.message.splitlines()[0]}"
+    blocked: list[str] = [f"{p.location}: {in_console(p.message).splitlines()[0]}"
                           for state in docs.values() for p in state.problems]
     # Demos whose source cannot be edited (a docstring not found in its file): each said in a
     # line, while every other source is still rewritten.
@@ -146,11 +147,13 @@ def write(app: Sphinx) -> dict[tuple[str, str], Demo]:
                 blocked.append(f"{result.demo.location}: {err}")
             else:
                 if bad:
-                    unwritable.append(f"{result.demo.location}: not rewritten: {bad}")
+                    unwritable.append(__("{demo}: not rewritten: {why}").format(
+                        demo=result.demo.location, why=bad))
     changes = files.changes
     if blocked:
         files.demos.clear()
-        said.append((True, f"{ENV}: nothing was changed, because:\n  " + "\n  ".join(blocked)))
+        said.append((True, __("{mode}: nothing was changed, because:\n  {problems}").format(
+            mode=ENV, problems="\n  ".join(blocked))))
         return {}
     said.extend((True, f"{ENV}: {line}") for line in unwritable)
     new = {p: apply(files.texts[p], c) for p, c in changes.items() if c}
@@ -161,18 +164,23 @@ def write(app: Sphinx) -> dict[tuple[str, str], Demo]:
             said.append((False, "".join(difflib.unified_diff(
                 files.texts[path].splitlines(keepends=True), text.splitlines(keepends=True),
                 f"a/{rel}", f"b/{rel}")).rstrip("\n")))
-        said.append((False, f"{ENV}=diff: {sum(map(len, changes.values()))} change(s), nothing written"))
+        count = sum(map(len, changes.values()))
+        said.append((False, n__("{mode}=diff: {n} change, nothing written",
+                                "{mode}=diff: {n} changes, nothing written", count).format(
+                                    mode=ENV, n=count)))
         return {}
     write_all(new, files.encodings)
     for items in changes.values():
         for change in sorted(items, key=lambda c: c.start):
-            said.append((False, f"{ENV}: {_here(change.path)}:{change.start + 1}: recorded "
-                                f"{change.what}"))
+            said.append((False, __("{mode}: {file}:{line}: recorded {what}").format(
+                mode=ENV, file=_here(change.path), line=change.start + 1, what=change.what)))
     if new:
-        said.append((False, f"{ENV}: {len(new)} file(s) rewritten; the pages of this build show "
-                            "the new records"))
+        said.append((False, n__("{mode}: {n} file rewritten; the pages of this build show the "
+                                "new records",
+                                "{mode}: {n} files rewritten; the pages of this build show the "
+                                "new records", len(new)).format(mode=ENV, n=len(new))))
     elif not unwritable:
-        said.append((False, f"{ENV}: every record holds; nothing to change"))
+        said.append((False, __("{mode}: every record holds; nothing to change").format(mode=ENV)))
     return files.demos
 
 
@@ -183,10 +191,11 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
     outcome: Outcome | None = getattr(app, OUTCOME, None)
     if outcome is None:
         if exc is not None:
-            logger.warning(f"{ENV}: the build failed, so no source was changed", **ours("accept"))
+            logger.warning(__("{mode}: the build failed, so no source was changed").format(
+                mode=ENV), **ours("accept"))
         else:  # gettext, linkcheck...: nothing was checked
-            logger.info(f"{ENV}: the {app.builder.name} builder runs no demo, so no record was "
-                        "checked or changed")
+            logger.info(__("{mode}: the {builder} builder runs no demo, so no record was checked "
+                           "or changed").format(mode=ENV, builder=app.builder.name))
         return
     for warning, line in outcome.said:
         if warning:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 from sphinx.util.display import status_iterator
 
+from ..core.i18n import __, n__
 from ..core.model import skipped
 from ..core.subtypes import ours
 from . import said
@@ -97,8 +98,12 @@ class Runner:
             # "force" is a run of this build, from a fresh import of everything: a kept worker
             # holds what its modules read when it started.
             keep = self.conf.keep_worker if self.conf.execution.reuses else 0.0
-            logger.verbose(f"autocast-demo: {'asking a kept' if keep else 'starting the'} worker "
-                           f"({jobs} runs at a time)")
+            logger.verbose((n__("autocast-demo: asking a kept worker ({n} run at a time)",
+                                "autocast-demo: asking a kept worker ({n} runs at a time)", jobs)
+                            if keep else
+                            n__("autocast-demo: starting the worker ({n} run at a time)",
+                                "autocast-demo: starting the worker ({n} runs at a time)", jobs)
+                            ).format(n=jobs))
             # The config the demos set, and the backend whose compile the worker warms up.
             words = Words(config=self.conf.config, backend=self.conf.backend)
             self.pool = WorkerPool(jobs, keep=keep, words=words)
@@ -158,7 +163,7 @@ class Runner:
             item, mode = owners[fin.run.key]
             return f"{item.demo.docname}:{item.demo.lineno} [{item.variant.name}, {mode}]"
 
-        finished = status_iterator(self.pool.run(runs), "running autocast demos... ", "purple",
+        finished = status_iterator(self.pool.run(runs), __("running autocast demos... "), "purple",
                                    len(runs), self.app.verbosity, stringify_func=label)
         halves: dict[int, dict[str, Finished]] = {}
         try:
@@ -205,10 +210,14 @@ class Runner:
                              for item, mode in running)
             log = exc.log if isinstance(exc, WorkerDied) else ""
             error = f"{exc.what if isinstance(exc, WorkerDied) else error} while running {what}"
-            message = (f"autocast-demo: {error}; {len(items)} value(s) of this build's demos were "
-                       "not run. A snippet must not kill or signal the process that started it "
-                       "(os.getppid()); if this one does not, the worker's log says why"
-                       + (f":\n{log}" if log else ""))
+            message = n__("autocast-demo: {error}; {n} value of this build's demos was not run. "
+                          "A snippet must not kill or signal the process that started it "
+                          "(os.getppid()); if this one does not, the worker's log says why{log}",
+                          "autocast-demo: {error}; {n} values of this build's demos were not "
+                          "run. A snippet must not kill or signal the process that started it "
+                          "(os.getppid()); if this one does not, the worker's log says why{log}",
+                          len(items)).format(error=error, n=len(items),
+                                             log=f":\n{log}" if log else "")
             location = running[0][0].demo.location
         else:
             message, location = said.engine_problem(error, exc.fault, str(self.app.confdir),

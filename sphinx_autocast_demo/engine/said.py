@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 
 from ..core.config import conf_line
+from ..core.i18n import __, n__
 from ..core.subtypes import ours
 
 if TYPE_CHECKING:
@@ -50,29 +51,38 @@ def engine_problem(error: str, fault: EngineFault, confdir: str,
 def engine_speed(stats: Stats, info: Ready, warm: bool) -> None:
     """``-v``: what made this build's runs cheaper (``warm``: the warm zygote got ready)."""
     if warm:
-        logger.verbose(f"autocast-demo: the worker is ready (torch {info.get('torch')}, "
-                       f"{info.get('huge_pages', 0)} MiB on huge pages)")
+        logger.verbose(__("autocast-demo: the worker is ready (torch {torch}, {mib} MiB on huge "
+                          "pages)").format(torch=info.get("torch"), mib=info.get("huge_pages", 0)))
     kept = info.get("kept")
     if kept:
-        what = ("started for this build" if kept["build"] == 1
-                else f"kept from an earlier build, serving its build {kept['build']}")
-        logger.verbose(f"autocast-demo: the worker (pid {kept['pid']}) was {what}; it stays "
-                       f"{kept['idle']:g} s after its last build")
+        what = (__("started for this build") if kept["build"] == 1
+                else __("kept from an earlier build, serving its build {n}").format(n=kept["build"]))
+        logger.verbose(__("autocast-demo: the worker (pid {pid}) was {what}; it stays {idle} s "
+                          "after its last build").format(pid=kept["pid"], what=what,
+                                                         idle=f"{kept['idle']:g}"))
     if stats.eager_zygote:
-        logger.verbose(f"autocast-demo: {stats.eager_zygote} eager runs ran in a zygote forked "
-                       f"before the warm-up, {stats.eager_early} of them while it ran")
+        logger.verbose(n__("autocast-demo: {n} eager run ran in a zygote forked before the "
+                           "warm-up, {early} of them while it ran",
+                           "autocast-demo: {n} eager runs ran in a zygote forked before the "
+                           "warm-up, {early} of them while it ran", stats.eager_zygote).format(
+                               n=stats.eager_zygote, early=stats.eager_early))
     if stats.copied_ahead:
-        logger.verbose(f"autocast-demo: {stats.copied_ahead} of {stats.executed} runs began with "
-                       "the worker's pages a compile writes already copied, on an idle core (up "
-                       f"to {stats.copied_bytes >> 20} MiB a run)")
+        logger.verbose(n__("autocast-demo: {n} of {executed} run began with the worker's pages "
+                           "a compile writes already copied, on an idle core (up to {mib} MiB a "
+                           "run)",
+                           "autocast-demo: {n} of {executed} runs began with the worker's pages "
+                           "a compile writes already copied, on an idle core (up to {mib} MiB a "
+                           "run)", stats.executed).format(n=stats.copied_ahead,
+                                                          executed=stats.executed,
+                                                          mib=stats.copied_bytes >> 20))
 
 
 def not_kept(app: Sphinx, why: str | None) -> bool:
     """Say that ``autocast_demo_keep_worker`` could not be honoured, and why; whether it was."""
     if not why:
         return False
-    logger.warning(f"autocast-demo: no kept worker serves this build ({why}); this build "
-                   "starts its own, which ends with it", **ours("slow"),
+    logger.warning(__("autocast-demo: no kept worker serves this build ({why}); this build "
+                      "starts its own, which ends with it").format(why=why), **ours("slow"),
                    location=str(conf_line(str(app.confdir), "autocast_demo_keep_worker")))
     return True
 
@@ -83,13 +93,19 @@ def cannot_fork(app: Sphinx, info: Ready) -> bool:
     if info.get("fork", True):
         return False
     threads = info.get("threads", [])
-    logger.warning(
-        f"autocast-demo: runs start a new Python interpreter (seconds each instead of a fork of "
-        f"the warm worker): after importing torch the worker had {len(threads)} more thread(s) "
-        f"running ({', '.join(sorted(set(threads)))}), and forking a process with threads is "
-        "unsafe. A library started a thread pool at import: find it with python -c 'import "
-        "torch, threading' and /proc/self/task, and set its thread-count variable to 1 "
-        "(OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and MKL_NUM_THREADS are set for the worker "
-        "already)", **ours("slow"),
+    logger.warning(n__(
+        "autocast-demo: runs start a new Python interpreter (seconds each instead of a fork of "
+        "the warm worker): after importing torch the worker had {n} more thread running "
+        "({names}), and forking a process with threads is unsafe. A library started a thread "
+        "pool at import: find it with python -c 'import torch, threading' and /proc/self/task, "
+        "and set its thread-count variable to 1 (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and "
+        "MKL_NUM_THREADS are set for the worker already)",
+        "autocast-demo: runs start a new Python interpreter (seconds each instead of a fork of "
+        "the warm worker): after importing torch the worker had {n} more threads running "
+        "({names}), and forking a process with threads is unsafe. A library started a thread "
+        "pool at import: find it with python -c 'import torch, threading' and /proc/self/task, "
+        "and set its thread-count variable to 1 (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and "
+        "MKL_NUM_THREADS are set for the worker already)", len(threads)).format(
+            n=len(threads), names=", ".join(sorted(set(threads)))), **ours("slow"),
         location=str(conf_line(str(app.confdir), "sphinx_autocast_demo")))
     return True

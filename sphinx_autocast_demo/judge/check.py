@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
+from ..core.i18n import n_said, said
 from ..core.model import Finding
 from ..core.printed import normalize_output
 from ..core.scopes import conflict
@@ -41,13 +42,13 @@ def check(result: DemoResult) -> DemoResult:
     others = tuple(_check_one(other, True, releases) for other in result.others)
     findings = list(checked.findings)
     # A missing expectation is said once, for the first environment that lacks it.
-    said = any(f.subtype == "missing-expectation" for f in findings)
+    told = any(f.subtype == "missing-expectation" for f in findings)
     for other in others:
         for finding in other.findings:
             if finding.subtype == "missing-expectation":
-                if said:
+                if told:
                     continue
-                said = True
+                told = True
             findings.append(finding)
     for shown in (checked, *others):
         if any(vr.compiled.not_run == "missing" for vr in shown.variants):
@@ -55,7 +56,8 @@ def check(result: DemoResult) -> DemoResult:
             # that the page is read again, and the warning repeated, until the sets are whole.
             label = shown.environment.label if shown.environment else ""
             findings.append(Finding(severity="missing", subtype="environment", environment=label,
-                                    location=result.demo.location, message=f"no result from {label}"))
+                                    location=result.demo.location,
+                                    message=said("no result from {environment}", environment=label)))
     return replace(checked, others=others, findings=tuple(findings))
 
 
@@ -70,14 +72,15 @@ def conflicts(result: DemoResult) -> tuple[Finding, ...]:
             if pair is None:
                 continue
             (a, said_a), (b, said_b) = pair
-            where = shown.environment.label if shown.environment else "this build"
+            where = shown.environment.label if shown.environment else said("this build")
             found.append(Finding(
                 severity="error", subtype="scope-overlap", variants=(vr.variant.name,),
                 location=demo.at(demo.expect_line),
                 environment=shown.environment.label if shown.environment else "",
-                message=(f"value {vr.variant.name} in {where}: both {a} ({said_a}) and {b} "
-                         f"({said_b}) apply, and they overlap there: narrow a scope so that one "
-                         "applies, or record one outcome")))
+                message=said("value {value} in {where}: both {a} ({said_a}) and {b} ({said_b}) "
+                             "apply, and they overlap there: narrow a scope so that one applies, "
+                             "or record one outcome", value=vr.variant.name, where=where, a=a,
+                             said_a=said_a, b=b, said_b=said_b)))
     return tuple(found)
 
 
@@ -107,7 +110,6 @@ def _releases(result: DemoResult) -> Releases:
 def _check_one(result: DemoResult, named: bool, releases: Releases) -> DemoResult:
     demo, environment = result.demo, result.environment
     label = environment.label if environment is not None else ""
-    where = f" in {label}" if named else ""
     findings: list[Finding] = []
     # The same NameError under every value is one problem: say it once, naming the values.
     errors: dict[tuple[Location, str], tuple[Finding, list[str]]] = {}
@@ -135,23 +137,28 @@ def _check_one(result: DemoResult, named: bool, releases: Releases) -> DemoResul
         findings.extend(replace(f, environment=label) for f in _output_finding(result, vr))
     for error, variant_names in errors.values():
         every = len(variant_names) == len(result.variants) and len(variant_names) > 1
-        which = ("every value" if every else "value " + ", ".join(variant_names)) + where
+        which = said("every value") if every else n_said(
+            "value {values}", "values {values}", len(variant_names), values=", ".join(variant_names))
+        if named:
+            which = said("{values} in {environment}", values=which, environment=label)
         message = error.message
         if error.subtype == "snippet-error":
             raised = f"raises {_raised(result, variant_names[0])}"
             record = syntax.expect_text([("*", raised)] if every else
                                         [(n, raised) for n in variant_names])
-            message += f"\nFix the code, or record the error with  :expect: {record}"
+            message = said("{error}\nFix the code, or record the error with  :expect: {record}",
+                           error=message, record=record)
         findings.append(replace(error, variants=tuple(variant_names), environment=label,
-                                message=f"{which}: {message}"))
+                                message=said("{values}: {message}", values=which,
+                                             message=message)))
     if missing:
         recorded = [(n, o) for n, o in demo.expect]
         suggestion = syntax.expect_text(recorded + missing)
         findings.append(Finding(
             severity="missing", subtype="missing-expectation", location=demo.location,
-            message=("no recorded expectation for "
-                     + ", ".join(n for n, _ in missing)
-                     + f"; add to the directive:\n   :expect: {suggestion}"),
+            message=said("no recorded expectation for {values}; add to the directive:\n"
+                         "   :expect: {suggestion}",
+                         values=", ".join(n for n, _ in missing), suggestion=suggestion),
         ))
     return replace(result, findings=tuple(findings))
 
@@ -167,20 +174,23 @@ def _mismatch(result: DemoResult, vr: VariantResult, expected: str, label: str) 
         return Finding(
             severity="mismatch", subtype="default-changed", variants=(name,),
             location=demo.at(demo.expect_line), environment=label, default=change,
-            message=(f"value {name}: {torch}'s default of {change.config} is now {change.now}, "
-                     f"the page records {_recorded(change, expected, result)}. If the page is "
-                     f"about the default, record what it does now ({name}: {vr.verdict.text}); "
-                     "if it is about "
-                     + (f"{change.recorded[0]}, name that value" if change.recorded else
-                        "the default torch had, name that value")
-                     + f" instead of {name}"))
+            message=said("value {value}: {torch}'s default of {config} is now {now}, the page "
+                         "records {recorded}. If the page is about the default, record what it "
+                         "does now ({value}: {verdict}); if it is about {about}, name that value "
+                         "instead of {value}", value=name, torch=torch, config=change.config,
+                         now=change.now, recorded=_recorded(change, expected, result),
+                         verdict=vr.verdict.text,
+                         about=change.recorded[0] if change.recorded
+                         else said("the default torch had")))
     hint = hints.tolerance_hint(demo, [vr.verdict]) if expected == "matches" else None
-    rounding = (f"; if that is rounding, not the value's doing, allow it: {hint}" if hint else "")
+    message = said("value {value}: the page records '{expected}' but with {torch} compiled "
+                   "{outcome}", value=name, expected=expected, torch=torch, outcome=_describe(vr))
+    if hint:
+        message = said("{message}; if that is rounding, not the value's doing, allow it: {hint}",
+                       message=message, hint=hint)
     return Finding(
         severity="mismatch", subtype="mismatch", variants=(name,),
-        location=demo.at(demo.expect_line), environment=label,
-        message=(f"value {name}: the page records '{expected}' but with {torch} compiled "
-                 f"{_describe(vr)}{rounding}"))
+        location=demo.at(demo.expect_line), environment=label, message=message)
 
 
 def _recorded(change: DefaultChange, expected: str, result: DemoResult) -> str:
@@ -190,14 +200,17 @@ def _recorded(change: DefaultChange, expected: str, result: DemoResult) -> str:
     if change.recorded:
         alike = [v.variant.name for v in result.variants if v is not default
                  and (v.variant.source or v.variant.name) in change.recorded]
-        rows = " and ".join(alike)
-        return (f"{' or '.join(change.recorded)} (its {DEFAULT} row records '{expected}', as its "
-                f"{rows} row{'s do' if len(alike) > 1 else ' does'}); the {DEFAULT} row now "
-                f"{_describe(default)}")
+        return n_said("{values} (its {default} row records '{expected}', as its {rows} row "
+                      "does); the {default} row now {outcome}",
+                      "{values} (its {default} row records '{expected}', as its {rows} rows "
+                      "do); the {default} row now {outcome}", len(alike),
+                      values=" or ".join(change.recorded), default=DEFAULT, expected=expected,
+                      rows=" and ".join(alike), outcome=_describe(default))
     unlike = result.demo.expected(change.unlike, result.environment)
-    return (f"a default other than {change.now} (its {DEFAULT} row records '{expected}', its "
-            f"{change.unlike} row '{unlike}'); the {DEFAULT} row now does what the "
-            f"{change.unlike} row does: {_describe(default)}")
+    return said("a default other than {now} (its {default} row records '{expected}', its "
+                "{unlike} row '{unlike_record}'); the {default} row now does what the {unlike} "
+                "row does: {outcome}", now=change.now, default=DEFAULT, expected=expected,
+                unlike=change.unlike, unlike_record=unlike, outcome=_describe(default))
 
 
 def _no_config(result: DemoResult, reason: str, releases: Releases) -> str:
@@ -206,9 +219,10 @@ def _no_config(result: DemoResult, reason: str, releases: Releases) -> str:
     demo = result.demo
     lacking = (result.torch_version, *(v for v in releases.lacking if v != result.torch_version))
     scope, why = hints.missing_scope(demo.config, lacking, releases.having)
-    return (f"torch {result.torch_version} has no config {demo.config} ({reason}): set :config: "
-            "(or autocast_demo_config) to one it has, or, where only some releases have it, "
-            f"record that in :expect: (*[{scope}]: no-config; {why})")
+    return said("torch {torch} has no config {config} ({reason}): set :config: (or "
+                "autocast_demo_config) to one it has, or, where only some releases have it, "
+                "record that in :expect: (*[{scope}]: no-config; {why})",
+                torch=result.torch_version, config=demo.config, reason=reason, scope=scope, why=why)
 
 
 def _made(result: DemoResult) -> str:
@@ -226,15 +240,19 @@ def _raised(result: DemoResult, name: str) -> str:
 def _describe(vr: VariantResult) -> str:
     verdict = vr.verdict
     if verdict.outcome == "matches":
-        return "matches eager"
+        return said("matches eager")
     if verdict.outcome == "differs":
-        return f"differs from eager: {verdict.note}" if verdict.note else "differs from eager"
+        return (said("differs from eager: {note}", note=verdict.note) if verdict.note
+                else said("differs from eager"))
     if verdict.outcome == "no-config":
-        return f"cannot run: {verdict.note}"
+        return said("cannot run: {note}", note=verdict.note)
     if verdict.outcome == "raises":
-        also = f" (eager raises {verdict.eager_exception} too)" if verdict.eager_exception else ""
-        return f"raises {verdict.exception}: {verdict.note}{also}"
-    return f"could not run: {verdict.note}"
+        if verdict.eager_exception:
+            return said("raises {exception}: {note} (eager raises {eager} too)",
+                        exception=verdict.exception, note=verdict.note,
+                        eager=verdict.eager_exception)
+        return said("raises {exception}: {note}", exception=verdict.exception, note=verdict.note)
+    return said("could not run: {note}", note=verdict.note)
 
 
 def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
@@ -247,23 +265,28 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
                 subtype="engine" if engine else "not-run", variants=(vr.variant.name,),
                 location=result.demo.location, message=run.detail,
             )
+        # (Each said() a statement of its own: Babel reads none inside another's argument.)
+        where_it_was, where_it_crashed = said("where it was"), said("where it crashed")
         if run.status == "timeout":
             return Finding(
                 severity="error", subtype="timeout", variants=(vr.variant.name,),
                 location=_stopped_location(result, run),
-                message=(f"the {label} run did not finish: it was {run.detail}, with every "
-                         "process it started; look for a loop that never ends or a wait "
-                         "(a sleep, a read, input()) that nothing answers, or raise the "
-                         ":timeout: option (or autocast_demo_timeout)" + _tail(run.output)
-                         + _stopped_trace(result, run, "was")),
+                message=said("the {run} run did not finish: it was {detail}, with every "
+                             "process it started; look for a loop that never ends or a wait "
+                             "(a sleep, a read, input()) that nothing answers, or raise the "
+                             ":timeout: option (or autocast_demo_timeout){tail}{trace}",
+                             run=_RUNS[label], detail=run.detail, tail=_tail(run.output),
+                             trace=_stopped_trace(result, run, where_it_was)),
             )
         if run.status == "crashed":
             return Finding(
                 severity="error", subtype="crash", variants=(vr.variant.name,),
                 location=_stopped_location(result, run),
-                message=(f"the {label} run died: {run.detail}{_why(run)}; find what "
-                         "ends the process (the build went on without this run)" + _tail(run.output)
-                         + _stopped_trace(result, run, "crashed")),
+                message=said("the {run} run died: {detail}{why}; find what ends the process "
+                             "(the build went on without this run){tail}{trace}",
+                             run=_RUNS[label], detail=run.detail, why=_why(run),
+                             tail=_tail(run.output),
+                             trace=_stopped_trace(result, run, where_it_crashed)),
             )
     for run in (vr.compiled, vr.eager):
         if run.error is not None and run.error.kind:
@@ -273,29 +296,31 @@ def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
         return Finding(
             severity="error", subtype="nothing-compared", variants=(vr.variant.name,),
             location=result.demo.location,
-            message=("nothing to compare: the snippet leaves no tensor reachable from its "
-                     "top-level names and prints nothing, so its compiled and eager runs cannot "
-                     "be told apart; bind what it computes (z = region(x, w), g = "
-                     "torch.autograd.grad(z, w)) or print it"),
+            message=said("nothing to compare: the snippet leaves no tensor reachable from its "
+                         "top-level names and prints nothing, so its compiled and eager runs "
+                         "cannot be told apart; bind what it computes (z = region(x, w), g = "
+                         "torch.autograd.grad(z, w)) or print it"),
         )
     if vr.verdict.outcome == "error" and vr.verdict.cut:
         return Finding(
             severity="error", subtype="partial-view", variants=(vr.variant.name,),
             location=result.demo.location,
-            message=(f"{vr.verdict.note}; everything that was compared matches (if anything "
-                     "was), but a match "
-                     "cannot be confirmed from part of what a reader could see: keep less "
-                     "within reach of the snippet's names (del what is not the point), or add "
-                     ":partial-view: to accept a match from what was compared (the page then "
-                     "says so)"),
+            message=said("{note}; everything that was compared matches (if anything was), but "
+                         "a match cannot be confirmed from part of what a reader could see: keep "
+                         "less within reach of the snippet's names (del what is not the point), "
+                         "or add :partial-view: to accept a match from what was compared (the "
+                         "page then says so)", note=vr.verdict.note),
         )
     if vr.compiled.status == "raised" and vr.compiled.error is not None:
         error = vr.compiled.error
         return Finding(
             severity="error", subtype="snippet-error", variants=(vr.variant.name,),
             location=result.where(error),
-            message=(f"the snippet raised {error.type}" + (f": {error.message}" if error.message else "")
-                     + f"\n{result.traceback(error)}"),
+            message=(said("the snippet raised {error}: {message}\n{traceback}", error=error.type,
+                          message=error.message, traceback=result.traceback(error))
+                     if error.message else
+                     said("the snippet raised {error}\n{traceback}", error=error.type,
+                          traceback=result.traceback(error))),
         )
     return None
 
@@ -310,10 +335,11 @@ def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
     return [Finding(
         severity="mismatch", subtype="output", variants=(vr.variant.name,),
         location=result.demo.at(result.demo.expect_output_line),
-        message=(f"value {vr.variant.name}: the printed output is not what the page records "
-                 "in :expect-output: (addresses, timings and warning locations aside); fix the "
-                 "code or update the record\n"
-                 f"  recorded: {normalize_output(expected)!r}\n  printed:  {actual!r}"),
+        message=said("value {value}: the printed output is not what the page records in "
+                     ":expect-output: (addresses, timings and warning locations aside); fix the "
+                     "code or update the record\n  recorded: {recorded}\n  printed:  {printed}",
+                     value=vr.variant.name, recorded=repr(normalize_output(expected)),
+                     printed=repr(actual)),
     )]
 
 
@@ -328,24 +354,24 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
         location = demo.at(demo.source_map.line_of("config"))
     elif error.kind == "compiled-nothing":
         subtype = "compiled-nothing"
-        message = (f"{error.message}, so it would be compared with the eager run as if it were "
-                   "compiled: compile the code the page is about (torch.compile(fn), "
-                   "model.compile(), or AOTAutograd's aot_function), and build without "
-                   "TORCH_COMPILE_DISABLE")
+        message = said("{reason}, so it would be compared with the eager run as if it were "
+                       "compiled: compile the code the page is about (torch.compile(fn), "
+                       "model.compile(), or AOTAutograd's aot_function), and build without "
+                       "TORCH_COMPILE_DISABLE", reason=error.message)
         location = demo.location
     elif error.kind == "config-set":
         subtype = "config-set"
-        message = (f"never ran under its own value: {error.message} "
-                   f"({demo.config}), so this row would be a verdict of that value; leave "
-                   "the config to the demo's values (set it in the demo's own code where "
-                   "overriding it is the point)")
+        message = said("never ran under its own value: {reason} ({config}), so this row would "
+                       "be a verdict of that value; leave the config to the demo's values (set "
+                       "it in the demo's own code where overriding it is the point)",
+                       reason=error.message, config=demo.config)
         location = result.where(error)
     else:  # eager-compiled
-        message = (f"the eager run is not eager: {error.message}. There torch.compile, "
-                   "torch.compiler.compile, nn.Module.compile, torch._dynamo.optimize, "
-                   "optimize_assert and AOTAutograd's aot_function and aot_module return what "
-                   "they are given; compile through one of them, or the demo would compare "
-                   "compiled with compiled")
+        message = said("the eager run is not eager: {reason}. There torch.compile, "
+                       "torch.compiler.compile, nn.Module.compile, torch._dynamo.optimize, "
+                       "optimize_assert and AOTAutograd's aot_function and aot_module return "
+                       "what they are given; compile through one of them, or the demo would "
+                       "compare compiled with compiled", reason=error.message)
         location = result.where(error)
     return Finding(severity="error", subtype=subtype, variants=(vr.variant.name,),
                    location=location, message=message)
@@ -358,29 +384,31 @@ def _stopped_location(result: DemoResult, run: RunRecord) -> Location:
     return result.where(run.error)
 
 
-def _stopped_trace(result: DemoResult, run: RunRecord, what: str) -> str:
+def _stopped_trace(result: DemoResult, run: RunRecord, where: str) -> str:
     if run.error is None or not run.error.frames:
         return ""
     trace = result.traceback(run.error).splitlines()[1:-1]  # frames only
-    return f"\n  where it {what}:\n" + "\n".join(trace)
+    return said("\n  {where}:\n{frames}", where=where, frames="\n".join(trace))
 
 
 def _why(run: RunRecord) -> str:
     """What usually sends a signal to a snippet, so the writer knows where to look."""
     if run.killed_by:
-        return f" ({_SIGNALS[run.killed_by]})" if run.killed_by in _SIGNALS else ""
-    return "" if run.exit_status is None else " (os._exit(), or native code that exits)"
+        return said(" ({why})", why=_SIGNALS[run.killed_by]) if run.killed_by in _SIGNALS else ""
+    return "" if run.exit_status is None else said(" (os._exit(), or native code that exits)")
 
 
+# Said when a message is printed: the words stay data until then (said() keeps them).
 _SIGNALS = {
-    "SIGSEGV": "a segmentation fault: native code read memory it does not own",
-    "SIGABRT": "native code aborted, often a failed assertion in a C++ library",
-    "SIGKILL": "killed from outside, often by the kernel for using too much memory",
-    "SIGBUS": "a bus error: native code read memory it does not own",
-    "SIGFPE": "an arithmetic fault in native code",
+    "SIGSEGV": said("a segmentation fault: native code read memory it does not own"),
+    "SIGABRT": said("native code aborted, often a failed assertion in a C++ library"),
+    "SIGKILL": said("killed from outside, often by the kernel for using too much memory"),
+    "SIGBUS": said("a bus error: native code read memory it does not own"),
+    "SIGFPE": said("an arithmetic fault in native code"),
 }
+_RUNS = {"compiled": said("compiled"), "eager": said("eager")}
 
 
 def _tail(output: str) -> str:
     lines = [line for line in output.strip().splitlines() if line.strip()][-3:]
-    return ("\n  last output: " + "\n  ".join(lines)) if lines else ""
+    return said("\n  last output: {lines}", lines="\n  ".join(lines)) if lines else ""

@@ -14,6 +14,7 @@ import ast
 import math
 from typing import TYPE_CHECKING, Literal
 
+from ..core.i18n import n_said, said
 from ..core.model import CONFIG_SINCE, DefaultChange, Environment, Finding
 from ..core.scopes import Scope, scope_parts
 from ..read import syntax
@@ -60,7 +61,8 @@ def tolerance_hint(demo: Demo, verdicts: Iterable[Verdict]) -> str | None:
     worst = rounding_only(verdicts)
     if worst is None:
         return None
-    return "; ".join(_allow(demo, kind, diff) for kind, diff in sorted(worst.items()))
+    allow = [_allow(demo, kind, diff) for kind, diff in sorted(worst.items())]
+    return allow[0] if len(allow) == 1 else said("{grad}; {output}", grad=allow[0], output=allow[1])
 
 
 def rounding_note(verdicts: Iterable[Verdict]) -> str:
@@ -70,7 +72,8 @@ def rounding_note(verdicts: Iterable[Verdict]) -> str:
     if not worst:
         return ""
     diff = max(worst.values(), key=lambda d: d.max_abs or 0.0)
-    return f"at most {diff.max_abs:.2e}, in {diff.name}"
+    difference = f"{diff.max_abs:.2e}"  # (formatted apart: Babel warns of an f-string in a call)
+    return said("at most {difference}, in {tensor}", difference=difference, tensor=diff.name)
 
 
 def _allow(demo: Demo, kind: Kind, diff: TensorDiff) -> str:
@@ -81,10 +84,13 @@ def _allow(demo: Demo, kind: Kind, diff: TensorDiff) -> str:
     # for every element of these runs, whatever |e|.
     want = 10.0 ** math.ceil(math.log10(diff.max_abs or ROUNDING))
     span = demo.source_map.span(option)
+    now_text, want_text = f"{now:g}", f"{want:g}"  # (apart: Babel warns of an f-string in a call)
     if span is not None:
-        return f"raise this demo's :{option}: {now:g} (line {span.first}) to {want:g}"
-    return (f"add :{option}: {want:g} to this demo (it names none, so conf.py's {setting} = "
-            f"{now:g} applies to it)")
+        return said("raise this demo's :{option}: {now} (line {line}) to {want}", option=option,
+                    now=now_text, line=span.first, want=want_text)
+    return said("add :{option}: {want} to this demo (it names none, so conf.py's {setting} = "
+                "{now} applies to it)", option=option, want=want_text, setting=setting,
+                now=now_text)
 
 
 def missing_scope(config: str, lacking: Sequence[str], having: Sequence[str]) -> tuple[Scope, str]:
@@ -114,16 +120,19 @@ def missing_scope(config: str, lacking: Sequence[str], having: Sequence[str]) ->
     candidates: list[tuple[str, str]] = []
     since = CONFIG_SINCE.get(config)
     if since:
-        candidates.append((f"<{since}", f"{short} first shipped in torch {since}"))
+        candidates.append((f"<{since}", said("{config} first shipped in torch {since}",
+                                             config=short, since=since)))
     newest = max(without, default=None)
     later = [v for v in having_parsed if newest is not None and v > newest]
     if later:
         first = min(later)
-        candidates.append((f"<{_release(first)}", f"torch {first} has it"))
+        candidates.append((f"<{_release(first)}", said("torch {version} has it", version=str(first))))
     if newest is not None:
         major, minor = (*newest.release, 0)[:2]
-        candidates.append((f"<{major}.{minor + 1}", f"every release up to {major}.{minor}: "
-                           "move the bound up to the release that adds it, once you know it"))
+        release = f"{major}.{minor}"
+        candidates.append((f"<{major}.{minor + 1}", said(
+            "every release up to {release}: move the bound up to the release that adds it, "
+            "once you know it", release=release)))
     for specs, why in candidates:
         scope = scope_parts(f"torch{specs}")
         if (all(scope.holds(_at(v)) for v in lacking)
@@ -135,7 +144,8 @@ def missing_scope(config: str, lacking: Sequence[str], having: Sequence[str]) ->
         public = Version(lacking[0]).public
     except InvalidVersion:
         public = lacking[0]
-    return scope_parts(f"torch=={public}"), f"torch {public}; widen it to the releases you know lack it"
+    return scope_parts(f"torch=={public}"), said(
+        "torch {version}; widen it to the releases you know lack it", version=public)
 
 
 def _release(version: Version) -> str:
@@ -213,13 +223,13 @@ def alike(result: DemoResult) -> Finding | None:
     if outcome not in ("matches", "differs"):  # an error everywhere is said as that error
         return None
     names = [vr.variant.name for vr in judged]
-    listed = ", ".join(names[:-1]) + " and " + names[-1]
+    listed = said("{values} and {last}", values=", ".join(names[:-1]), last=names[-1])
     also = [vr.variant.name for vr in probes]
-    run = (f" ({' and '.join(also)} {'was' if len(also) == 1 else 'were'} run too, to check)"
-           if also else "")
-    every = "matches eager" if outcome == "matches" else "differs from eager"
-    depend = ("make the snippet depend on the value (a float32 matrix product in the backward "
-              "does), or add :alike: if sameness is its point")
+    run = (n_said(" ({values} was run too, to check)", " ({values} were run too, to check)",
+                  len(also), values=" and ".join(also)) if also else "")
+    every = said("matches eager") if outcome == "matches" else said("differs from eager")
+    depend = said("make the snippet depend on the value (a float32 matrix product in the "
+                  "backward does), or add :alike: if sameness is its point")
     verdicts = [vr.verdict for vr in judged]
     hint = tolerance_hint(demo, verdicts) if outcome == "differs" else None
     if hint is not None:
@@ -227,11 +237,13 @@ def alike(result: DemoResult) -> Finding | None:
         # depend on the value when it already does, and the rows would still look alike.
         return Finding(
             severity="missing", subtype="alike", location=demo.location,
-            message=(f"this demo cannot tell {listed} apart{run}: every one differs from eager, "
-                     f"but only by rounding ({rounding_note(verdicts)}), which no value "
-                     f"decides; allow it: {hint}. If its values then still give one verdict, "
-                     f"{depend}"))
+            message=said("this demo cannot tell {values} apart{run}: every one differs from "
+                         "eager, but only by rounding ({rounding}), which no value decides; "
+                         "allow it: {hint}. If its values then still give one verdict, {depend}",
+                         values=listed, run=run, rounding=rounding_note(verdicts), hint=hint,
+                         depend=depend))
     return Finding(
         severity="missing", subtype="alike", location=demo.location,
-        message=(f"this demo cannot tell {listed} apart{run}: every one {every}, so it would "
-                 f"look the same under the wrong value; {depend}"))
+        message=said("this demo cannot tell {values} apart{run}: every one {outcome}, so it "
+                     "would look the same under the wrong value; {depend}", values=listed,
+                     run=run, outcome=every, depend=depend))

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 
 from ..core.config import parse_shard
+from ..core.i18n import __
 from ..core.model import DemoResult, Environment, VariantResult, skipped
 from ..core.subtypes import ours
 from ..core.text import for_log
@@ -100,7 +101,8 @@ class Environments:
                 try:
                     entry = found.get(item.set_key or item.key)
                 except CorruptEntry as exc:
-                    logger.warning(for_log(f"unreadable result in the set of {label!r}: {exc}"),
+                    logger.warning(for_log(__("unreadable result in the set of {label}: {error}").format(
+                                       label=repr(label), error=exc)),
                                    **ours("results"),
                                    location=str(item.demo.location))
                     entry = None

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 
 from ..core.config import conf_line
+from ..core.i18n import __
 from ..core.model import DemoResult, Variant, VariantResult, skipped
 from ..core.subtypes import ours
 from ..core.version import __version__
@@ -199,8 +200,8 @@ class Planner:
                     # "never" runs nothing: there only a known change makes a result unusable
                     stale = None if never and entry.files is None else self.stamps.stale(entry)
                     if stale:
-                        logger.verbose(f"{demo.location}: [{variant.name}] not from the cache: "
-                                       f"{stale}")
+                        logger.verbose(__("{demo}: [{value}] not from the cache: {why}").format(
+                            demo=demo.location, value=variant.name, why=stale))
                         entry = None
                 # This environment's own result set is held to what the cache is: outside
                 # "never" mode, an entry must say which files it stands for, and they must be
@@ -211,9 +212,10 @@ class Planner:
                     entry = self.envs.own(demo, set_key, lambda e: never or (
                         self.current(e) and not self.stamps.stale(e))) or entry
             except CorruptEntry as exc:
-                then = "not run (autocast_demo_execute is 'never')" if never else "running again"
-                logger.warning(f"unreadable cache entry, {then}: {exc}", **ours("cache"),
-                               location=str(demo.location))
+                then = (__("not run (autocast_demo_execute is 'never')") if never
+                        else __("running again"))
+                logger.warning(__("unreadable cache entry, {then}: {error}").format(
+                    then=then, error=exc), **ours("cache"), location=str(demo.location))
         if entry is not None and (never or self.current(entry)):
             self.stats.cached += 1
             self.files.setdefault((demo.docname, demo.ident), set()).update(
@@ -238,21 +240,22 @@ class Planner:
             if self.elsewhere:
                 # Not a warning: nothing is lost that the old default kept, and a -W build of a
                 # read-only checkout that passed must still pass.
-                logger.info(
-                    f"autocast-demo: results are kept in this build's doctree directory "
-                    f"({self.cache.root}), because {self.elsewhere}: a build with another output "
-                    "directory runs the demos again; to share them, set autocast_demo_cache_dir "
-                    "to a directory every build can write")
+                logger.info(__(
+                    "autocast-demo: results are kept in this build's doctree directory ({root}), "
+                    "because {why}: a build with another output directory runs the demos again; "
+                    "to share them, set autocast_demo_cache_dir to a directory every build can "
+                    "write").format(root=self.cache.root, why=self.elsewhere))
             problem = self.cache.unwritable()
             self.storing = problem is None
             if problem is not None:
                 self.cannot_store(problem)
 
     def cannot_store(self, problem: str) -> None:
-        logger.warning(
-            f"autocast-demo: cannot store results in the cache directory {self.cache.root} "
-            f"({problem}): the demos run and render but are not kept, so the next build runs "
-            "them again; set autocast_demo_cache_dir to a directory this build can write",
+        logger.warning(__(
+            "autocast-demo: cannot store results in the cache directory {root} ({problem}): the "
+            "demos run and render but are not kept, so the next build runs them again; set "
+            "autocast_demo_cache_dir to a directory this build can write").format(
+                root=self.cache.root, problem=problem),
             **ours("cache"), location=str(conf_line(str(self.app.confdir), "autocast_demo_cache_dir")))
 
     def store(self, item: Planned, imports: Sequence[Sequence[str] | None]) -> None:

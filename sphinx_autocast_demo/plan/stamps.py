@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 
 from ..core.fromjson import MAX_ITEMS
+from ..core.i18n import __
 from ..core.text import printable
 from .cache import MISSING, FileStamp, file_digest
 
@@ -55,13 +56,15 @@ class Stamps:
         """Once a build: results that run again next time because their files could not be
         stamped as the runs had them (slower, never silently)."""
         if self.unkept:
-            logger.info("autocast-demo: results whose runs' files cannot be kept run again in "
-                        f"every build that reads their page; the first: {self.unkept}")
+            logger.info(__("autocast-demo: results whose runs' files cannot be kept run again "
+                           "in every build that reads their page; the first: {first}").format(
+                               first=self.unkept))
         if self.late:
             names = sorted(self.late)
-            logger.info("autocast-demo: written while this build ran, after its runs may have "
-                        f"read it: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}; "
-                        "the demos that imported it run again in the next build")
+            logger.info(__("autocast-demo: written while this build ran, after its runs may "
+                           "have read it: {files}; the demos that imported it run again in the "
+                           "next build").format(
+                               files=", ".join(names[:3]) + (", ..." if len(names) > 3 else "")))
 
     @staticmethod
     def comparable(path: str) -> bool:

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 from docutils import nodes
 
+from ..core.i18n import _, n_
 from .cells import (
-    HEADERS,
     LOOKS,
+    and_list,
     broken_text,
     heading,
     labelled,
@@ -29,6 +30,7 @@ from .cells import (
     verdict_kind,
     verdict_text,
 )
+from .columns import headers
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping
@@ -56,12 +58,12 @@ def environments_table(judged: Judgement, html: bool = False,
                               for index, row in enumerate(said)):
         rest = [name.removeprefix("torch ") if names[0].startswith("torch ") else name
                 for name in names[1:]]
-        names = ["same in " + " \u00b7 ".join([names[0], *rest])]
+        names = [_("same in {environments}").format(environments=" \u00b7 ".join([names[0], *rest]))]
         said = [[_merged([column.values[index] for column in judged.columns], row)]
                 for index, row in enumerate(said)]
     recorded_column = not record_only and not records_hold(judged)
-    headers = [short_config(result), *names]
-    headers += [HEADERS["recorded"]] if recorded_column else []
+    heads = [short_config(result), *names]
+    heads += [headers()["recorded"]] if recorded_column else []
     rows = []
     for index, vr in enumerate(result.variants):
         row = [value_cell(result, vr, listed, settable(judged, vr.variant.name))]
@@ -70,7 +72,7 @@ def environments_table(judged: Judgement, html: bool = False,
         if recorded_column:
             row.append(labelled("recorded", *recorded(judged.across[index])))
         rows.append(row)
-    return table(headers, rows)
+    return table(heads, rows)
 
 
 def _kind(value: Value, cell: tuple[str, list[str]]) -> Hashable:
@@ -95,7 +97,8 @@ def env_cell(label: str, text: str, classes: list[str]) -> nodes.entry:
     """A cell of one environment's column; on a phone, where the header is hidden, it names
     the environment itself (the stylesheet shows that name only there)."""
     entry = nodes.entry(classes=[*classes, "autocast-demo-col-env"])
-    name = [nodes.inline(text=f"{label}: ", classes=["autocast-demo-env-label"])] if label else []
+    name = ([nodes.inline(text=_("{environment}: ").format(environment=label),
+                          classes=["autocast-demo-env-label"])] if label else [])
     entry += nodes.paragraph("", "", *name, nodes.Text(text))
     return entry
 
@@ -103,23 +106,34 @@ def env_cell(label: str, text: str, classes: list[str]) -> nodes.entry:
 def recorded(across: Across) -> tuple[str, list[str]]:
     """Whether the page's record of the value holds in every environment that checked it."""
     if across.record == "unrecorded":
-        return marked("unrecorded", "not recorded")
+        return marked("unrecorded", _("not recorded"))
     records = {column.key: (column, expected) for column, expected in across.recorded}
-    said = {expected for _, expected in records.values()}
+    said = {expected for _column, expected in records.values()}
     what = next(iter(said)) if len(said) == 1 else "; ".join(
-        f"{column.key}: {expected or 'not recorded'}" for column, expected in records.values())
+        _("{environment}: {expected}").format(environment=column.key,
+                                              expected=expected or _("not recorded"))
+        for column, expected in records.values())
     unchecked = [heading(column) for column in across.unchecked_in]
-    later = f"; not checked in {', '.join(unchecked)}" if unchecked else ""
     if across.record == "broken":
         where = ", ".join(heading(column) for column in across.broken_in)
         kinds = frozenset().union(*(c.value(across.name).broken for c in across.broken_in))
-        which = broken_text(kinds, what).removeprefix("no: ")
-        return marked("broken", f"no, in {where}: {which}{later}")
+        return marked("broken", _later(broken_text(kinds, what, where), unchecked))
     if across.record == "unchecked":
-        return plain("unchecked", f"records {what} (not checked)")
+        return plain("unchecked", _("records {expected} (not checked)").format(expected=what))
     held = len(records) - len(unchecked)
-    every = "" if unchecked else f", in all {held}" if held > 1 else ""
-    return marked("holds", f"yes{every} ({what}){later}")
+    if held > 1 and not unchecked:
+        text = n_("yes, in all {n} ({expected})", "yes, in all {n} ({expected})", held).format(
+            n=held, expected=what)
+    else:
+        text = _("yes ({expected})").format(expected=what)
+    return marked("holds", _later(text, unchecked))
+
+
+def _later(text: str, unchecked: list[str]) -> str:
+    """``text``, and the environments that did not check the value, if any."""
+    if not unchecked:
+        return text
+    return _("{said}; not checked in {environments}").format(said=text, environments=", ".join(unchecked))
 
 
 def provenance_lines(judged: Judgement) -> list[tuple[str, str]]:
@@ -134,9 +148,11 @@ def provenance_lines(judged: Judgement) -> list[tuple[str, str]]:
             continue
         gaps = [v.name for v in column.values if not v.checked]
         if column.empty:
-            lines.append((environment.label, f"{environment.label}: no result kept with these docs"))
+            lines.append((environment.label, _("{environment}: no result kept with these docs").format(
+                environment=environment.label)))
         elif gaps:
-            lines.append((environment.label, f"{_kept([column])}; no result for {', '.join(gaps)}"))
+            lines.append((environment.label, _("{kept}; no result for {values}").format(
+                kept=_kept([column]), values=", ".join(gaps))))
         else:
             group = (column.result.when, environment.python, environment.device)
             if group not in alike:
@@ -153,8 +169,11 @@ def _label(column: Column) -> str:
 
 def run_where(when: str, environment: Environment) -> str:
     """``run on 2026-12-02 with Python 3.11.7 on cpu and kept with these docs``."""
-    return (f"run {when or 'earlier'} with Python {environment.python} on {environment.device} "
-            "and kept with these docs")
+    if not when:
+        return _("run earlier with Python {python} on {device} and kept with these docs").format(
+            python=environment.python, device=environment.device)
+    return _("run {when} with Python {python} on {device} and kept with these docs").format(
+        when=when, python=environment.python, device=environment.device)
 
 
 def _kept(columns: list[Column]) -> str:
@@ -162,6 +181,8 @@ def _kept(columns: list[Column]) -> str:
     the columns share their day, Python and device."""
     first, labels = columns[0], [_label(c) for c in columns]
     assert first.environment is not None
-    them = "them" if len(labels) > 1 else "it"
-    return (f"{' and '.join(labels)}: {run_where(first.result.when, first.environment)}; "
-            f"this build did not run {them}")
+    where = run_where(first.result.when, first.environment)
+    if len(labels) > 1:
+        return _("{environments}: {where}; this build did not run them").format(
+            environments=and_list(labels), where=where)
+    return _("{environment}: {where}; this build did not run it").format(environment=labels[0], where=where)

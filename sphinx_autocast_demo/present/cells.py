@@ -6,21 +6,24 @@ function here formats a judgement (judge/judgement.py); none decides what was ch
 
 from __future__ import annotations
 
+import string
 from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from docutils import nodes
 
+from ..core.i18n import _, n_
 from ..judge.compare import largest_first
 from ..read.syntax import DEFAULT
+from .columns import headers
 from .tables import set_code
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from ..core.model import DemoResult, VariantResult, Verdict
-    from ..judge.judgement import Column, Judgement, Value
+    from ..core.model import DemoResult, RunRecord, VariantResult, Verdict
+    from ..judge.judgement import Column, Judgement, NotChecked, Value
 
 
 
@@ -47,12 +50,6 @@ LOOKS: dict[Said, Look] = {
     "unchecked": Look("\u2014", "autocast-demo-unchecked"),
     "unrecorded": Look("", "autocast-demo-unrecorded"),
 }
-#: The name over each column a results table may have, by the column's ``autocast-demo-col-*``
-#: class (a phone's card names each cell with it too: static/autocast_demo.css). The docs quote
-#: them, and a test checks that what they quote is a column of their tables.
-HEADERS = {"verdict": "compiled = eager?", "recorded": "as recorded?",
-           "outcome": "outcome, as recorded?", "grads": "gradient dtypes"}
-
 #: A verdict's mark by its outcome.
 MARK = {outcome: LOOKS[outcome].mark for outcome in ("matches", "differs", "raises", "no-config", "error")}
 
@@ -71,9 +68,16 @@ def plain(said: Said, text: str) -> tuple[str, list[str]]:
 def heading(column: Column) -> str:
     """An environment's name over its column: this build's says so."""
     if column.environment is None:
-        return f"torch {column.result.torch_version}"
+        return f"torch {column.result.torch_version}"  # (a name and its version: never translated)
     label = column.environment.label
-    return f"{label} (this build)" if column.source == "build" else label
+    return _("{label} (this build)").format(label=label) if column.source == "build" else label
+
+
+def and_list(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``, as the page's language joins names."""
+    if len(names) == 1:
+        return names[0]
+    return _("{names} and {last}").format(names=", ".join(names[:-1]), last=names[-1])
 
 
 def short_config(result: DemoResult) -> str:
@@ -130,10 +134,11 @@ def verdict_text(value: Value, torch: str) -> tuple[str, list[str]]:
     why = value.why
     if why is not None and why.other_torch:
         # Another torch's result: what it said, without the mark of a checked one.
-        return plain("unchecked", f"{outcome_text(value.result)} with torch {why.other_torch} "
-                     f"(cached; not checked with torch {torch})")
+        return plain("unchecked", _("{outcome} with torch {other} (cached; not checked with "
+                                    "torch {torch})").format(outcome=outcome_text(value.result),
+                                                             other=why.other_torch, torch=torch))
     if why is not None:
-        return marked("error", why.text, LOOKS["unchecked"].css)
+        return marked("error", why_words(value, why, torch).text, LOOKS["unchecked"].css)
     return marked(value.result.verdict.outcome, outcome_text(value.result))
 
 
@@ -141,31 +146,109 @@ def outcome_text(vr: VariantResult) -> str:
     """What compiled did against eager, as a table cell says it (no mark)."""
     v = vr.verdict
     if v.outcome == "matches":
-        text = "matches eager"
         if v.max_abs:  # within the tolerance, not bitwise: which tensor is furthest off
             worst = max((d for d in v.diffs if d.max_abs), key=lambda d: d.max_abs or 0.0, default=None)
-            text += f" (max |\u0394| {v.max_abs:.1e}" + (f" in {worst.name})" if worst else ")")
+            text = (_("matches eager (max |\u0394| {diff} in {tensor})") if worst
+                    else _("matches eager (max |\u0394| {diff})")).format(
+                diff=f"{v.max_abs:.1e}", tensor=worst.name if worst else "")
+        else:
+            text = _("matches eager")
         # (a cut view gives a match only where the demo says :partial-view:)
-        return f"{text} in what was compared (partial view accepted: {v.cut})" if v.cut else text
+        return (_("{matches} in what was compared (partial view accepted: {cut})").format(
+            matches=text, cut=v.cut) if v.cut else text)
     if v.outcome == "differs":
         failing = largest_first(v.diffs)
         if not failing:
-            return f"differs ({v.note})" if v.note else "differs"
+            return _("differs ({note})").format(note=v.note) if v.note else _("differs")
         first = failing[0]
         if first.max_abs is not None:
-            what = f"{first.name}, max |\u0394| {first.max_abs:.2e}"
+            what = _("{tensor}, max |\u0394| {diff}").format(tensor=first.name, diff=f"{first.max_abs:.2e}")
         else:
-            what = f"{first.name}: {first.note}" if first.note else first.name
-        others = len(failing) - 1
-        return f"differs ({what})" + (f" and {others} more" if others > 0 else "")
+            what = (_("{tensor}: {note}").format(tensor=first.name, note=first.note) if first.note
+                    else first.name)
+        return _differs(what, len(failing) - 1)
     if v.outcome == "no-config":
-        return "no such config in this torch"
+        return _("no such config in this torch")
     if v.outcome == "raises":
+        if v.eager_exception and v.eager_exception == v.exception:
+            return _("raises {exception} (eager too)").format(exception=v.exception)
         if v.eager_exception:
-            same = v.eager_exception == v.exception
-            return f"raises {v.exception} (eager {'too' if same else 'raises ' + v.eager_exception})"
-        return f"raises {v.exception}"
-    return "not checked"
+            return _("raises {exception} (eager raises {eager})").format(
+                exception=v.exception, eager=v.eager_exception)
+        return _("raises {exception}").format(exception=v.exception)
+    return _("not checked")
+
+
+def _differs(what: str, others: int) -> str:
+    """``differs (w.grad, max |Δ| 5.00e-01)``, and how many other tensors differ too."""
+    if others > 0:
+        return n_("differs ({what}) and {n} more", "differs ({what}) and {n} more",
+                  others).format(what=what, n=others)
+    return _("differs ({what})").format(what=what)
+
+
+def why_words(value: Value, why: NotChecked, torch: str) -> Words:
+    """Why ``value`` was not checked with ``torch``, in the page's language, from the
+    judgement's cause and the runs' own facts (never from its English words): a cell's, a
+    footer's and the matrix's."""
+    vr = value.result
+    kind, short = _("not run"), _("not run")
+    unchecked = False  # the kind is "not checked", which a footer's sentence says already
+    if why.cause == "missing":
+        kind = short = _("no result")
+        reason = _("none kept with these docs")
+    elif why.cause == "no-cuda":
+        if _stopped(vr)[1].status == "skipped":
+            kind = _("skipped")
+            short = _("skipped: no CUDA")
+        else:
+            short = _("not run: no CUDA")
+        reason = _("no CUDA on the build machine")
+    elif why.cause == "engine":
+        reason = _("no demo can run on the build machine")
+    elif why.cause == "died":
+        reason = _("the build's worker stopped before it ran")
+    elif why.cause == "stale":
+        reason = _("execution is off and a module it imports has changed since its cached result")
+    elif why.cause == "never":
+        reason = _("execution is off and nothing is cached")
+    elif why.cause == "refused":
+        # The worker's own words (a recorded fact, as an output is): not ours to translate.
+        reason = why.reason if why.reason != "refused" else _("refused")
+    elif why.cause == "stopped":
+        label, run = _stopped(vr)
+        kind, unchecked = _("not checked"), True
+        short = {"timeout": _("timed out"), "crashed": _("crashed")}.get(run.status, run.status)
+        reason = (_("the compiled run {what}") if label == "compiled"
+                  else _("the eager run {what}")).format(what=short)
+    elif why.cause == "other-torch":
+        kind, unchecked = _("not checked"), True
+        short = f"torch {why.other_torch}"
+        reason = _("cached result of torch {other}, not checked with the installed torch "
+                   "{torch}").format(other=why.other_torch, torch=torch)
+    else:  # no verdict: the comparison's note (its facts, in its words), else says so
+        kind, unchecked = _("not checked"), True
+        short = kind
+        reason = vr.verdict.note or _("no verdict")
+    sentence = reason if unchecked else _("{kind} ({reason})").format(kind=kind, reason=reason)
+    return Words(_("{kind}: {reason}").format(kind=kind, reason=reason), sentence, short)
+
+
+class Words(NamedTuple):
+    """Why a value was not checked, as each presenter says it."""
+
+    text: str  # a table cell's: ``skipped: no CUDA on the build machine``
+    sentence: str  # to follow "Not checked in this build: ": ``skipped (no CUDA on the build machine)``
+    short: str  # the matrix's: ``skipped: no CUDA``
+
+
+def _stopped(vr: VariantResult) -> tuple[str, RunRecord]:
+    """The run the judgement says did not finish (the compiled one is looked at first, as
+    judge.unchecked does), with its name."""
+    for label, run in (("compiled", vr.compiled), ("eager", vr.eager)):
+        if run.status not in ("ok", "raised"):
+            return label, run
+    return "compiled", vr.compiled
 
 
 def verdict_kind(verdict: Verdict) -> tuple[object, ...]:
@@ -187,17 +270,20 @@ def outcome_across(results: Sequence[VariantResult]) -> str:
         spread = _spread([vr.verdict.max_abs for vr in results], ".1e")
         # Which tensor is furthest off, where every environment names the same one.
         furthest = {_worst(vr.verdict) for vr in results if vr.verdict.max_abs}
-        where = f" in {furthest.pop()}" if len(furthest) == 1 and "" not in furthest else ""
-        return f"{outcome_text(exact)} (max |\u0394| {spread}{where})"
+        if len(furthest) == 1 and "" not in furthest:
+            return _("{matches} (max |\u0394| {diff} in {tensor})").format(
+                matches=outcome_text(exact), diff=spread, tensor=furthest.pop())
+        return _("{matches} (max |\u0394| {diff})").format(matches=outcome_text(exact), diff=spread)
     failing = [largest_first(vr.verdict.diffs) for vr in results]
     if not failing[0]:
-        return "differs"
+        return _("differs")
     # The first environment's largest, and that tensor's difference in each of the others
     # (which differ in the same tensors: verdict_kind).
     name, others = failing[0][0].name, len(failing[0]) - 1
     worst = [next((d.max_abs for d in diffs if d.name == name), None) for diffs in failing]
-    what = f"{name}, max |\u0394| {_spread(worst, '.2e')}" if None not in worst else name
-    return f"differs ({what})" + (f" and {others} more" if others > 0 else "")
+    what = (_("{tensor}, max |\u0394| {diff}").format(tensor=name, diff=_spread(worst, ".2e"))
+            if None not in worst else name)
+    return _differs(what, others)
 
 
 def _worst(verdict: Verdict) -> str:
@@ -210,7 +296,9 @@ def _spread(numbers: Sequence[float | None], form: str) -> str:
     low, high = min(n or 0.0 for n in numbers), max(n or 0.0 for n in numbers)
     if low == high:
         return format(high, form)
-    return f"up to {high:{form}}" if not low else f"{low:{form}} to {high:{form}}"
+    if not low:
+        return _("up to {high}").format(high=format(high, form))
+    return _("{low} to {high}").format(low=format(low, form), high=format(high, form))
 
 
 def records_hold(judged: Judgement) -> bool:
@@ -224,21 +312,27 @@ def records_hold(judged: Judgement) -> bool:
 def recorded_text(value: Value) -> tuple[str, list[str]]:
     """The "as recorded?" cell: does the page's record of the value hold here?"""
     if value.record == "unrecorded":
-        return marked("unrecorded", "not recorded")
+        return marked("unrecorded", _("not recorded"))
     if value.record == "unchecked":  # neither holds nor broken: nobody looked
-        return plain("unchecked", f"records {value.expected} (not checked)")
+        return plain("unchecked", _("records {expected} (not checked)").format(expected=value.expected))
     if value.record == "broken":
         return marked("broken", broken_text(value.broken, value.expected))
-    return marked("holds", f"yes ({value.expected})")
+    return marked("holds", _("yes ({expected})").format(expected=value.expected))
 
 
-def broken_text(broken: frozenset[str], expected: str | None) -> str:
-    """Which record broke: the outcome (what the page records), the printed output, or both."""
+def broken_text(broken: frozenset[str], expected: str | None, where: str = "") -> str:
+    """Which record broke: the outcome (what the page records), the printed output, or both;
+    ``where``: the environments it broke in, when not only here."""
     if broken == {"output"}:
-        return f"no: the printed output is not the recorded one (outcome {expected} holds)"
-    if "output" in broken:
-        return f"no: records {expected}, and the printed output is not the recorded one"
-    return f"no: records {expected}"
+        which = _("the printed output is not the recorded one (outcome {expected} holds)")
+    elif "output" in broken:
+        which = _("records {expected}, and the printed output is not the recorded one")
+    else:
+        which = _("records {expected}")
+    which = which.format(expected=expected)
+    if where:
+        return _("no, in {where}: {which}").format(where=where, which=which)
+    return _("no: {which}").format(which=which)
 
 
 def outcome_as_recorded(value: Value, torch: str) -> tuple[str, list[str]]:
@@ -246,12 +340,13 @@ def outcome_as_recorded(value: Value, torch: str) -> tuple[str, list[str]]:
     verdict (the snippet is not about compiled against eager)."""
     if not value.checked:
         return verdict_text(value, torch)
-    happened = value.result.verdict.text
+    happened = value.result.verdict.text  # (as ``:expect:`` says it: a name, not a word)
     if value.record == "unrecorded":
-        return marked("unrecorded", f"{happened} (not recorded)")
+        return marked("unrecorded", _("{happened} (not recorded)").format(happened=happened))
     if value.record == "broken":
-        return marked("broken", f"{happened}, but the page records {value.expected}")
-    return marked("holds", f"{happened}, as recorded")
+        return marked("broken", _("{happened}, but the page records {expected}").format(
+            happened=happened, expected=value.expected))
+    return marked("holds", _("{happened}, as recorded").format(happened=happened))
 
 
 def dtypes(value: object) -> list[str]:
@@ -283,8 +378,9 @@ def set_block(code: str) -> set_code:
     return set_code(code, code, language="python", classes=["autocast-demo-set"])
 
 
-#: The link of a value whose lines the page lists once, under its first table.
-LISTED = "its lines to copy"
+def listed() -> str:
+    """The link of a value whose lines the page lists once, under its first table."""
+    return _("its lines to copy")
 
 
 def settable(judged: Judgement, name: str) -> bool:
@@ -302,23 +398,25 @@ def value_cell(result: DemoResult, vr: VariantResult, listed: Mapping[str, str] 
     entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
     if vr.variant.name == DEFAULT:  # nothing to copy: the row is about what torch has
         found = vr.compiled.config_default or vr.eager.config_default
-        said = f"not set: torch's default, here {found}" if found else "not set: torch's default"
+        said = (_("not set: torch's default, here {value}").format(value=found) if found
+                else _("not set: torch's default"))
         entry += nodes.paragraph(text=said, classes=["autocast-demo-set-default"])
     elif not runs:
-        entry += nodes.paragraph("", "", nodes.literal(text=vr.variant.source),
-                                 nodes.Text(": no torch checked has the config to set"),
+        entry += nodes.paragraph("", "", *words(_("{code}: no torch checked has the config to set"),
+                                                code=nodes.literal(text=vr.variant.source)),
                                  classes=["autocast-demo-set-default"])
     elif anchor := (listed or {}).get(code := set_line(result, vr)):
-        link = nodes.reference("", LISTED, internal=True, refid=anchor)
+        link = nodes.reference("", _("its lines to copy"), internal=True, refid=anchor)
         entry += nodes.paragraph("", "", link, classes=["autocast-demo-set-listed"])
     else:
         entry += set_block(code)
     if vr.compiled.config_set:  # the row did not run under its value alone
         at = vr.compiled.config_set_at
-        line = f" (line {result.where_frame(at[0]).line})" if at else ""
-        entry += nodes.paragraph(
-            text=f"then set by the snippet itself to {', '.join(vr.compiled.config_set)}{line}",
-            classes=["autocast-demo-config-set"])
+        values = ", ".join(vr.compiled.config_set)
+        said = (_("then set by the snippet itself to {values} (line {line})").format(
+            values=values, line=result.where_frame(at[0]).line) if at
+                else _("then set by the snippet itself to {values}").format(values=values))
+        entry += nodes.paragraph(text=said, classes=["autocast-demo-config-set"])
     return entry
 
 
@@ -347,8 +445,8 @@ def lines_to_copy(lines: Mapping[str, tuple[list[str], str]]) -> list[nodes.Node
     if not lines:
         return []
     box = nodes.container(classes=["autocast-demo-lines"])
-    box += nodes.paragraph(text="The lines that set the values of several tables on this page, "
-                                "each to copy as it is:", classes=["autocast-demo-lines-lead"])
+    box += nodes.paragraph(text=_("The lines that set the values of several tables on this page, "
+                                  "each to copy as it is:"), classes=["autocast-demo-lines-lead"])
     for line, (names, anchor) in lines.items():
         # A target, not the block's own id: LaTeX and Texinfo write a label for a target.
         box += nodes.target("", "", ids=[anchor])
@@ -361,9 +459,21 @@ def legend_line(recorded: bool) -> nodes.paragraph:
     """How to read the tables, once per page (a reader must not need the prose for it), in the
     fewest words: the marks; the "as recorded?" column only where a table of the page has it.
     How exactly each demo compares is its footer's (or the page's line under the first table)."""
-    text = (f"Marks: {MARK['matches']} compiled matches eager in every tensor, gradient and "
-            f"printed line; {MARK['differs']} differs (largest difference first); "
-            f"{MARK['raises']} the compiled run raised.")
+    text = _("Marks: {matches} compiled matches eager in every tensor, gradient and printed line; "
+             "{differs} differs (largest difference first); {raises} the compiled run "
+             "raised.").format(matches=MARK["matches"], differs=MARK["differs"], raises=MARK["raises"])
     if recorded:
-        text += f" {HEADERS['recorded']}: is the page still right?"
+        text += " " + _("{recorded}: is the page still right?").format(recorded=headers()["recorded"])
     return nodes.paragraph(text=text, classes=["autocast-demo-legend"])
+
+
+def words(message: str, **parts: nodes.Node) -> list[nodes.Node]:
+    """A translated ``message`` whose placeholders are nodes (a literal, a link): its text
+    around them as text nodes, each node where the translation puts its placeholder."""
+    out: list[nodes.Node] = []
+    for text, name, _spec, _conversion in string.Formatter().parse(message):
+        if text:
+            out.append(nodes.Text(text))
+        if name is not None:
+            out.append(parts[name])
+    return out

@@ -12,19 +12,39 @@ box pydata-sphinx-theme puts around every table, inside ours).
 from __future__ import annotations
 
 import re
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
 
+from ..core.i18n import _
+from .columns import headers
+
 if TYPE_CHECKING:
     from sphinx.writers.html5 import HTML5Translator
 
-#: autocast_demo.js marks the box whose table is wider than it; the CSS then shows the hint.
-SCROLL = '<div class="autocast-demo-scroll" data-scroll-hint="scroll sideways">'
+
+def scroll_box() -> str:
+    """The box around a results table, in the page's language: the hint it shows when
+    autocast_demo.js marks its table wider than it, and each column's name, which a phone's card
+    puts before each cell (``--acd-col-*``: the stylesheet cannot read a translation itself)."""
+    names = "; ".join(f"--acd-col-{column}: {_css_string(_card_label(name))}"
+                      for column, name in headers().items())
+    hint = _("scroll sideways")  # (its own line: Babel reads no call inside an f-string)
+    return f'<div class="autocast-demo-scroll" data-scroll-hint="{escape(hint)}" style="{escape(names)}">'
+
+
+def _card_label(name: str) -> str:
+    """``compiled = eager? ``, ``gradient dtypes: ``: a question needs no colon."""
+    return f"{name} " if name.endswith(("?", "\uff1f")) else f"{name}: "
+
+
+def _css_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
 def visit_table(self: HTML5Translator, node: nodes.table) -> None:
-    self.body.append(SCROLL)
+    self.body.append(scroll_box())
     self.visit_table(node)
 
 

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from docutils import nodes
 
+from ..core.i18n import _, n_, on_page
 from ..core.publish import publish
 from ..judge.judgement import judge
 from ..read.directives import results_placeholder
 from . import tables
 from .across import environments_table, provenance_lines, run_where
 from .cells import (
-    HEADERS,
     dtypes,
     labelled,
     legend_line,
@@ -27,7 +27,9 @@ from .cells import (
     table,
     value_cell,
     verdict_text,
+    why_words,
 )
+from .columns import headers
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -91,17 +93,18 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
         otherwise = any(p.key in keys and p not in shared for footer in footers for p in footer)
         page = footer_line(shared) if shared else None
         if page is not None:
-            page.insert(0, nodes.strong(text="Every demo on this page" + (
-                ", unless its own line says otherwise: " if otherwise else ": ")))
+            page.insert(0, nodes.strong(text=_("Every demo on this page, unless its own line says "
+                                               "otherwise: ") if otherwise
+                                        else _("Every demo on this page: ")))
     tabled = [j for j in judged if j is not None and j.result.demo.show != "outputs"]
     lines = shared_lines(tabled, placeholders[0]["ident"] if placeholders else "")
-    listed = {line: anchor for line, (_, anchor) in lines.items()}
+    listed = {line: anchor for line, (_names, anchor) in lines.items()}
     legend = False  # said yet
     for node, result in zip(placeholders, judged, strict=True):
         if not shown:
             node.parent.remove(node)
         elif result is None:
-            para = nodes.paragraph(text="This demo has not been run.",
+            para = nodes.paragraph(text=_("This demo has not been run."),
                                    classes=["autocast-demo-provenance"])
             node.replace_self(para)
         else:
@@ -118,16 +121,18 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
 
 
 def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, said: Sequence[Part] = (),
-                 page: nodes.paragraph | None = None, named: str = "this demo",
+                 page: nodes.paragraph | None = None, named: str = "",
                  listed: Mapping[str, str] | None = None) -> list[nodes.Node]:
     """The demo's table (unless it shows only outputs), what it printed, its footer and, when
     the page's record no longer holds, a warning box. The footer leaves out what the page
     says for every demo (``said``); ``page``: the line that says it, to put here; ``named``:
-    the demo as the table's caption names it; ``listed``: lines to copy that the page lists
-    once (lines -> where), which the value cells link to instead of showing them."""
+    the demo as the table's caption names it (none: "this demo"); ``listed``: lines to copy
+    that the page lists once (lines -> where), which the value cells link to instead of
+    showing them."""
     result = judged.result
     out: list[nodes.Node] = []
-    caption = f"Results of {named}: compiled against eager, value by value"
+    caption = _("Results of {demo}: compiled against eager, value by value").format(
+        demo=named or _("this demo"))
     if result.demo.show != "outputs" and judged.several:
         out.append(tables.results(environments_table(judged, html=app.builder.format == "html",
                                                      listed=listed), caption))
@@ -143,16 +148,19 @@ def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, said: Seque
         note = nodes.warning(classes=["autocast-demo-stale"])
         if judged.mismatch:
             where = judged.mismatch_in
-            did = (f"torch did in {', '.join(where)}" if where else
-                   f"torch {result.torch_version} did when the docs were built")
-            lead = ("This page no longer describes what torch does: what it records differs "
-                    f"from what {did}.")
+            lead = (_("This page no longer describes what torch does: what it records differs "
+                      "from what torch did in {environments}.").format(environments=", ".join(where))
+                    if where else
+                    _("This page no longer describes what torch does: what it records differs "
+                      "from what torch {torch} did when the docs were built.").format(
+                        torch=result.torch_version))
         else:
-            lead = "This demo did not run as the page expects:"
+            lead = _("This demo did not run as the page expects:")
         note += nodes.paragraph(text=lead)
         items = nodes.bullet_list()
         for finding in judged.failures:
-            first = publish(finding.message, app).splitlines()[0]
+            # (kept as words to say: the console said them in its language, a page in its own)
+            first = publish(on_page(finding.message), app).splitlines()[0]
             items += nodes.list_item("", nodes.paragraph(text=first))
         note += items
         out.append(note)
@@ -161,12 +169,12 @@ def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, said: Seque
 
 def _caption(placeholder: nodes.Element) -> str:
     """The demo's own ``:caption:``, as its box shows it (LaTeX's and Texinfo's: in the wrapper
-    writers.CaptionedCode put it in), else "this demo"."""
+    writers.CaptionedCode put it in), else none."""
     box = placeholder.parent
     while box is not None and not (isinstance(box, nodes.container) and "autocast-demo" in box["classes"]):
         box = box.parent
     named = box.next_node(nodes.caption) if box is not None else None
-    return named.astext() if named is not None else "this demo"
+    return named.astext() if named is not None else ""
 
 
 def _grads(vr: VariantResult) -> str:
@@ -182,12 +190,13 @@ def results_table(judged: Judgement, listed: Mapping[str, str] | None = None) ->
     record_only = result.demo.show == "record"
     recorded = shows_recorded(judged)
     grads = [_grads(v.result) for v in here.values]
-    headers = [short_config(result)]
-    headers += ([HEADERS["outcome"]] if record_only
-                else [HEADERS["verdict"], *([HEADERS["recorded"]] if recorded else [])])
+    names = headers()
+    heads = [short_config(result)]
+    heads += ([names["outcome"]] if record_only
+              else [names["verdict"], *([names["recorded"]] if recorded else [])])
     varying = len(set(grads)) > 1 and not record_only
     if varying:
-        headers.append(HEADERS["grads"])
+        heads.append(names["grads"])
     rows: list[list[nodes.entry]] = []
     for value, grad in zip(here.values, grads, strict=True):
         row = [value_cell(result, value.result, listed, settable(judged, value.name))]
@@ -200,7 +209,7 @@ def results_table(judged: Judgement, listed: Mapping[str, str] | None = None) ->
         if varying:
             row.append(labelled("grads", grad, []))
         rows.append(row)
-    return table(headers, rows)
+    return table(heads, rows)
 
 
 def shows_recorded(judged: Judgement) -> bool:
@@ -221,7 +230,8 @@ def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.N
              if not vr.eager.not_run and (text := _run_text(result, vr.eager, app)) != ctext]
     silent = [name for name, text in compiled if not text]
     blocks = _fold(compiled, len(result.variants))
-    blocks += [(f"{name}, run eagerly", text) for name, text in _fold(eager, len(result.variants))]
+    blocks += [(_("{value}, run eagerly").format(value=name), text)
+               for name, text in _fold(eager, len(result.variants))]
     blocks = [(name, text) for name, text in blocks if text]
     if not blocks:
         return []
@@ -230,7 +240,7 @@ def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.N
     out: list[nodes.Node] = []
     for name, text in blocks:
         box = nodes.container(classes=["autocast-demo-output"])
-        box += nodes.paragraph("", "", nodes.strong(text=f"Printed under {name}:"))
+        box += nodes.paragraph("", "", nodes.strong(text=_("Printed under {value}:").format(value=name)))
         box += nodes.literal_block(text, text, language="none")
         out.append(box)
     return out + _silent(silent)
@@ -239,7 +249,7 @@ def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.N
 def _fold(blocks: list[tuple[str, str]], values: int) -> list[tuple[str, str]]:
     """One block for "every value" when every value printed the same (something)."""
     if len(blocks) == values and len({text for _, text in blocks}) == 1 and blocks[0][1]:
-        return [("every value", blocks[0][1])]
+        return [(_("every value"), blocks[0][1])]
     return blocks
 
 
@@ -255,7 +265,7 @@ def _run_text(result: DemoResult, run: RunRecord, app: Sphinx) -> str:
 def _silent(names: list[str]) -> list[nodes.Node]:
     if not names:
         return []
-    return [nodes.paragraph(text=f"Nothing printed under {', '.join(names)}.",
+    return [nodes.paragraph(text=_("Nothing printed under {values}.").format(values=", ".join(names)),
                             classes=["autocast-demo-silent"])]
 
 
@@ -273,7 +283,7 @@ def tab_set(ident: str, blocks: list[tuple[str, str]]) -> nodes.container:
     from sphinx_design.tabs import sd_tab_input, sd_tab_label
 
     outer = nodes.container(classes=["autocast-demo-output"])
-    outer += nodes.paragraph("", "", nodes.strong(text="Printed under each value:"))
+    outer += nodes.paragraph("", "", nodes.strong(text=_("Printed under each value:")))
     box = nodes.container(classes=["sd-tab-set", "autocast-demo-tabs"])
     outer += box
     for index, (name, text) in enumerate(blocks):
@@ -310,83 +320,99 @@ def provenance_parts(judged: Judgement) -> list[Part]:
     they were made."""
     result, here, torch = judged.result, judged.here, judged.torch
     demo = result.demo
-    exact = "bitwise" if demo.tolerance.grad == 0 else f"within {demo.tolerance.grad:g}"
+    exact = (_("bitwise") if demo.tolerance.grad == 0
+             else _("within {tolerance}").format(tolerance=f"{demo.tolerance.grad:g}"))
     # The dtypes the values themselves name (a list of autocast kwargs), not the option's
     # default: that one is true only of the built-in ``autocast`` value. A table's value cells
     # show them already, in the line that sets each value.
     named = sorted({d for vr in result.variants for d in dtypes(vr.variant.value)})
-    dtype = ([("dtypes", f"autocast dtypes in the values: {', '.join(named)}")]
+    dtype = ([("dtypes", _("autocast dtypes in the values: {dtypes}").format(dtypes=", ".join(named)))]
              if named and demo.show == "outputs" else [])
     # Always said (one way or another), so that a page may say the common one once: a demo
     # that says nothing would seem to have the page's.
     grads = {_grads(vr) for vr in result.variants if vr.compiled.status == "ok"}
     if len(grads) > 1:
         shown = demo.show != "outputs" and not judged.several and demo.show != "record"
-        same = [("grads", "gradient dtypes differ between values" + (" (in the table)" if shown else ""))]
+        same = [("grads", _("gradient dtypes differ between values (in the table)") if shown
+                 else _("gradient dtypes differ between values"))]
     elif grads and "\u2014" not in grads:
-        same = [("grads", f"gradient dtypes under every value: {grads.pop()}")]
+        same = [("grads", _("gradient dtypes under every value: {dtypes}").format(dtypes=grads.pop()))]
     else:
-        same = [("grads", "no gradients")]
-    how = [("device", f"device {demo.device}"), *dtype, ("backend", f"backend {demo.backend}"),
-           ("compare", f"compiled compared with the same code run eagerly (gradients {exact}, "
-                       f"other tensors within {demo.tolerance.output:g})"), *same]
+        same = [("grads", _("no gradients"))]
+    how = [("device", _("device {device}").format(device=demo.device)), *dtype,
+           ("backend", _("backend {backend}").format(backend=demo.backend)),
+           ("compare", _("compiled compared with the same code run eagerly (gradients {exact}, "
+                         "other tensors within {tolerance})").format(
+               exact=exact, tolerance=f"{demo.tolerance.output:g}")), *same]
     every = len(here.values)
     checked = [v for v in here.values if v.checked]
     missed = [v for v in here.values if v.why is not None]
     parts: list[Part] = []
     if checked:
-        which = "" if len(checked) == every else " (" + ", ".join(v.name for v in checked) + ")"
+        which = "" if len(checked) == every else _values([v.name for v in checked])
         cached = sum(v.result.cached for v in checked)
         # The torch that made each result, named as it was: a result cached by another build
         # that autocast_demo_cache_torch counts as this one ("release", a label) is checked,
         # but by that torch; results kept from an earlier build of the page likewise.
         made = result.torch_version
         ran = torch if result.torch_equivalent else made  # who ran what was not cached
-        earlier = ("by an earlier build (cached result: same code, torch and Python)" if made == torch
-                   else f"by an earlier build (cached result of the same code and Python; "
-                        f"autocast_demo_cache_torch counts it as the installed torch {torch})")
+        earlier = (_("by an earlier build (cached result: same code, torch and Python)") if made == torch
+                   else _("by an earlier build (cached result of the same code and Python; "
+                          "autocast_demo_cache_torch counts it as the installed torch {torch})").format(
+                       torch=torch))
         if here.source != "build" and here.environment is not None:
             # Not "checked": this build ran nothing; the set's build compared compiled with
             # eager, this one only reads what it found against the page.
             label = here.environment.label
             alias = "" if label == f"torch {made}" else f" ({label})"
-            source = (f"Results of torch {made}{alias}, {run_where(result.when, here.environment)}; "
-                      f"not run by this build{which}")
+            source = _("Results of torch {torch}{label}, {where}; not run by this build{values}").format(
+                torch=made, label=alias, where=run_where(result.when, here.environment), values=which)
         elif not cached:
-            source = f"Checked at build time with torch {ran}{which}"
+            source = _("Checked at build time with torch {torch}{values}").format(torch=ran, values=which)
         elif cached == len(checked):
-            source = f"Checked with torch {made} {earlier}{which}"
+            source = _("Checked with torch {torch} {earlier}{values}").format(
+                torch=made, earlier=earlier, values=which)
         elif ran == made:
-            source = (f"Checked with torch {made}{which}, at build time and, for {cached} "
-                      f"of {len(checked)} values, {earlier}")
+            source = n_("Checked with torch {torch}{values}, at build time and, for {n} of {total} "
+                        "values, {earlier}",
+                        "Checked with torch {torch}{values}, at build time and, for {n} of {total} "
+                        "values, {earlier}", len(checked)).format(
+                torch=made, values=which, n=cached, total=len(checked), earlier=earlier)
         else:
             now = ", ".join(v.name for v in checked if not v.result.cached)
             kept = ", ".join(v.name for v in checked if v.result.cached)
-            source = (f"Checked at build time with torch {ran} ({now}) and with torch {made} "
-                      f"{earlier} ({kept})")
+            source = _("Checked at build time with torch {torch} ({now}) and with torch {made} "
+                       "{earlier} ({kept})").format(torch=ran, now=now, made=made, earlier=earlier, kept=kept)
         parts.append(Part("source", source))
     if records_hold(judged):  # (the table has no column to say it)
         held = sum(not column.empty for column in judged.columns)
-        parts.append(Part("records", "What the page records of each value holds"
-                          + (f" in all {held} environments" if held > 1 else "")))
+        parts.append(Part("records", n_("What the page records of each value holds in all {n} "
+                                        "environments", "What the page records of each value holds "
+                                        "in all {n} environments", held).format(n=held) if held > 1
+                          else _("What the page records of each value holds")))
     # Not-checked first: that is what a reader must not miss (each its own key: a page says
     # one only when every demo of it says the same).
     older = sorted({v.why.other_torch for v in missed if v.why is not None and v.why.other_torch})
     for version in older:
         names = [v.name for v in missed if v.why is not None and v.why.other_torch == version]
-        which = "" if len(names) == every else " (" + ", ".join(names) + ")"
-        text = (f"Rendered from results of torch {version} cached earlier, not checked "
-                f"with the installed torch {torch}{which}")
+        which = "" if len(names) == every else _values(names)
+        text = _("Rendered from results of torch {other} cached earlier, not checked with the "
+                 "installed torch {torch}{values}").format(other=version, torch=torch, values=which)
         parts.append(Part(text, text, missed=True))
     reasons: dict[str, list[str]] = {}
     for v in missed:
         if v.why is not None and not v.why.other_torch:
-            reasons.setdefault(v.why.sentence, []).append(v.name)
+            reasons.setdefault(why_words(v, v.why, torch).sentence, []).append(v.name)
     for reason, names in reasons.items():
-        which = "" if len(names) == every else " (" + ", ".join(names) + ")"
-        text = f"Not checked in this build: {reason}{which}"
+        which = "" if len(names) == every else _values(names)
+        text = _("Not checked in this build: {reason}{values}").format(reason=reason, values=which)
         parts.append(Part(text, text, missed=True))
     parts.sort(key=lambda part: not part.missed)
     if judged.several:
         parts += [Part(f"environment {label}", line) for label, line in provenance_lines(judged)]
     return parts + [Part(key, text, how=True) for key, text in how]
+
+
+def _values(names: list[str]) -> str:
+    """`` (same_as_forward, off)``: the values a part of a footer is about, when not all."""
+    return _(" ({values})").format(values=", ".join(names))

@@ -15,11 +15,12 @@ from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.i18n import format_date
 
+from ..core.i18n import _, n_
 from ..core.state import all_docs, doc_state
 from ..judge.judgement import judge
 from ..read.directives import demo_boxes
 from . import tables
-from .cells import LOOKS, MARK, cell, heading, marked, table
+from .cells import LOOKS, MARK, and_list, cell, heading, marked, table, why_words, words
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -90,22 +91,20 @@ def _reading_order(env: BuildEnvironment) -> list[str]:
     return order + sorted(set(all_docs(env)) - set(order))
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" + ("" if n == 1 else "s")
-
-
-def _verdict(value: Value | None) -> tuple[str, list[str]]:
+def _verdict(value: Value | None, torch: str = "") -> tuple[str, list[str]]:
     if value is None:
         return "", ["autocast-demo-absent"]
     verdict, why = value.result.verdict, value.why
-    text = {"matches": "matches", "differs": "differs", "raises": f"raises {verdict.exception}",
-            "no-config": "no such config", "error": "not checked"}[verdict.outcome]
+    text = {"matches": _("matches"), "differs": _("differs"),
+            "raises": _("raises {exception}").format(exception=verdict.exception),
+            "no-config": _("no such config"), "error": _("not checked")}[verdict.outcome]
     if why is not None:  # never the mark of a checked result
-        said = f"{why.short}: {text}" if why.other_torch else why.short
+        short = why_words(value, why, torch).short
+        said = _("{why}: {verdict}").format(why=short, verdict=text) if why.other_torch else short
         return marked("error", said, LOOKS["unchecked"].css)
     if value.result.compiled.config_set:  # not a verdict of the value the column names
         # (which value: the demo's table says; a long literal here would widen the matrix)
-        text += " under the snippet's own value"
+        text = _("{verdict} under the snippet's own value").format(verdict=text)
         return marked(verdict.outcome, text, "autocast-demo-config-set")
     return marked(verdict.outcome, text)
 
@@ -117,7 +116,7 @@ def across(judged: Judgement, value: str) -> tuple[str, list[str]]:
     in torch 2.15.0``."""
     groups: list[tuple[str, list[str], list[str]]] = []  # text, classes, environments
     for column in judged.columns:
-        text, classes = _verdict(column.value(value))
+        text, classes = _verdict(column.value(value), column.torch)
         if groups and groups[-1][0] == text:
             groups[-1][2].append(heading(column))
         else:
@@ -126,19 +125,31 @@ def across(judged: Judgement, value: str) -> tuple[str, list[str]]:
         return groups[0][0], groups[0][1]
     changed = judged.value_across(value).changed
     classes = groups[0][1] + (["autocast-demo-changed"] if changed else [])
-    return "; ".join(f"{text} in {', '.join(envs)}" for text, _, envs in groups), classes
+    return "; ".join(_("{verdict} in {environments}").format(verdict=text, environments=", ".join(envs))
+                     for text, _classes, envs in groups), classes
 
 
-#: The matrix's own columns, around those of the values (the docs quote them: cells.HEADERS).
+#: The matrix's own columns, around those of the values, in English (the docs quote them:
+#: cells.HEADERS); the page says them in its language (:func:`headers`).
 HEADERS = ("demo", "other values", "page records")
 
-_RECORD = {
-    "broken": marked("broken", "no longer true"),
-    "unchecked": marked("unchecked", "not checked"),
-    "partly-unchecked": marked("unchecked", "not all checked"),
-    "unrecorded": marked("unrecorded", "not recorded"),
-    "holds": marked("holds", "holds"),
-}
+
+def headers() -> tuple[str, str, str]:
+    """:data:`HEADERS` in the page's language."""
+    return _("demo"), _("other values"), _("page records")
+
+
+def _record(page: str, held: int) -> tuple[str, list[str]]:
+    """The matrix's last cell: do the demo's records hold (in all ``held`` environments)?"""
+    if page == "holds" and held > 1:
+        return marked("holds", n_("holds in all {n}", "holds in all {n}", held).format(n=held))
+    return {
+        "broken": lambda: marked("broken", _("no longer true")),
+        "unchecked": lambda: marked("unchecked", _("not checked")),
+        "partly-unchecked": lambda: marked("unchecked", _("not all checked")),
+        "unrecorded": lambda: marked("unrecorded", _("not recorded")),
+        "holds": lambda: marked("holds", _("holds")),
+    }[page]()
 
 
 def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
@@ -159,37 +170,47 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
     replaced = sum(bool(v.result.compiled.config_set) for v in checked)
     # SOURCE_DATE_EPOCH, when set, is the date (a reproducible build's), as for Sphinx's own.
     day = format_date("%Y-%m-%d", language=app.config.language)
-    split = ", ".join(f"{word} in {outcomes[outcome]}" for outcome, word in (
-        ("matches", "compiled equals eager"), ("differs", "differs"), ("raises", "raises"),
-        ("no-config", "no such config")) if outcomes[outcome] or outcome == "matches")
+    said = (("matches", _("compiled equals eager in {n}")), ("differs", _("differs in {n}")),
+            ("raises", _("raises in {n}")), ("no-config", _("no such config in {n}")))
+    split = ", ".join(text.format(n=outcomes[outcome]) for outcome, text in said
+                      if outcomes[outcome] or outcome == "matches")
+    pages = len({d for d, _ident, _result in rows})
     lead = nodes.paragraph(
-        text=(f"{_count(len(rows), 'demo')} on {_count(len({d for d, _, _ in rows}), 'page')}. "
-              f"This build ({day}, torch {torch}) checked "
-              f"{_count(len(checked), '(demo, value) pair')}"
-              + (f": {split} of them" if checked else "")
-              + (f" ({replaced} under a value their snippet set itself, no verdict of the value "
-                 "their column names)" if replaced else "")
-              + (f"; {unchecked} not checked." if unchecked else ".")),
+        text=" ".join([
+            n_("{n} demo on {pages}.", "{n} demos on {pages}.", len(rows)).format(
+                n=len(rows), pages=n_("{n} page", "{n} pages", pages).format(n=pages)),
+            _("This build ({day}, torch {torch}) checked {pairs}{split}{replaced}{unchecked}").format(
+                day=day, torch=torch,
+                pairs=n_("{n} (demo, value) pair", "{n} (demo, value) pairs", len(checked)).format(
+                    n=len(checked)),
+                split=_(": {split} of them").format(split=split) if checked else "",
+                replaced=n_(" ({n} under a value their snippet set itself, no verdict of the value "
+                            "their column names)",
+                            " ({n} under a value their snippet set itself, no verdict of the value "
+                            "their column names)", replaced).format(n=replaced) if replaced else "",
+                unchecked=_("; {n} not checked.").format(n=unchecked) if unchecked else _(".")),
+        ]),
         classes=["autocast-demo-provenance"],
     )
     box = nodes.container(classes=["autocast-demo", "autocast-demo-summary"])
     box += lead
     box += environments(judged)
     if not rows:
-        box += nodes.paragraph(text="The documentation has no demos yet.")
+        box += nodes.paragraph(text=_("The documentation has no demos yet."))
         return [box]
 
-    box += nodes.paragraph(
-        text=(f"Each row is a demo, each column a value of the config it varies: {MARK['matches']} "
-              f"compiled equals eager, {MARK['differs']} differs, {MARK['raises']} raises, "
-              f"{LOOKS['unchecked'].mark} not checked in this build. page records: "
-              f"{LOOKS['holds'].mark} every outcome the demo's page records still holds (in every "
-              "environment that checked it)."
-              + (" Values that few demos use are listed together under other values."
-                 if others else "")),
-        classes=["autocast-demo-legend"])
-    demo, other, records = HEADERS
-    headers = [demo, *values, *([other] if others else []), records]
+    demo, other, records = headers()
+    legend = _("Each row is a demo, each column a value of the config it varies: {matches} "
+               "compiled equals eager, {differs} differs, {raises} raises, {unchecked} not "
+               "checked in this build. {records}: {holds} every outcome the demo's page records "
+               "still holds (in every environment that checked it).").format(
+        matches=MARK["matches"], differs=MARK["differs"], raises=MARK["raises"],
+        unchecked=LOOKS["unchecked"].mark, records=records, holds=LOOKS["holds"].mark)
+    if others:
+        legend += " " + _("Values that few demos use are listed together under {other}.").format(
+            other=other)
+    box += nodes.paragraph(text=legend, classes=["autocast-demo-legend"])
+    heads = [demo, *values, *([other] if others else []), records]
     wide = {demo: 28, other: 24, records: 16}
     lines: list[list[nodes.entry] | nodes.row] = []
     page = None
@@ -201,13 +222,13 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
             uri = app.builder.get_relative_uri(fromdocname, docname)
             link = nodes.reference("", "", nodes.Text(title), refuri=uri, internal=True)
             entry = cell(nodes.paragraph("", "", nodes.strong("", "", link)))
-            entry["morecols"] = len(headers) - 1
+            entry["morecols"] = len(heads) - 1
             heading += entry
             lines.append(heading)
         lines.append(_demo_row(app, fromdocname, docname, ident, result, values, others))
-    widths = [wide.get(text, max(10, len(text))) for text in headers]
-    box += tables.results(table(headers, lines, widths, classes=("autocast-demo-matrix",)),
-                          "Every demo, value by value, in each environment")
+    widths = [wide.get(text, max(10, len(text))) for text in heads]
+    box += tables.results(table(heads, lines, widths, classes=("autocast-demo-matrix",)),
+                          _("Every demo, value by value, in each environment"))
     return [box]
 
 
@@ -216,40 +237,49 @@ def environments(rows: list[tuple[str, str, Judgement | None]]) -> list[nodes.No
     who made its results, and how many values changed between environments."""
     # (environment, source) -> its heading, who made its results: this build's runs and its own
     # result set are two lines of one environment.
-    said: dict[tuple[str, str], tuple[str, str]] = {}
+    environments: dict[tuple[str, str], tuple[str, str]] = {}
     changed = 0
-    for _, _, judged in rows:
+    for _docname, _ident, judged in rows:
         if judged is None or not (judged.several or judged.here.source != "build"):
             continue
         for column in judged.columns:
             environment = column.environment
-            if environment is not None and (column.key, column.source) not in said:
-                said[column.key, column.source] = (heading(column), (
-                    f"torch {environment.torch}, Python {environment.python}, "
-                    f"{environment.device}, {column.result.made}" if column.source == "set"
-                    else "no result in the result sets" if column.source == "missing"
-                    else f"run by this build with torch {judged.torch}"))
+            if environment is None or (column.key, column.source) in environments:
+                continue
+            # (Each call a statement of its own: Babel reads none inside another's argument.)
+            if column.source == "set":
+                how = _("torch {torch}, Python {python}, {device}, {made}")
+                how = how.format(torch=environment.torch, python=environment.python,
+                                 device=environment.device, made=column.result.made)
+            elif column.source == "missing":
+                how = _("no result in the result sets")
+            else:
+                how = _("run by this build with torch {torch}").format(torch=judged.torch)
+            environments[column.key, column.source] = (heading(column), how)
         changed += sum("autocast-demo-changed" in across(judged, vr.variant.name)[1]
                        for vr in judged.result.variants)
-    if not said:
+    if not environments:
         return []
     items = nodes.bullet_list(classes=["autocast-demo-environments"])
-    for label, how in said.values():
-        items += nodes.list_item("", nodes.paragraph("", "", nodes.strong(text=label),
-                                                     nodes.Text(f": {how}")))
-    lead = nodes.paragraph(text=(
-        f"Results from {_count(len(said), 'environment')}; a cell names them only where they "
-        "differ."), classes=["autocast-demo-provenance"])
+    item = _("{environment}: {how}")
+    for label, how in environments.values():
+        items += nodes.list_item("", nodes.paragraph("", "", *words(
+            item, environment=nodes.strong(text=label), how=nodes.Text(how))))
+    from_them = n_("Results from {n} environment; a cell names them only where they differ.",
+                   "Results from {n} environments; a cell names them only where they differ.",
+                   len(environments))
+    lead = nodes.paragraph(text=from_them.format(n=len(environments)), classes=["autocast-demo-provenance"])
     # What a reader of the matrix asks first, so in plain text, not in the small print.
     # One name per environment (this build's runs and its own set's are one environment).
     first: dict[str, str] = {}
-    for (key, _), (label, _) in said.items():
+    for (key, _source), (label, _how) in environments.items():
         first.setdefault(key, label)
-    names = list(first.values())
-    between = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+    between = and_list(list(first.values()))
     change = nodes.paragraph("", "", nodes.strong(text=(
-        f"{_count(changed, 'verdict')} changed between {between}: the cells that name an "
-        "environment." if changed else f"No verdict changed between {between}.")),
+        n_("{n} verdict changed between {environments}: the cells that name an environment.",
+           "{n} verdicts changed between {environments}: the cells that name an environment.",
+           changed).format(n=changed, environments=between) if changed
+        else _("No verdict changed between {environments}.").format(environments=between))),
         classes=["autocast-demo-changes"])
     return [change, lead, items]
 
@@ -284,19 +314,17 @@ def _demo_row(app: Sphinx, fromdocname: str, docname: str, ident: str,
     names = [v.name for v in all_docs(app.env)[docname].demos[ident].variants]
     for value in values:
         if judged is None and value in names:
-            row += cell(*marked("error", "not run", LOOKS["unchecked"].css))
+            row += cell(*marked("error", _("not run"), LOOKS["unchecked"].css))
         elif judged is not None and judged.several and value in names:
             row += cell(*across(judged, value))
         else:
-            row += cell(*_verdict(by_name.get(value)))
+            row += cell(*_verdict(by_name.get(value), judged.torch if judged else ""))
     if others:
         row += _others(judged, [n for n in names if n not in values])
     if judged is None:
-        row += cell(*marked("unchecked", "not checked"))
+        row += cell(*marked("unchecked", _("not checked")))
     else:
-        text, classes = _RECORD[judged.page]
-        held = sum(not column.empty for column in judged.columns)
-        row += cell(f"{text} in all {held}" if judged.page == "holds" and held > 1 else text, classes)
+        row += cell(*_record(judged.page, sum(not column.empty for column in judged.columns)))
     return row
 
 
@@ -306,12 +334,13 @@ def _others(judged: Judgement | None, names: list[str]) -> nodes.entry:
     entry = nodes.entry(classes=["autocast-demo-others"])
     for name in names:
         if judged is None:
-            text, classes = marked("unchecked", "not run")
+            text, classes = marked("unchecked", _("not run"))
         elif judged.several:
             text, classes = across(judged, name)
         else:
-            text, classes = _verdict(judged.here.value(name))
+            text, classes = _verdict(judged.here.value(name), judged.torch)
         wraps = [c for c in classes if c == "autocast-demo-config-set"]  # (said at length)
-        entry += nodes.paragraph("", "", nodes.strong(text=f"{name}: "),
-                                 nodes.inline(text=text, classes=classes), classes=wraps)
+        entry += nodes.paragraph("", "", *words(_("{value}: {verdict}"), value=nodes.strong(text=name),
+                                                verdict=nodes.inline(text=text, classes=classes)),
+                                 classes=wraps)
     return entry

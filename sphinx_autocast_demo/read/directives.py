@@ -16,6 +16,7 @@ from sphinx.util import logging
 from sphinx.util.logging import is_suppressed_warning
 
 from ..core.config import Settings, autocast_dtype, settings
+from ..core.i18n import _, __, said
 from ..core.model import (
     DEFAULT_CONFIG,
     Demo,
@@ -92,22 +93,24 @@ class _Base(SourceLines):
     def problem(self, message: str, line: int | None = None) -> list[nodes.Node]:
         """Report a writer's mistake at its line and keep the build going."""
         location = Location(self.source_path, line or self.doc_line)
-        logger.warning(f"{self.name}: {message}", **ours("directive"),
-                       location=str(location))
+        logger.warning(__("{directive}: {problem}").format(directive=self.name, problem=message),
+                       **ours("directive"), location=str(location))
         doc_state(self.env, self.env.docname).problems.append(
-            Finding(severity="error", subtype="directive", message=f"{self.name}: {message}",
-                    location=location)
+            Finding(severity="error", subtype="directive", location=location,
+                    message=said("{directive}: {problem}", directive=self.name, problem=message))
         )
         warning = nodes.warning()
-        warning += nodes.paragraph(text=f"This demo was not checked: {message}")
+        warning += nodes.paragraph(text=_("This demo was not checked: {problem}").format(
+            problem=message))
         return [warning]
 
     def unknown_options(self) -> str | None:
         for name, value in self.options.items():
             if isinstance(value, Unknown):
                 close = difflib.get_close_matches(name, self.known, n=1)
-                hint = f"; did you mean :{close[0]}:?" if close else ""
-                return f"unknown option :{name}:{hint} (options: {', '.join(self.known)})"
+                hint = __("; did you mean :{option}:?").format(option=close[0]) if close else ""
+                return __("unknown option :{option}:{hint} (options: {known})").format(
+                    option=name, hint=hint, known=", ".join(self.known))
         return None
 
     def unknown_option_line(self) -> int | None:
@@ -131,7 +134,7 @@ class AutocastDemo(_Base):
 
     def make(self) -> list[nodes.Node]:
         if not "".join(self.content).strip():
-            return self.problem("the body is empty: write the Python snippet to run under it")
+            return self.problem(__("the body is empty: write the Python snippet to run under it"))
         try:
             demo = self.demo()
         except syntax.SyntaxProblem as exc:
@@ -153,9 +156,10 @@ class AutocastDemo(_Base):
         for record in expect:
             if record.scope is not None and record.scope.never:
                 where = Location(self.source_path, self.option_line("expect"))
-                logger.warning(f"{self.name}: :expect: {record.name}: {record.said} never applies: no torch "
-                               "release falls in its scope", **ours("scope"),
-                               location=str(where))
+                logger.warning(__("{directive}: :expect: {value}: {record} never applies: no "
+                                  "torch release falls in its scope").format(
+                                      directive=self.name, value=record.name, record=record.said),
+                               **ours("scope"), location=str(where))
 
     def demo(self) -> Demo:
         conf = settings(self.config)
@@ -216,11 +220,12 @@ class AutocastDemo(_Base):
         if not any(v.name == "autocast" and v.value == syntax.default_autocast(
                 demo.device, demo.dtype)[0] for v in demo.runs):
             return
-        who = {"demo": "its :dtype:",
-               "conf": f"autocast_demo_dtype, for demos on {demo.device}",
-               "device": f"torch's usual autocast dtype on {demo.device}: neither :dtype: nor "
-                         f"autocast_demo_dtype names one for it"}[demo.dtype_from]
-        logger.verbose(f"{self.name}: the autocast value casts to torch.{demo.dtype} ({who})",
+        who = {"demo": __("its :dtype:"),
+               "conf": __("autocast_demo_dtype, for demos on {device}"),
+               "device": __("torch's usual autocast dtype on {device}: neither :dtype: nor "
+                            "autocast_demo_dtype names one for it")}[demo.dtype_from]
+        logger.verbose(__("{directive}: the autocast value casts to torch.{dtype} ({who})").format(
+            directive=self.name, dtype=demo.dtype, who=who.format(device=demo.device)),
                        location=str(demo.location))
 
     def ident(self) -> str:
@@ -259,7 +264,12 @@ class AutocastDemo(_Base):
             # like the captions of Sphinx's code-block.
             caption = self.options["caption"]
             parsed, messages = self.state.inline_text(caption, self.option_line("caption"))
-            box += nodes.caption(caption, "", *parsed)
+            # A source and a line make it one of the page's messages, as a code-block's caption
+            # is: -b gettext extracts it, and the project's catalog replaces it (the code and
+            # the records are no messages: a translated page checks the same demos).
+            title = nodes.caption(caption, "", *parsed)
+            title.source, title.line = box.source, self.option_line("caption") or box.line
+            box += title
             box += messages
         block = nodes.literal_block(demo.code.text, demo.code.text, language="python")
         self.set_source_info(block)
@@ -278,7 +288,7 @@ class AutocastDemoSetup(_Base):
 
     def make(self) -> list[nodes.Node]:
         if not "".join(self.content).strip():
-            return self.problem("the body is empty: write the setup code in it")
+            return self.problem(__("the body is empty: write the setup code in it"))
         code = self.code()
         doc_state(self.env, self.env.docname).setups.append(
             Setup(code=code, group=self.options.get("group") or None)

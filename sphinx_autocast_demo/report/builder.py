@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from sphinx.builders import Builder
 from sphinx.util import logging
 
+from ..core.i18n import __, n__
 from ..core.publish import in_workspace, publish, without_paths, workspace
 from ..core.state import all_docs
 from ..core.subtypes import Subtype, ours
@@ -114,9 +115,12 @@ class AutocastCheckBuilder(Builder):
         if os.environ.get("GITHUB_ACTIONS") == "true":
             annotate(cases)
         failed = [c for c in cases if c.status in ("failed", "error")]
-        logger.info(f"autocast-check: {len(cases)} cases, {len(failed)} failed; "
-                    f"reports in {out / JUNIT} and {out / REPORT}; {written} results of "
-                    f"{b.planner.here.label!r} in {out / results.OUTPUT}")
+        logger.info(__("autocast-check: {cases}, {failed} failed; reports in {junit} and "
+                       "{report}; {results} of {environment} in {directory}").format(
+            cases=n__("{n} case", "{n} cases", len(cases)).format(n=len(cases)),
+            failed=len(failed), junit=out / JUNIT, report=out / REPORT,
+            results=n__("{n} result", "{n} results", written).format(n=written),
+            environment=repr(b.planner.here.label), directory=out / results.OUTPUT))
         # The exit status is decided at the end of the build (pipeline.finish).
         build(app).check_failed = len(failed)
 
@@ -153,7 +157,7 @@ def write_results(app: Sphinx, directory: Path) -> int:
     try:
         results.write(directory, b.planner.here, run, entries)
     except (OSError, results.SetProblem) as exc:
-        logger.warning(f"autocast-check: cannot write the result set: {exc}",
+        logger.warning(__("autocast-check: cannot write the result set: {error}").format(error=exc),
                        **ours("results"))
         return 0
     return len(entries)

@@ -12,6 +12,7 @@ from sphinx.util import logging
 from sphinx.util.console import bold, red  # type: ignore[attr-defined]
 
 from ..core.config import conf_line
+from ..core.i18n import __, in_console, n__
 from ..core.publish import publish
 from ..core.subtypes import WARNING_TYPE, ours
 from ..core.text import for_log, one_line
@@ -50,7 +51,7 @@ def show_warning_types(app: Sphinx) -> None:
 def warn(finding: Finding, app: Sphinx) -> None:
     # The location stays absolute, as Sphinx gives its own; the text is what we publish, and
     # it may carry a result set's text (another environment's exception, output): for_log.
-    logger.warning(for_log(publish(finding.message, app)), **ours(finding.subtype),
+    logger.warning(for_log(publish(in_console(finding.message), app)), **ours(finding.subtype),
                    location=str(finding.location))
 
 
@@ -62,22 +63,28 @@ def budgets(app: Sphinx, results: list[DemoResult], stats: Stats, demo_budget: f
     if demo_budget > 0:
         for result in results:
             runs = [(run.seconds, f"{vr.variant.name} {label}") for vr in result.variants
-                    if not vr.cached for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager"))]
+                    if not vr.cached for run, label in ((vr.compiled, __("compiled")),
+                                                        (vr.eager, __("eager")))]
             spent = sum(seconds for seconds, _ in runs)
             if spent <= demo_budget:
                 continue
-            slowest = ", ".join(f"{what} {seconds:.1f} s" for seconds, what in sorted(runs, reverse=True)[:3])
+            slowest = ", ".join(__("{run} {seconds} s").format(run=what, seconds=f"{seconds:.1f}")
+                                for seconds, what in sorted(runs, reverse=True)[:3])
             logger.warning(
-                f"this demo's runs took {spent:.1f} s, over autocast_demo_budget ({demo_budget:g} s); "
-                f"slowest: {slowest}. Make the snippet smaller (fewer values, smaller tensors) or "
-                "raise the budget", **ours("budget"), location=str(result.demo.location))
+                __("this demo's runs took {spent} s, over autocast_demo_budget ({budget} s); "
+                   "slowest: {slowest}. Make the snippet smaller (fewer values, smaller tensors) "
+                   "or raise the budget").format(spent=f"{spent:.1f}", budget=f"{demo_budget:g}",
+                                                 slowest=slowest),
+                **ours("budget"), location=str(result.demo.location))
     if 0 < build_budget < stats.seconds:
         demos = sorted(stats.per_demo.items(), key=lambda kv: -kv[1])[:3]
         logger.warning(
-            f"the demos took {stats.seconds:.1f} s to run in this build, over "
-            f"autocast_demo_build_budget ({build_budget:g} s); slowest: "
-            + ", ".join(f"{where} ({seconds:.1f} s)" for where, seconds in demos)
-            + ". Shrink those demos, give them a :values: of the values that matter, or raise the budget",
+            __("the demos took {spent} s to run in this build, over autocast_demo_build_budget "
+               "({budget} s); slowest: {slowest}. Shrink those demos, give them a :values: of "
+               "the values that matter, or raise the budget").format(
+                spent=f"{stats.seconds:.1f}", budget=f"{build_budget:g}",
+                slowest=", ".join(__("{demo} ({seconds} s)").format(
+                    demo=where, seconds=f"{seconds:.1f}") for where, seconds in demos)),
             **ours("budget"),
             location=str(conf_line(str(app.confdir), "autocast_demo_build_budget")))
 
@@ -93,22 +100,31 @@ def missing_environments(app: Sphinx, missing: dict[str, list[str]],
         found = sets[label]
         if not found.roots:
             logger.warning(
-                f"autocast-demo: no result set holds the environment {label!r}, and every demo's "
-                f"cells say so: make its results with sphinx-build -b autocast-check in that "
-                f"environment (autocast_demo_environment = {label!r}), add their directory to "
-                "autocast_demo_results, or take the label out of autocast_demo_environments",
+                __("autocast-demo: no result set holds the environment {label}, and every demo's "
+                   "cells say so: make its results with sphinx-build -b autocast-check in that "
+                   "environment (autocast_demo_environment = {label}), add their directory to "
+                   "autocast_demo_results, or take the label out of autocast_demo_environments"
+                   ).format(label=repr(label)),
                 **ours("environment"),
                 location=str(conf_line(confdir, "autocast_demo_environments")))
             continue
         shards = found.missing_shards()
-        why = (f"the results of shard {', '.join(shards)} are not in the sets" if shards else
-               "these demos changed since the set was made, or it was made from other pages")
-        first = publish(", ".join(where[:3]), app) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+        why = (n__("the results of shard {shards} are not in the sets",
+                   "the results of shards {shards} are not in the sets", len(shards)).format(
+                       shards=", ".join(shards)) if shards else
+               __("these demos changed since the set was made, or it was made from other pages"))
+        first = publish(", ".join(where[:3]), app)
+        if len(where) > 3:
+            first = __("{first} and {more} more").format(first=first, more=len(where) - 3)
         logger.warning(
-            f"autocast-demo: the result sets of {label!r} ({one_line(found.made)}) have no result for "
-            f"{len(where)} value{'' if len(where) == 1 else 's'} of this build ({first}): {why}; "
-            "their cells say so. Make the set again in that environment (sphinx-build -b "
-            "autocast-check) and merge it", **ours("environment"),
+            n__("autocast-demo: the result sets of {label} ({made}) have no result for {n} value "
+                "of this build ({first}): {why}; their cells say so. Make the set again in that "
+                "environment (sphinx-build -b autocast-check) and merge it",
+                "autocast-demo: the result sets of {label} ({made}) have no result for {n} values "
+                "of this build ({first}): {why}; their cells say so. Make the set again in that "
+                "environment (sphinx-build -b autocast-check) and merge it", len(where)).format(
+                    label=repr(label), made=one_line(found.made), n=len(where), first=first,
+                    why=why), **ours("environment"),
             location=str(conf_line(confdir, "autocast_demo_results")))
 
 
@@ -121,8 +137,10 @@ def unchecked_by(app: Sphinx, demos: int) -> None:
         return
     name = app.builder.name
     logger.warning(
-        f"autocast-demo: -b {name} checks none of the {demos} demo{'' if demos == 1 else 's'} of "
-        f"these docs; check them with sphinx-build -b autocast-check (or -b html)",
+        n__("autocast-demo: -b {builder} checks none of the {n} demo of these docs; check them "
+            "with sphinx-build -b autocast-check (or -b html)",
+            "autocast-demo: -b {builder} checks none of the {n} demos of these docs; check them "
+            "with sphinx-build -b autocast-check (or -b html)", demos).format(builder=name, n=demos),
         **ours("not-checked"),
         location=str(conf_line(str(app.confdir), "extensions")))
 
@@ -173,31 +191,40 @@ def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], s
     if not results and not problems:
         return found
     failures = problems + [f for j in judged for f in j.failures]
-    logger.info(bold(
-        f"autocast-demo: {found.demos} demos, {found.checked} values checked"
-        + (f", {found.not_checked} not checked" if found.not_checked else "")
-        + f" ({found.runs} runs" + _probes(stats.probes) + f", {found.cached} from the cache)"
-        + f" in {stats.seconds:.1f} s"
-    ))
+    demos = n__("{n} demo", "{n} demos", found.demos).format(n=found.demos)
+    checked = n__("{n} value checked", "{n} values checked", found.checked).format(n=found.checked)
+    if found.not_checked:
+        checked = __("{checked}, {n} not checked").format(checked=checked, n=found.not_checked)
+    runs = n__("{n} run", "{n} runs", found.runs).format(n=found.runs) + _probes(stats.probes)
+    logger.info(bold(__("autocast-demo: {demos}, {checked} ({runs}, {cached} from the cache) in "
+                        "{seconds} s").format(demos=demos, checked=checked, runs=runs,
+                                              cached=found.cached, seconds=f"{stats.seconds:.1f}")))
     if stats.executed:
-        why = " (CUDA, or a worker that could not fork: see above)" if stats.fresh else ""
+        why = __(" (CUDA, or a worker that could not fork: see above)") if stats.fresh else ""
         kept = ""
         if stats.kept:
-            whose = ("kept for later builds" if stats.kept == 1
-                     else f"kept from an earlier build; this is its build {stats.kept}")
-            ended = "; it ended during this build: the next one starts a new worker"
+            whose = (__("kept for later builds") if stats.kept == 1
+                     else __("kept from an earlier build; this is its build {n}").format(n=stats.kept))
+            ended = __("; it ended during this build: the next one starts a new worker")
             kept = f" ({whose}{ended if stats.kept_ended else ''})"
-        logger.info(f"autocast-demo: {stats.executed - stats.fresh} runs forked from the "
-                    f"worker{kept}, {stats.fresh} in a new interpreter{why}")
+        forked = stats.executed - stats.fresh
+        logger.info(n__("autocast-demo: {n} run forked from the worker{kept}, {fresh} in a new "
+                        "interpreter{why}",
+                        "autocast-demo: {n} runs forked from the worker{kept}, {fresh} in a new "
+                        "interpreter{why}", forked).format(n=forked, kept=kept, fresh=stats.fresh,
+                                                           why=why))
     for line in _unchecked_lines(judged):
-        logger.info(f"autocast-demo: {line}")
+        logger.info(__("autocast-demo: {line}").format(line=line))
     slowest = sorted(stats.per_demo.items(), key=lambda kv: -kv[1])[:3]
     if slowest and stats.executed:
-        logger.info("autocast-demo: slowest: " + ", ".join(f"{loc} ({s:.2f} s)" for loc, s in slowest))
+        logger.info(__("autocast-demo: slowest: {demos}").format(demos=", ".join(
+            __("{demo} ({seconds} s)").format(demo=loc, seconds=f"{s:.2f}") for loc, s in slowest)))
     if not failures:
         return found
-    lines = [f"autocast-demo: {len(failures)} failure(s):"]
-    lines += [f"  {f.location}: {for_log(publish(f.message, app).splitlines()[0])}" for f in failures]
+    lines = [n__("autocast-demo: {n} failure:", "autocast-demo: {n} failures:",
+                 len(failures)).format(n=len(failures))]
+    lines += [f"  {f.location}: {for_log(publish(in_console(f.message), app).splitlines()[0])}"
+              for f in failures]
     logger.info(red("\n".join(lines)))
     return found
 
@@ -206,7 +233,9 @@ def _probes(runs: int) -> str:
     """The runs of values demos do not name (shown nowhere), so that the count adds up."""
     if not runs:
         return ""
-    return f", {runs} of them of the values a demo does not name, to check that it can fail"
+    return n__(", {n} of them of the values a demo does not name, to check that it can fail",
+               ", {n} of them of the values a demo does not name, to check that it can fail",
+               runs).format(n=runs)
 
 
 def _unchecked_lines(judged: list[Judgement]) -> list[str]:
@@ -215,8 +244,10 @@ def _unchecked_lines(judged: list[Judgement]) -> list[str]:
     cuda = [j for j in judged if any(v.why is not None and v.why.cause == "no-cuda"
                                      and v.why.kind == "skipped" for v in j.here.values)]
     if cuda:
-        lines.append(f"{len(cuda)} CUDA demo{'' if len(cuda) == 1 else 's'} skipped: the build "
-                     "machine has no CUDA (autocast_demo_cuda_unavailable = 'skip')")
+        lines.append(n__("{n} CUDA demo skipped: the build machine has no CUDA "
+                         "(autocast_demo_cuda_unavailable = 'skip')",
+                         "{n} CUDA demos skipped: the build machine has no CUDA "
+                         "(autocast_demo_cuda_unavailable = 'skip')", len(cuda)).format(n=len(cuda)))
     older: dict[str, int] = {}
     for j in judged:
         for v in j.here.values:
@@ -224,8 +255,11 @@ def _unchecked_lines(judged: list[Judgement]) -> list[str]:
                 older[v.why.other_torch] = older.get(v.why.other_torch, 0) + 1
     torch = judged[0].torch if judged else ""
     for version, count in sorted(older.items()):
-        lines.append(f"{count} value{'' if count == 1 else 's'} rendered from results of torch "
-                     f"{version} cached earlier, not checked with the installed torch {torch}")
+        lines.append(n__("{n} value rendered from results of torch {version} cached earlier, "
+                         "not checked with the installed torch {torch}",
+                         "{n} values rendered from results of torch {version} cached earlier, "
+                         "not checked with the installed torch {torch}", count).format(
+                             n=count, version=version, torch=torch))
     return lines
 
 

@@ -59,6 +59,6 @@ def test_a_real_build_in_a_one_cpu_cgroup_runs_one_at_a_time(tmp_path_factory):
             capture_output=True, text=True, timeout=600)
         assert (group / "cgroup.procs").read_text() == ""  # the build left nothing running
     assert proc.returncode == 1, proc.stderr  # the root's stale page fails, as outside
-    assert "autocast-demo: starting the worker (1 runs at a time)" in proc.stdout, proc.stdout
+    assert "autocast-demo: starting the worker (1 run at a time)" in proc.stdout, proc.stdout
     assert "already copied" not in proc.stdout  # no idle core to copy on
     assert "autocast-demo: 16 runs forked from the worker, 0 in a new interpreter" in proc.stdout

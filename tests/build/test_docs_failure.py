@@ -28,7 +28,7 @@ def transcript(build, torch_version: str) -> str:
     stderr = stderr.replace(torch_version, PINNED_TORCH)
     summary = build.stdout.replace(f"{build.src}{os.sep}", f"{SHOWN_AS}/")
     # Keep the failure list and the last line; the run-count and timing lines vary.
-    tail = summary[summary.index("autocast-demo: 2 failure(s):"):].strip().splitlines()
+    tail = summary[summary.index("autocast-demo: 2 failures:"):].strip().splitlines()
     tail = [line for line in tail if not line.startswith(("dumping", "generating", "writing"))]
     return "\n".join([
         f"$ python -m sphinx -b html {SHOWN_AS} {SHOWN_AS}/_build",
@@ -62,4 +62,4 @@ def test_the_example_fails_for_the_two_reasons_the_guide_gives(build):
                      r"but .* compiled differs from eager: w\.grad", build.stderr)
     assert "index.rst:27: WARNING: value off: the snippet raised AttributeError" in build.stderr
     assert ":expect: off: raises AttributeError" in build.stderr
-    assert "2 failure(s)" in build.stdout
+    assert "2 failures" in build.stdout

@@ -567,8 +567,11 @@ def test_stop_workers_ends_this_projects_workers_only(tmp_path_factory):
         for src, flavour in ((one, "one"), (other, "other")):
             done = sphinx_build(src, src / "_build", "-v", *KEEP, env={**env, "FLAVOUR": flavour})
             assert done.returncode == 0, done.stderr
+        def fresh(src: Path, name: str) -> tuple[str, str]:  # a cache of its own: it runs
+            return "-D", f"autocast_demo_cache_dir={src / '_build' / f'{name}-cache'}"
+
         workers = {kept_pid(sphinx_build(src, src / "_build" / "again", "-v", *KEEP,
-                                         env={**env, "FLAVOUR": flavour})): src
+                                         *fresh(src, "again"), env={**env, "FLAVOUR": flavour})): src
                    for src, flavour in ((one, "one"), (other, "other"))}
         assert len(workers) == 2 and sorted(kept_workers(tag)) == sorted(workers)
         listed = workers_command(runtime, "list-workers").stdout
@@ -580,7 +583,8 @@ def test_stop_workers_ends_this_projects_workers_only(tmp_path_factory):
         assert wait_for(lambda: mine not in kept_workers(tag), 10)
         time.sleep(1.5)  # a worker looks for its socket every second
         assert kept_workers(tag) == [next(pid for pid, src in workers.items() if src == other)]
-        later = sphinx_build(other, other / "_build" / "later", "-v", *KEEP, env={**env, "FLAVOUR": "other"})
+        later = sphinx_build(other, other / "_build" / "later", "-v", *KEEP, *fresh(other, "later"),
+                             env={**env, "FLAVOUR": "other"})
         assert kept_pid(later) == kept_workers(tag)[0] and "kept from an earlier build" in later.stdout
         assert stop_workers(runtime).stdout == "stop-workers: 1 kept worker told to end\n"
         assert wait_for(lambda: not kept_workers(tag), 10)

@@ -19,7 +19,9 @@ def src(tmp_path_factory):
 def build_with_marker(src, builder: str):
     """A -W build with ``builder``; the demo writes the returned marker file if it runs."""
     marker = src.parent / f"ran-{builder}"
-    build = sphinx_build(src, src / "_build" / builder, "-W", "-b", builder,
+    # A cache of its own: every build of a project shares one, and this one must run.
+    own = f"autocast_demo_cache_dir={src / '_build' / f'{builder}-cache'}"
+    build = sphinx_build(src, src / "_build" / builder, "-W", "-b", builder, "-D", own,
                          env={"AUTOCAST_DEMO_MARKER": str(marker)})
     assert build.returncode == 0, build.stderr
     return build, marker

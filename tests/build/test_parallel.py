@@ -62,7 +62,7 @@ def test_results_are_the_real_ones(builds):
 
 
 def test_dash_j_sets_the_pool_size_and_sphinx_reads_in_parallel(builds):
-    assert "autocast-demo: starting the worker (1 runs at a time)" in builds["1"].stdout
+    assert "autocast-demo: starting the worker (1 run at a time)" in builds["1"].stdout
     assert "autocast-demo: starting the worker (2 runs at a time)" in builds["2"].stdout
     for build in builds.values():
         assert build.runs() == (16, 0)

@@ -84,8 +84,12 @@ def test_the_verdict_cell_marks_only_a_checked_result():
     assert cells.verdict_text(value(Verdict("matches"), why=older), TORCH) == (
         f"matches eager with torch 2.12.0 (cached; not checked with torch {TORCH})",
         ["autocast-demo-unchecked"])
+    # The cell says which run stopped and how from the runs themselves (as judge.unchecked
+    # found it), not from the judgement's English words.
     stopped = NotChecked("not checked", "the eager run timed out", "timed out", cause="stopped")
-    assert cells.verdict_text(value(Verdict("error"), why=stopped), TORCH) == (
+    timed_out = Value("off", VariantResult(OFF, Verdict("error"), OK, RunRecord("timeout")), stopped,
+                      "matches", "holds", ())
+    assert cells.verdict_text(timed_out, TORCH) == (
         "\u2014 not checked: the eager run timed out", ["autocast-demo-error", "autocast-demo-unchecked"])
 
 
@@ -131,7 +135,7 @@ def test_the_value_cell_links_to_lines_the_page_lists_once():
     found = result(demo(), (Verdict("matches"), OK, OK), (Verdict("matches"), OK, OK))
     lines = cells.set_line(found, found.variants[1])
     cell = cells.value_cell(found, found.variants[1], {lines: "autocast-demo-d-set-1"})
-    assert cell.astext() == f"off\n\n{cells.LISTED}" and not list(cell.findall(tables.set_code))
+    assert cell.astext() == f"off\n\n{cells.listed()}" and not list(cell.findall(tables.set_code))
     (link,) = cell.findall(nodes.reference)
     assert link["refid"] == "autocast-demo-d-set-1"
     # Lines the page does not list stay in the row.

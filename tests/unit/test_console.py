@@ -52,7 +52,7 @@ def test_the_summary_counts_the_runs_of_unnamed_values_as_such(said):
     held = result(demo(), ran("matches"), ran("differs"))
     report.summarize(APP, [held], [], Stats(executed=8, probes=4, seconds=1.0), TORCH)  # type: ignore[arg-type]
     assert said.texts()[0] == (
-        "autocast-demo: 1 demos, 2 values checked (8 runs, 4 of them of the values a demo does "
+        "autocast-demo: 1 demo, 2 values checked (8 runs, 4 of them of the values a demo does "
         "not name, to check that it can fail, 0 from the cache) in 1.0 s")
 
 
@@ -62,11 +62,11 @@ def test_the_summary_of_a_build_that_ran_and_failed(said):
     found = report.summarize(APP, [broken], [], stats, TORCH)  # type: ignore[arg-type]
     assert (found.demos, found.checked, found.failures, found.forked) == (1, 2, 1, 3)
     first, forked, slowest, failures = said.texts()
-    assert first == "autocast-demo: 1 demos, 2 values checked (4 runs, 0 from the cache) in 2.0 s"
+    assert first == "autocast-demo: 1 demo, 2 values checked (4 runs, 0 from the cache) in 2.0 s"
     assert forked == ("autocast-demo: 3 runs forked from the worker, 1 in a new interpreter (CUDA, or a "
                       "worker that could not fork: see above)")
     assert slowest == "autocast-demo: slowest: /docs/index.rst:1 (2.00 s)"
-    assert failures.startswith("autocast-demo: 1 failure(s):\n  /docs/index.rst:3: value same_as_forward: "
+    assert failures.startswith("autocast-demo: 1 failure:\n  /docs/index.rst:3: value same_as_forward: "
                                f"the page records 'matches' but with torch {TORCH}")
 
 
@@ -88,7 +88,7 @@ def test_the_summary_says_what_no_warning_tells_and_nothing_without_demos(said):
     older = replace(older, variants=tuple(replace(v, cached=True) for v in older.variants))
     report.summarize(APP, [cuda, older], [], Stats(cached=2), TORCH)  # type: ignore[arg-type]
     assert said.texts() == [
-        "autocast-demo: 2 demos, 1 values checked, 3 not checked (0 runs, 2 from the cache) in 0.0 s",
+        "autocast-demo: 2 demos, 1 value checked, 3 not checked (0 runs, 2 from the cache) in 0.0 s",
         "autocast-demo: 1 CUDA demo skipped: the build machine has no CUDA "
         "(autocast_demo_cuda_unavailable = 'skip')",
         f"autocast-demo: 2 values rendered from results of torch 1.0.0 cached earlier, not checked "
@@ -170,7 +170,7 @@ def test_the_warnings_about_the_machine_say_why_and_where(said, tmp_path):
     report.unchecked_by(host, 1)  # type: ignore[arg-type]
     assert not engine_said.not_kept(host, None)  # type: ignore[arg-type]
     fork, doctest = said.lines
-    assert "the worker had 3 more thread(s) running (a, b)" in fork[1]
+    assert "the worker had 3 more threads running (a, b)" in fork[1]
     assert fork[2] == {"type": "autocast_demo", "subtype": "slow", "location": f"{tmp_path / 'conf.py'}:2"}
     assert doctest[1] == ("autocast-demo: -b doctest checks none of the 1 demo of these docs; check them "
                           "with sphinx-build -b autocast-check (or -b html)")
@@ -182,3 +182,36 @@ def test_the_warnings_about_the_machine_say_why_and_where(said, tmp_path):
     theirs.type, theirs.subtype = "toc", "excluded"  # type: ignore[attr-defined]
     assert report._TypeSuffix().filter(ours) and report._TypeSuffix().filter(theirs)
     assert (ours.msg, theirs.msg) == ("bad [autocast_demo.mismatch]", "other")
+
+
+class _Pirate:
+    """A console catalog: every msgid of ours said back in upper case, its placeholders kept
+    (plural by count)."""
+
+    def gettext(self, message: str) -> str:
+        return re.sub(r"[^{}]+(?=\{|$)|(?<=\})[^{}]+", lambda m: m[0].upper(), message)
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        return self.gettext(singular if n == 1 else plural)
+
+
+def test_the_console_says_stored_findings_in_its_locale_and_the_finding_stays_english(said, monkeypatch):
+    import sphinx.locale
+
+    from sphinx_autocast_demo.core.i18n import CATALOG
+
+    broken = result(demo(), ran("differs"), ran("matches"))
+    report.summarize(APP, [broken], [], Stats(executed=2, seconds=1.0), TORCH)  # type: ignore[arg-type]
+    english = said.texts()
+    stored = [f for f in broken.findings if f.failed] or None
+    assert stored and "the page records" in stored[0].message
+    said.lines.clear()
+    monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), _Pirate())
+    report.summarize(APP, [broken], [], Stats(executed=2, seconds=1.0), TORCH)  # type: ignore[arg-type]
+    translated = said.texts()
+    assert translated[0].startswith("AUTOCAST-DEMO: 1 DEMO, 2 VALUES CHECKED (2 RUNS")
+    assert "THE PAGE RECORDS 'matches' BUT WITH torch" in translated[-1]  # the record is data
+    assert "1 FAILURE:" in translated[-1] and english[-1].startswith("autocast-demo: 1 failure:")
+    report.warn(stored[0], APP)  # type: ignore[arg-type]
+    assert "VALUE same_as_forward: THE PAGE RECORDS" in said.texts("warning")[0]
+    assert "the page records" in stored[0].message  # what results and reports hold: English

@@ -1,0 +1,102 @@
+"""A page in its reader's language (real builds, real torch): built with ``-D language=ru``,
+every word of ours on a page (tables, cells, legend, footers, notes, the matrix, the phone's
+card labels) is the extension's catalog's Russian, looked up here through the shipped .mo,
+never written into this test; English words of ours are left nowhere but in code.
+
+One root built twice, in English and then in Russian (from the English build's cache). The
+unit layer checks that every word goes through the catalog (tests/unit/test_page_words.py)
+and that the catalog is complete (tests/unit/test_catalogs.py).
+"""
+
+from __future__ import annotations
+
+import gettext
+import re
+
+import pytest
+from bs4 import BeautifulSoup
+from conftest import copy_root, sphinx_build
+
+from sphinx_autocast_demo.core import i18n
+from sphinx_autocast_demo.present import columns, summary
+
+#: What the extension writes on a page, by CSS selector (the demo's caption and code are the
+#: writer's, and outputs are torch's).
+OURS = ("table.autocast-demo-results thead th", "table.autocast-demo-results td",
+        "caption.autocast-demo-table-caption", ".autocast-demo-legend", ".autocast-demo-provenance",
+        ".autocast-demo-lines-lead", ".autocast-demo-output > p", ".autocast-demo-stale p",
+        ".autocast-demo-changes", ".autocast-demo-silent", ".autocast-demo-set-default",
+        ".autocast-demo-config-set")
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory) -> dict[str, dict[str, BeautifulSoup]]:
+    src = copy_root("page-language", tmp_path_factory)
+    out = {}
+    for language in ("en", "ru"):
+        built = sphinx_build(src, src / "_build" / language, "-D", f"language={language}")
+        # (the stale demo's record does not hold: the build fails, and the page says so)
+        assert "Traceback" not in built.stderr, built.stderr
+        out[language] = {doc: built.html(doc) for doc in ("index", "summary")}
+    return out
+
+
+@pytest.fixture(scope="module")
+def russian() -> gettext.GNUTranslations:
+    return gettext.translation(i18n.CATALOG, str(i18n.LOCALE_DIR), languages=["ru"])
+
+
+def texts(soup: BeautifulSoup) -> list[str]:
+    """Each text of ours on the page, code and outputs left out."""
+    found = []
+    for selector in OURS:
+        for element in soup.select(selector):
+            for code in element.select("pre, code, .highlight"):
+                code.decompose()
+            if text := element.get_text(" ", strip=True):
+                found.append(text)
+    return found
+
+
+def english_pieces(translations: gettext.GNUTranslations) -> set[str]:
+    """The English of every message the catalog translates, cut at its placeholders into pieces
+    of at least two words (one word may be a name: ``torch``, ``off``)."""
+    catalog: dict[object, str] = translations._catalog  # type: ignore[attr-defined]
+    pieces = set()
+    for key, translated in catalog.items():
+        msgid = key[0] if isinstance(key, tuple) else key
+        if not msgid or translated == msgid:
+            continue
+        for piece in re.split(r"\{[^}]*\}", msgid):
+            piece = piece.strip(" .,:;()")
+            if len(re.findall(r"[A-Za-z]+", piece)) >= 2:
+                pieces.add(piece)
+    return pieces
+
+
+def test_the_russian_catalog_translates_every_column_and_the_matrix(russian):
+    for name in (*columns.HEADERS.values(), *summary.HEADERS):
+        assert russian.gettext(name) != name, f"no Russian for {name!r} in the shipped catalog"
+
+
+def test_the_headers_and_the_phones_card_labels_are_the_catalogs(pages, russian):
+    page = pages["ru"]["index"]
+    headers = [th.get_text(" ", strip=True) for th in page.select("table.autocast-demo-results thead th")]
+    assert headers[1] == russian.gettext(columns.HEADERS["verdict"])
+    assert russian.gettext(columns.HEADERS["recorded"]) in headers  # (the stale demo's table)
+    box = page.select_one("div.autocast-demo-scroll")
+    assert box is not None and box["data-scroll-hint"] == russian.gettext("scroll sideways")
+    assert russian.gettext(columns.HEADERS["verdict"]) in box["style"]
+    matrix = [th.get_text(" ", strip=True) for th in pages["ru"]["summary"].select("table thead th")]
+    assert matrix[0] == russian.gettext(summary.HEADERS[0])
+    assert matrix[-1] == russian.gettext(summary.HEADERS[2])
+
+
+@pytest.mark.parametrize("doc", ["index", "summary"])
+def test_no_english_of_ours_is_left_on_a_russian_page(pages, russian, doc):
+    pieces = english_pieces(russian)
+    english = " \n ".join(texts(pages["en"][doc]))
+    # The check has something to find: the English page says what the catalog translates.
+    assert [piece for piece in pieces if piece in english], "nothing of the catalog on the English page"
+    left = {text: [piece for piece in pieces if piece in text] for text in texts(pages["ru"][doc])}
+    assert {text: found for text, found in left.items() if found} == {}
