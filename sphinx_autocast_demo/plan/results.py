@@ -27,6 +27,7 @@ from typing import TypeVar
 
 from ..core.config import parse_shard
 from ..core.fromjson import from_json
+from ..core.i18n import said
 from ..core.model import Environment
 from ..core.publish import without_paths
 from .cache import CorruptEntry, Entry, ResultCache
@@ -90,8 +91,10 @@ class EnvironmentSet:
     def when(self) -> str:
         """When the results were made, for a reader: ``on 2026-11-30``; empty: not known."""
         dates = sorted({run.date for run in self.runs})
-        return f"on {dates[-1]}" if len(dates) == 1 else (
-            f"from {dates[0]} to {dates[-1]}" if dates else "")
+        # (Words kept to be said in the page's language: core.i18n.Said.)
+        if len(dates) == 1:
+            return said("on {date}", date=dates[-1])
+        return said("from {first} to {last}", first=dates[0], last=dates[-1]) if dates else ""
 
     @property
     def made(self) -> str:
@@ -99,8 +102,12 @@ class EnvironmentSet:
         # A set made before commands were stored without paths may still hold one (the
         # README's ``-D autocast_demo_cache_dir="$PWD/..."``): never onto a page.
         commands = sorted({without_paths(run.command) for run in self.runs if run.command})
-        made = f"made {self.when}" if self.when else "made"
-        return made + (f" by {commands[0]}" if len(commands) == 1 else "")
+        when = self.when
+        if len(commands) == 1:
+            by = commands[0]
+            return said("made {when} by {command}", when=when, command=by) if when else said(
+                "made by {command}", command=by)
+        return said("made {when}", when=when) if when else said("made")
 
     def missing_shards(self) -> list[str]:
         """Shards of an ``i/n`` split of which no run is in the set (``2/2``)."""

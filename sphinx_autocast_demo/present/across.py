@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from docutils import nodes
 
-from ..core.i18n import _, n_
+from ..core.i18n import _, n_, on_page
 from .cells import (
     LOOKS,
     and_list,
@@ -173,7 +173,7 @@ def run_where(when: str, environment: Environment) -> str:
         return _("run earlier with Python {python} on {device} and kept with these docs").format(
             python=environment.python, device=environment.device)
     return _("run {when} with Python {python} on {device} and kept with these docs").format(
-        when=when, python=environment.python, device=environment.device)
+        when=on_page(when), python=environment.python, device=environment.device)
 
 
 def _kept(columns: list[Column]) -> str:

@@ -15,7 +15,7 @@ from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.i18n import format_date
 
-from ..core.i18n import _, n_
+from ..core.i18n import _, n_, on_page
 from ..core.state import all_docs, doc_state
 from ..judge.judgement import judge
 from ..read.directives import demo_boxes
@@ -250,7 +250,7 @@ def environments(rows: list[tuple[str, str, Judgement | None]]) -> list[nodes.No
             if column.source == "set":
                 how = _("torch {torch}, Python {python}, {device}, {made}")
                 how = how.format(torch=environment.torch, python=environment.python,
-                                 device=environment.device, made=column.result.made)
+                                 device=environment.device, made=on_page(column.result.made))
             elif column.source == "missing":
                 how = _("no result in the result sets")
             else:

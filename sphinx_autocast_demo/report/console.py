@@ -123,7 +123,7 @@ def missing_environments(app: Sphinx, missing: dict[str, list[str]],
                 "autocast-demo: the result sets of {label} ({made}) have no result for {n} values "
                 "of this build ({first}): {why}; their cells say so. Make the set again in that "
                 "environment (sphinx-build -b autocast-check) and merge it", len(where)).format(
-                    label=repr(label), made=one_line(found.made), n=len(where), first=first,
+                    label=repr(label), made=one_line(in_console(found.made)), n=len(where), first=first,
                     why=why), **ours("environment"),
             location=str(conf_line(confdir, "autocast_demo_results")))
 

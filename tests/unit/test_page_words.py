@@ -168,3 +168,21 @@ def test_the_words_the_docs_quote_are_the_pages_where_nothing_translates():
     assert html.scroll_box().startswith(
         '<div class="autocast-demo-scroll" data-scroll-hint="scroll sideways" '
         'style="--acd-col-verdict: &quot;compiled = eager? &quot;;')
+
+
+def test_when_and_how_a_result_set_was_made_is_said_in_the_pages_language(pseudo):
+    # Kept as words to be said (core.i18n.Said), not as English: the matrix's "made on ..." and
+    # a footer's "run on ..." read it in the page's language. Plain English where nothing asks.
+    from sphinx_autocast_demo.core.model import Environment
+    from sphinx_autocast_demo.plan.results import EnvironmentSet, RunInfo
+
+    runs = [RunInfo("", "tox -e results-torch214", "2026-11-30"),
+            RunInfo("", "tox -e results-torch214", "2026-12-03")]
+    found = EnvironmentSet(Environment.only_named("torch 2.14.1"), [], runs)
+    assert found.made == "made from 2026-11-30 to 2026-12-03 by tox -e results-torch214"
+    said = i18n.on_page(found.made)
+    assert said == "\u27e6made {when} by {command}\u27e7".format(
+        when="\u27e6from {first} to {last}\u27e7", command="tox -e results-torch214").format(
+        first="2026-11-30", last="2026-12-03")
+    one = EnvironmentSet(Environment.only_named("torch 2.14.1"), [], runs[:1])
+    assert i18n.on_page(one.when) == "\u27e6on {date}\u27e7".format(date="2026-11-30")
