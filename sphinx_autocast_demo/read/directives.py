@@ -16,7 +16,7 @@ from sphinx.util import logging
 from sphinx.util.logging import is_suppressed_warning
 
 from ..core.config import Settings, autocast_dtype, settings
-from ..core.i18n import _, __, said
+from ..core.i18n import _, __, in_console, on_page, said
 from ..core.model import (
     DEFAULT_CONFIG,
     Demo,
@@ -81,7 +81,7 @@ class _Base(SourceLines):
         try:
             self.source_map = self.read_options()
         except syntax.SyntaxProblem as exc:
-            return self.problem(str(exc), getattr(exc, "line", None))
+            return self.problem(exc.args[0], getattr(exc, "line", None))
         problem = self.unknown_options()
         if problem:
             return self.problem(problem, self.unknown_option_line())
@@ -91,9 +91,11 @@ class _Base(SourceLines):
         raise NotImplementedError
 
     def problem(self, message: str, line: int | None = None) -> list[nodes.Node]:
-        """Report a writer's mistake at its line and keep the build going."""
+        """Report a writer's mistake at its line and keep the build going: ``message`` (a
+        :func:`.said` one) in the console's language in the log, in the page's on the page."""
         location = Location(self.source_path, line or self.doc_line)
-        logger.warning(__("{directive}: {problem}").format(directive=self.name, problem=message),
+        logger.warning(__("{directive}: {problem}").format(directive=self.name,
+                                                           problem=in_console(message)),
                        **ours("directive"), location=str(location))
         doc_state(self.env, self.env.docname).problems.append(
             Finding(severity="error", subtype="directive", location=location,
@@ -101,16 +103,16 @@ class _Base(SourceLines):
         )
         warning = nodes.warning()
         warning += nodes.paragraph(text=_("This demo was not checked: {problem}").format(
-            problem=message))
+            problem=on_page(message)))
         return [warning]
 
     def unknown_options(self) -> str | None:
         for name, value in self.options.items():
             if isinstance(value, Unknown):
                 close = difflib.get_close_matches(name, self.known, n=1)
-                hint = __("; did you mean :{option}:?").format(option=close[0]) if close else ""
-                return __("unknown option :{option}:{hint} (options: {known})").format(
-                    option=name, hint=hint, known=", ".join(self.known))
+                hint = said("; did you mean :{option}:?", option=close[0]) if close else ""
+                return said("unknown option :{option}:{hint} (options: {known})",
+                            option=name, hint=hint, known=", ".join(self.known))
         return None
 
     def unknown_option_line(self) -> int | None:
@@ -134,11 +136,11 @@ class AutocastDemo(_Base):
 
     def make(self) -> list[nodes.Node]:
         if not "".join(self.content).strip():
-            return self.problem(__("the body is empty: write the Python snippet to run under it"))
+            return self.problem(said("the body is empty: write the Python snippet to run under it"))
         try:
             demo = self.demo()
         except syntax.SyntaxProblem as exc:
-            return self.problem(str(exc), getattr(exc, "line", None))
+            return self.problem(exc.args[0], getattr(exc, "line", None))
         page = doc_state(self.env, self.env.docname)
         page.demos[demo.ident] = demo
         return [self.container(demo)]
@@ -239,22 +241,29 @@ class AutocastDemo(_Base):
             return f"autocast-demo-{number}"
         ident = nodes.make_id(name)
         if not ident:
-            raise located(syntax.SyntaxProblem(f":name: {name!r} gives no HTML id: use letters and "
-                                           "digits, e.g. :name: fp16-overflow"),
-                      self.option_line("name"))
+            raise located(syntax.SyntaxProblem(said(
+                ":name: {name} gives no HTML id: use letters and digits, e.g. :name: fp16-overflow",
+                name=repr(name))), self.option_line("name"))
         taken = demos.get(ident)
         if taken is None:
             return ident
-        where = (f"line {taken.lineno}" if taken.code.source == self.code().source
+        where = (said("line {line}", line=taken.lineno) if taken.code.source == self.code().source
                  else str(taken.location))
-        automatic = (" (demos without :name: get autocast-demo-<n>)"
+        automatic = (said(" (demos without :name: get autocast-demo-<n>)")
                      if AUTOMATIC_ID.match(ident) else "")
         free = next(f"{ident}-{n}" for n in range(2, len(demos) + 3) if f"{ident}-{n}" not in demos)
-        gives = " is" if ident == name else f" gives the HTML id {ident!r}, which is"
-        raise located(syntax.SyntaxProblem(
-            f":name: {name!r}{gives} already the id of the demo at {where}{automatic}; "
-            "each demo needs its own, or one would show the other's results: choose another "
-            f"name, e.g. :name: {free}"), self.option_line("name"))
+        if ident == name:
+            taken_by = said(
+                ":name: {name} is already the id of the demo at {where}{automatic}; each demo "
+                "needs its own, or one would show the other's results: choose another name, "
+                "e.g. :name: {free}", name=repr(name), where=where, automatic=automatic, free=free)
+        else:
+            taken_by = said(
+                ":name: {name} gives the HTML id {ident}, which is already the id of the demo at "
+                "{where}{automatic}; each demo needs its own, or one would show the other's "
+                "results: choose another name, e.g. :name: {free}", name=repr(name),
+                ident=repr(ident), where=where, automatic=automatic, free=free)
+        raise located(syntax.SyntaxProblem(taken_by), self.option_line("name"))
 
     def container(self, demo: Demo) -> nodes.Element:
         box = nodes.container(classes=["autocast-demo"], ids=[demo.ident])
@@ -288,7 +297,7 @@ class AutocastDemoSetup(_Base):
 
     def make(self) -> list[nodes.Node]:
         if not "".join(self.content).strip():
-            return self.problem(__("the body is empty: write the setup code in it"))
+            return self.problem(said("the body is empty: write the setup code in it"))
         code = self.code()
         doc_state(self.env, self.env.docname).setups.append(
             Setup(code=code, group=self.options.get("group") or None)

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.i18n import said
 from ..core.model import Variant
 from ..core.scopes import Record, records, scope_parts, scoped_name
 
@@ -135,7 +136,8 @@ def literal(source: str) -> Any:
     try:
         tree = ast.parse(source.strip(), mode="eval").body
     except SyntaxError as exc:
-        raise SyntaxProblem(f"{source.strip()!r} is not a Python literal ({exc.msg})") from None
+        raise SyntaxProblem(said("{source} is not a Python literal ({error})",
+                                 source=repr(source.strip()), error=exc.msg)) from None
 
     def convert(node: ast.expr) -> Any:
         if isinstance(node, ast.Constant) and (
@@ -153,7 +155,8 @@ def literal(source: str) -> Any:
             for k, v in zip(node.keys, node.values, strict=True):
                 key = convert(k) if k is not None else None
                 if not isinstance(key, str):
-                    raise SyntaxProblem("dict keys must be strings, e.g. {\"device_type\": \"cpu\"}")
+                    raise SyntaxProblem(said("dict keys must be strings, e.g. {example}",
+                                             example='{"device_type": "cpu"}'))
                 out[key] = convert(v)
             return out
         if (
@@ -162,10 +165,9 @@ def literal(source: str) -> Any:
             and node.value.id == "torch"
         ):
             return {"__torch__": node.attr}
-        raise SyntaxProblem(
-            f"{ast.unparse(node)!r} is not allowed in a value: use strings, numbers, lists, "
-            "dicts and torch dtypes such as torch.float16"
-        )
+        raise SyntaxProblem(said(
+            "{source} is not allowed in a value: use strings, numbers, lists, "
+            "dicts and torch dtypes such as torch.float16", source=repr(ast.unparse(node))))
 
     return convert(tree)
 
@@ -186,14 +188,15 @@ def parse_values(text: str | Sequence[str], device: str, dtype: str,
         name = name.strip()
         if eq:
             if not NAME_RE.match(name):
-                raise SyntaxProblem(f"{name!r} is not a value name; write name=<value>, e.g. fp16=[...]")
+                raise SyntaxProblem(said("{name} is not a value name; write name=<value>, e.g. "
+                                         "fp16=[...]", name=repr(name)))
             try:
                 value = literal(rest)
             except SyntaxProblem as exc:
-                raise SyntaxProblem(
-                    f"value {name}: {exc}; write a list of torch.amp.autocast kwargs dicts, "
-                    f'e.g. {name}=[{{"device_type": "{device}", "dtype": torch.float16}}]'
-                ) from None
+                raise SyntaxProblem(said(
+                    "value {name}: {problem}; write a list of torch.amp.autocast kwargs dicts, "
+                    "e.g. {example}", name=name, problem=exc.args[0],
+                    example=_autocast_example(name, device))) from None
             variants.append(Variant(name=name, value=value, source=rest.strip()))
         elif name == DEFAULT:
             variants.append(Variant(name=name, value=UNSET, source=""))
@@ -204,17 +207,16 @@ def parse_values(text: str | Sequence[str], device: str, dtype: str,
             variants.append(Variant(name=name, value=name, source=repr(name)))
         else:
             known = ", ".join((*BUILTIN_VALUES, DEFAULT) if builtins else (DEFAULT,))
-            raise SyntaxProblem(
-                f"unknown value {name!r}{_did_you_mean(name, BUILTIN_VALUES if builtins else ())}: "
-                f"use one of {known}, or name it, "
-                f'e.g. fp16=[{{"device_type": "{device}", "dtype": torch.float16}}]'
-            )
+            raise SyntaxProblem(said(
+                "unknown value {name}{hint}: use one of {known}, or name it, e.g. {example}",
+                name=repr(name), hint=_did_you_mean(name, BUILTIN_VALUES if builtins else ()),
+                known=known, example=_autocast_example("fp16", device)))
     names = [v.name for v in variants]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise SyntaxProblem(f"value {duplicates[0]!r} is given twice")
+        raise SyntaxProblem(said("value {value} is given twice", value=repr(duplicates[0])))
     if not variants:
-        raise SyntaxProblem("no values given: write e.g. same_as_forward, off, autocast")
+        raise SyntaxProblem(said("no values given: write e.g. same_as_forward, off, autocast"))
     return tuple(variants)
 
 
@@ -234,29 +236,31 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[Record, ...]:
     for item in split_top_level(text):
         match = re.match(r"^([\w*-]+)\s*(?:\[([^\]]*)\])?\s*[:=]\s*(.+)$", item)
         if not match:
-            raise SyntaxProblem(f"{item!r}: write value: outcome, e.g. off: matches")
+            raise SyntaxProblem(said("{item}: write value: outcome, e.g. off: matches",
+                                     item=repr(item)))
         name, scope, outcome = match.group(1), match.group(2), " ".join(match.group(3).split())
         if name != "*" and name not in names:
-            raise SyntaxProblem(f"{name!r} is not a value of this demo{_did_you_mean(name, names)} "
-                                f"(its values: {', '.join(names)})")
+            raise SyntaxProblem(said("{name} is not a value of this demo{hint} (its values: "
+                                     "{values})", name=repr(name), hint=_did_you_mean(name, names),
+                                     values=", ".join(names)))
         if not OUTCOME_RE.match(outcome):
-            raise SyntaxProblem(
-                f"{outcome!r} is not an outcome{_did_you_mean(outcome, ('matches', 'differs'))}: "
-                "write matches, differs, raises <ExceptionName> or no-config"
-            )
+            raise SyntaxProblem(said(
+                "{outcome} is not an outcome{hint}: write matches, differs, raises "
+                "<ExceptionName> or no-config", outcome=repr(outcome),
+                hint=_did_you_mean(outcome, ("matches", "differs"))))
         if scope is not None:
             try:
                 name = record_name(name, scope)
             except ValueError as exc:
-                raise SyntaxProblem(
-                    f"{name}[{scope}]: {str(exc) or 'nothing'!r} is not a scope; write torch "
-                    "releases and/or devices, e.g. off[torch>=2.15]: matches or "
-                    "off[torch>=2.14,<2.16 cuda]: differs") from None
+                raise SyntaxProblem(said(
+                    "{record}: {scope} is not a scope; write torch releases and/or devices, "
+                    "e.g. off[torch>=2.15]: matches or off[torch>=2.14,<2.16 cuda]: differs",
+                    record=_scoped(name, scope), scope=repr(str(exc) or "nothing"))) from None
         pairs.append(Record(name, outcome))
     written = [n for n, _ in pairs]
     twice = sorted({n for n in written if written.count(n) > 1})
     if twice:
-        raise SyntaxProblem(f"{twice[0]!r} is recorded twice")
+        raise SyntaxProblem(said("{record} is recorded twice", record=repr(twice[0])))
     refuse_overlaps(pairs)
     return tuple(pairs)
 
@@ -280,10 +284,11 @@ def refuse_overlaps(pairs: Sequence[tuple[str, str]]) -> None:
             assert first.scope is not None and second.scope is not None
             where = first.scope.overlap(second.scope)
             if where is not None:
-                raise SyntaxProblem(
-                    f"{first.name}: {first.said} and {second.name}: {second.said} overlap (both "
-                    f"apply to {where}): narrow a scope so that only one applies, or record one "
-                    "outcome")
+                raise SyntaxProblem(said(
+                    "{first}: {first_outcome} and {second}: {second_outcome} overlap (both apply "
+                    "to {where}): narrow a scope so that only one applies, or record one outcome",
+                    first=first.name, first_outcome=first.said, second=second.name,
+                    second_outcome=second.said, where=where))
 
 
 def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[Record, ...]:
@@ -295,25 +300,35 @@ def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[Record, ...]
         if header:
             name, scope = header.group(1), header.group(2)
             if name != "*" and name not in names:
-                raise SyntaxProblem(f"[{name}] is not a value of this demo (its values: {', '.join(names)})")
+                raise SyntaxProblem(said("[{name}] is not a value of this demo (its values: "
+                                         "{values})", name=name, values=", ".join(names)))
             if scope is not None:
                 try:
                     name = record_name(name, scope)
                 except ValueError as exc:
-                    raise SyntaxProblem(
-                        f"[{name}[{scope}]]: {str(exc) or 'nothing'!r} is not a scope; write torch "
-                        "releases and/or devices, e.g. [off[torch>=2.16]]") from None
+                    raise SyntaxProblem(said(
+                        "[{record}]: {scope} is not a scope; write torch releases and/or "
+                        "devices, e.g. [off[torch>=2.16]]", record=_scoped(name, scope),
+                        scope=repr(str(exc) or "nothing"))) from None
             blocks.append((name, []))
         elif blocks:
             blocks[-1][1].append(line.strip())
         elif line.strip():
-            raise SyntaxProblem("expected output starts with a [value] line, e.g. [off]")
+            raise SyntaxProblem(said("expected output starts with a [value] line, e.g. [off]"))
     return tuple(Record(name, "\n".join(lines).strip()) for name, lines in blocks)
+
+
+def _autocast_example(name: str, device: str) -> str:
+    return f'{name}=[{{"device_type": "{device}", "dtype": torch.float16}}]'
+
+
+def _scoped(name: str, scope: str) -> str:
+    return f"{name}[{scope}]"
 
 
 def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return said(" (did you mean {word}?)", word=repr(close[0])) if close else ""
 
 
 def expect_text(pairs: list[tuple[str, str]]) -> str:

@@ -86,7 +86,7 @@ def test_dry_run_prints_a_unified_diff_and_writes_nothing(builds):
     run = builds["diff"]
     assert builds["diff_files"] == builds["pristine"]
     assert run.returncode == 1  # the pages are stale and stay so
-    assert "AUTOCAST_DEMO_ACCEPT=diff: 8 change(s), nothing written" in run.stdout
+    assert "AUTOCAST_DEMO_ACCEPT=diff: 8 changes, nothing written" in run.stdout
     for name in ("index.rst", "markdown.md"):
         old = builds["pristine"][name].decode().splitlines(keepends=True)
         new = expected(name).decode().splitlines(keepends=True)
@@ -107,7 +107,7 @@ def test_accept_rewrites_only_the_stale_records(builds):
     assert "index.rst:42: recorded off: differs" in run.stdout
     assert "index.rst:65: recorded off: matches" in run.stdout
     assert "markdown.md:16: recorded same_as_forward: differs" in run.stdout
-    assert "2 file(s) rewritten" in run.stdout
+    assert "2 files rewritten" in run.stdout
 
 
 def held(page, ident: str) -> bool:
@@ -134,7 +134,7 @@ def test_the_accept_build_shows_the_new_records_itself(builds):
     for subtype in ("mismatch", "missing-expectation", "output"):
         assert f"[autocast_demo.{subtype}]" not in run.stderr, run.stderr
     assert run.stdout.index("autocast-demo: ") < run.stdout.index("AUTOCAST_DEMO_ACCEPT: ")
-    assert "2 file(s) rewritten; the pages of this build show the new records" in run.stdout
+    assert "2 files rewritten; the pages of this build show the new records" in run.stdout
 
 
 def test_accepted_sources_build_clean_from_the_cache(builds):

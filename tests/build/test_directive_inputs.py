@@ -254,7 +254,7 @@ def test_accept_rewrites_myst_options_over_several_lines(tmp_path_factory):
     before = page.read_text(encoding="utf-8")
     out = src / "_build" / "check"
     write = sphinx_build(src, out, "-b", "autocast-check", env={"AUTOCAST_DEMO_ACCEPT": "1"})
-    assert "1 file(s) rewritten" in write.stdout + write.stderr, write.stderr
+    assert "1 file rewritten" in write.stdout + write.stderr, write.stderr
     after = before.replace("   same_as_forward: differs\n", "   same_as_forward: matches\n").replace(
         ":expect-output:\n   [off]\n   15.0\n", ":expect-output: |\n   [off]\n   16.0\n")
     assert page.read_text(encoding="utf-8") == after

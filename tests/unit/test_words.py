@@ -1,17 +1,26 @@
 """The extension's console words go through its catalog (core/i18n.py): every message a stage
 logs, prints or stores in a finding is a ``__``/``n__`` (or ``said``/``n_said``, said later)
-call, never a bare literal that a catalog could not reach. Pages: present's own tests. Demos'
-captions in a translated build: tests/build/test_i18n.py."""
+call, never a bare literal that a catalog could not reach; a writer's mistake in a directive
+(a ``SyntaxProblem``) is a ``said`` message too, said in the console's language in the log and
+in the page's on the page. Pages: present's own tests. Demos' captions in a translated build:
+tests/build/test_i18n.py."""
 
 from __future__ import annotations
 
 import ast
+import gettext
 import pickle
+import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
+import sphinx.locale
 
-from sphinx_autocast_demo.core.i18n import Said, in_console, n_said, said
+from sphinx_autocast_demo.core.i18n import CATALOG, Said, in_console, n_said, said
+from sphinx_autocast_demo.core.state import doc_state
+from sphinx_autocast_demo.read import directives, syntax
+from sphinx_autocast_demo.read.sources import located
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sphinx_autocast_demo"
 #: The stages whose messages this checks: the present stage's are page text (its own tests);
@@ -36,7 +45,8 @@ def _is_literal(node: ast.expr) -> bool:
 
 def literal_messages(source: str) -> list[int]:
     """The lines of ``source`` where a message is a literal: the first argument of
-    ``logger.<level>(...)`` or ``print(...)``, a ``Finding``'s ``message=``."""
+    ``logger.<level>(...)``, ``print(...)`` or ``SyntaxProblem(...)`` (a writer's mistake, said
+    where it is logged and on the page), a ``Finding``'s ``message=``."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Call):
@@ -44,7 +54,8 @@ def literal_messages(source: str) -> list[int]:
         func = node.func
         said_by = ((isinstance(func, ast.Attribute) and func.attr in LOGGED
                     and isinstance(func.value, ast.Name) and func.value.id == "logger")
-                   or (isinstance(func, ast.Name) and func.id == "print"))
+                   or (isinstance(func, ast.Name) and func.id in {"print", "SyntaxProblem"})
+                   or (isinstance(func, ast.Attribute) and func.attr == "SyntaxProblem"))
         if said_by and node.args and _is_literal(node.args[0]):
             found.append(node.lineno)
         if isinstance(func, ast.Name) and func.id == "Finding":
@@ -73,6 +84,9 @@ def test_no_stage_logs_prints_or_stores_a_message_the_catalog_cannot_reach():
     'print(f"merge: {out}", file=sys.stderr)',
     'Finding(severity="error", subtype="crash", location=here, message=f"died: {why}")',
     'logger.info(bold(f"{n} demos"))',
+    'raise SyntaxProblem(f"value {name!r} is given twice")',
+    'raise syntax.SyntaxProblem("no values given")',
+    'raise located(syntax.SyntaxProblem(":name: " + name), line)',
 ])
 def test_the_scan_finds_a_message_that_bypasses_the_catalog(code):
     assert literal_messages(code) == [1]
@@ -83,6 +97,8 @@ def test_the_scan_finds_a_message_that_bypasses_the_catalog(code):
     'logger.info(n__("{n} demo", "{n} demos", n).format(n=n))',
     'print(message, file=sys.stderr)',
     'Finding(severity="error", subtype="crash", location=here, message=said("died: {why}", why=w))',
+    'raise SyntaxProblem(said("value {value} is given twice", value=repr(name)))',
+    'raise located(syntax.SyntaxProblem(taken_by), line)',
 ])
 def test_the_scan_lets_words_through_the_catalog(code):
     assert literal_messages(code) == []
@@ -101,3 +117,45 @@ def test_a_stored_message_is_english_text_and_keeps_its_words_to_say_later():
 def test_said_plurals_follow_the_count():
     assert n_said("{n} demo", "{n} demos", 1, n=1) == "1 demo"
     assert n_said("{n} demo", "{n} demos", 2, n=2) == "2 demos"
+
+
+class _Loud(gettext.NullTranslations):
+    """A console catalog: every msgid said back in upper case, its placeholders kept."""
+
+    def gettext(self, message: str) -> str:
+        return re.sub(r"[^{}]+(?=\{|$)|(?<=\})[^{}]+", lambda m: m[0].upper(), message)
+
+
+class _Wrapped(gettext.NullTranslations):
+    """A page catalog: every msgid as ``<message>``."""
+
+    def gettext(self, message: str) -> str:
+        return f"<{message}>"
+
+
+class _Logger:
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+
+    def warning(self, message: str, **kwargs: object) -> None:
+        self.warnings.append(message)
+
+
+def test_a_directives_syntax_problem_is_said_in_the_consoles_language_and_the_pages(monkeypatch):
+    with pytest.raises(syntax.SyntaxProblem) as raised:
+        syntax.parse_values("same_as_forward, same_as_forward", "cpu", "bfloat16")
+    problem = located(raised.value, 5, "values")  # as AutocastDemo.demo() names the option
+    assert str(problem) == ":values: value 'same_as_forward' is given twice"  # no catalog: English
+    logged = _Logger()
+    monkeypatch.setattr(directives, "logger", logged)
+    monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), _Loud())
+    monkeypatch.setitem(sphinx.locale.translators, ("general", CATALOG), _Wrapped())
+    directive = SimpleNamespace(source_path="/docs/index.rst", doc_line=3, name="autocast-demo",
+                                env=SimpleNamespace(docname="index"))
+    nodes = directives._Base.problem(directive, problem.args[0], problem.line)  # type: ignore[arg-type, attr-defined]
+    assert logged.warnings == ["autocast-demo: :values: VALUE 'same_as_forward' IS GIVEN TWICE"]
+    assert nodes[0].astext() == ("<This demo was not checked: <:values: <value 'same_as_forward' "
+                                 "is given twice>>>")  # the page's words, in the page's language
+    finding = doc_state(directive.env, "index").problems[0]  # type: ignore[arg-type]
+    assert finding.message == "autocast-demo: :values: value 'same_as_forward' is given twice"
+    assert in_console(finding.message) == logged.warnings[0]  # kept as words, said when printed
