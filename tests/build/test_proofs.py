@@ -62,7 +62,7 @@ def test_a_setup_that_sets_the_config_makes_no_row_a_verdict(build):
     # the setup's "off" as torch's default. (The off row ran under its own value.)
     assert outcomes(build, "preset") == {"default": "error", "same_as_forward": "error",
                                          "off": "matches"}
-    assert ("index.rst:22: WARNING: value default, same_as_forward: never ran under its own "
+    assert ("index.rst:22: WARNING: values default, same_as_forward: never ran under its own "
             "value: a setup sets the config to 'off' before the demo runs") in build.warnings
     assert "[autocast_demo.config-set]" in build.warnings
 
