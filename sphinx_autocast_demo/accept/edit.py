@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..core.i18n import said
 from ..core.scopes import Record, scoped_name
 from ..read import syntax
 from .newrecord import Blocked, new_expect, new_output
@@ -41,7 +42,8 @@ def find_block(lines: list[str], where: SourceMap) -> Block:
     opener = where.line - 1
     if not (0 <= opener < len(lines)) or not (RST_OPEN.match(lines[opener])
                                               or MYST_OPEN.match(lines[opener])):
-        raise Blocked("the directive is not where the build read it (edited during the build?)")
+        raise Blocked(said("the directive is not where the build read it (edited during the "
+                           "build?)"))
     spans = {o.name: (o.first - 1, o.end - 1) for o in where.options}
     start, end = where.start - 1, where.end - 1
     if spans:  # a new option goes in with the indentation of the others
@@ -124,7 +126,8 @@ def expect_output_lines(result: DemoResult, lines: list[str], block: Block) -> l
     out = [marker + (" |" if block.style != "rst" else "")]
     for name, text in blocks:
         if "\n\n" in text and block.style == "rst":
-            raise Blocked(f"the output of {name} has a blank line, which ends a reST option")
+            raise Blocked(said("the output of {value} has a blank line, which ends a reST option",
+                               value=name))
         out.append(f"{prefix}[{name}]")
         out.extend(f"{prefix}{line}".rstrip() if line else prefix.rstrip() for line in
                    text.splitlines())
@@ -150,9 +153,9 @@ def plan(result: DemoResult, lines: list[str]) -> list[Change]:
         try:
             names = tuple(v.name for v in demo.variants)
             if syntax.parse_expect(old, names) != demo.expect:
-                raise Blocked("the file changed since the build read it: build again")
+                raise Blocked(said("the file changed since the build read it: build again"))
         except syntax.SyntaxProblem:
-            raise Blocked("the file changed since the build read it: build again") from None
+            raise Blocked(said("the file changed since the build read it: build again")) from None
     changes: list[Change] = []
     expect = new_expect(result)
     if expect is not None:

@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..core.i18n import said
 from ..core.printed import normalize_output
 from ..core.scopes import conflict, governing, records, scope_parts, scoped_name
 from ..read import syntax
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
 
 
 class Blocked(Exception):
-    """A demo whose new record cannot be written; the message says why."""
+    """A demo whose new record cannot be written; the message (a ``said()``, kept as words and
+    said in the console's language where accept mode prints it) says why."""
 
 
 def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
@@ -34,7 +36,8 @@ def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
     actual = {vr.variant.name: vr for vr in result.variants}
     for name, vr in actual.items():
         if vr.verdict.outcome == "error":
-            raise Blocked(f"value {name} has no outcome to record ({vr.verdict.note})")
+            raise Blocked(said("value {value} has no outcome to record ({note})", value=name,
+                               note=vr.verdict.note))
     for name in actual:
         _refuse_conflict(demo.expect, name, result)
 
@@ -80,8 +83,8 @@ def new_output(result: DemoResult) -> list[tuple[str, str]] | None:
     if all(normalize_output(demo.expected_output(n, here) or "") == printed[n] for n in covered):
         return None
     if any(record.scope is not None for record in records(demo.expect_output)):
-        raise Blocked("its :expect-output: has scoped blocks ([value[torch...]]): rewrite the "
-                      "one that applies here by hand")
+        raise Blocked(said("its :expect-output: has scoped blocks ([value[torch...]]): rewrite "
+                           "the one that applies here by hand"))
     texts = {printed[n] for n in covered}
     if len(texts) == 1 and "*" in dict(demo.expect_output):
         return [("*", printed[covered[0]])]
@@ -129,11 +132,14 @@ def scoped(result: DemoResult, changes: list[tuple[str, str]]) -> list[tuple[str
                 there = next(v for v in same.variants if v.variant.name == name)
                 if (same.environment is not None and scope.holds(same.environment)
                         and not there.compiled.not_run and there.verdict.text != vr.verdict.text):
-                    raise Blocked(
-                        f"value {name}: {environment.label} did {vr.verdict.text} and "
-                        f"{same.environment.label} did {there.verdict.text}, with the same "
-                        f"torch release and device ({name}[{scope}] would cover both); record "
-                        "it by hand, scoped so as to tell them apart")
+                    scope_text = str(scope)
+                    raise Blocked(said(
+                        "value {value}: {here} did {did} and {there} did {there_did}, with the "
+                        "same torch release and device ({value}[{scope}] would cover both); "
+                        "record it by hand, scoped so as to tell them apart",
+                        value=name, here=environment.label, did=vr.verdict.text,
+                        there=same.environment.label, there_did=there.verdict.text,
+                        scope=scope_text))
             out.append((scoped_name(name, scope), vr.verdict.text))
     return out
 
@@ -150,9 +156,11 @@ def _refuse_conflict(expect: tuple[tuple[str, str], ...], name: str, result: Dem
     for shown in (result, *result.others):
         pair = conflict(expect, name, shown.environment)
         if pair is not None:
-            label = shown.environment.label if shown.environment else "this build"
-            raise Blocked(f"value {name}: {pair[0][0]} and {pair[1][0]} both apply in {label} "
-                          "and record different outcomes: narrow a scope by hand first")
+            label = shown.environment.label if shown.environment else said("this build")
+            first, second = pair[0][0], pair[1][0]
+            raise Blocked(said("value {value}: {first} and {second} both apply in {where} and "
+                               "record different outcomes: narrow a scope by hand first",
+                               value=name, first=first, second=second, where=label))
 
 
 def _converges(result: DemoResult, changes: list[tuple[str, str]]) -> None:
@@ -165,7 +173,8 @@ def _converges(result: DemoResult, changes: list[tuple[str, str]]) -> None:
     try:
         syntax.refuse_overlaps(list(final))
     except syntax.SyntaxProblem as exc:
-        raise Blocked(f"the new record would not be read: {exc}") from None
+        raise Blocked(said("the new record would not be read: {problem}",
+                           problem=exc.args[0])) from None
     for shown in (result, *result.others):
         for vr in shown.variants:
             if vr.compiled.not_run or vr.verdict.outcome == "error":
@@ -174,7 +183,8 @@ def _converges(result: DemoResult, changes: list[tuple[str, str]]) -> None:
             found = governing(final, vr.variant.name, shown.environment)
             names = vr.compiled.error.names if vr.compiled.error else ()
             if found is None or not syntax.outcome_holds(found.said, vr.verdict.outcome, names):
-                label = shown.environment.label if shown.environment else "this build"
-                raise Blocked(f"value {vr.variant.name}: no record found that holds in {label} "
-                              f"as well as in the others ({syntax.expect_text(list(final))}); "
-                              "record it by hand")
+                label = shown.environment.label if shown.environment else said("this build")
+                record = syntax.expect_text(list(final))
+                raise Blocked(said("value {value}: no record found that holds in {where} as well "
+                                   "as in the others ({record}); record it by hand",
+                                   value=vr.variant.name, where=label, record=record))

@@ -144,7 +144,9 @@ def write(app: Sphinx) -> dict[tuple[str, str], Demo]:
             try:
                 bad = files.take(result)
             except (Blocked, OSError, UnicodeDecodeError, SyntaxError) as err:
-                blocked.append(f"{result.demo.location}: {err}")
+                # A Blocked's reason is kept as words (said()): said in the console's language.
+                why = in_console(err.args[0]) if isinstance(err, Blocked) else str(err)
+                blocked.append(f"{result.demo.location}: {why}")
             else:
                 if bad:
                     unwritable.append(__("{demo}: not rewritten: {why}").format(

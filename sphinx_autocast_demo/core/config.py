@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from .i18n import said
 from .model import DEFAULT_CONFIG, Code, DtypeFrom, Location, Tolerance
 
 if TYPE_CHECKING:
@@ -27,10 +28,14 @@ DTYPES = ("bfloat16", "float16", "float32")
 #: The longest timeout a run may have: far above any demo, and far below what the engine's
 #: clocks accept (a deadline past ~24.8 days overflows them and used to end the build).
 MAX_TIMEOUT = 24 * 60 * 60.0
-TIMEOUT_RULE = f"a number of seconds > 0 and at most {MAX_TIMEOUT:g} (24 h)"
-TOLERANCE_RULE = "a finite number >= 0 (0: bitwise equal)"
-BUDGET_RULE = "a finite number of seconds >= 0 (0: no budget)"
-KEEP_RULE = f"a number of seconds >= 0 and at most {MAX_TIMEOUT:g} (24 h; 0: none is kept)"
+_MAX_SECONDS = format(MAX_TIMEOUT, "g")
+#: What a number setting (and the directive option that mirrors it) must be: words kept to be
+#: said (English as text; a directive's error message says them in the console's language).
+TIMEOUT_RULE = said("a number of seconds > 0 and at most {seconds} (24 h)", seconds=_MAX_SECONDS)
+TOLERANCE_RULE = said("a finite number >= 0 (0: bitwise equal)")
+BUDGET_RULE = said("a finite number of seconds >= 0 (0: no budget)")
+KEEP_RULE = said("a number of seconds >= 0 and at most {seconds} (24 h; 0: none is kept)",
+                 seconds=_MAX_SECONDS)
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 logs, prints or stores in a finding is a ``__``/``n__`` (or ``said``/``n_said``, said later)
 call, never a bare literal that a catalog could not reach; a writer's mistake in a directive
 (a ``SyntaxProblem``) is a ``said`` message too, said in the console's language in the log and
-in the page's on the page. Pages: present's own tests. Demos' captions in a translated build:
-tests/build/test_i18n.py."""
+in the page's on the page; so is accept mode's reason not to rewrite a record (a ``Blocked``).
+Pages: present's own tests. Demos' captions in a translated build: tests/build/test_i18n.py."""
 
 from __future__ import annotations
 
@@ -11,15 +11,20 @@ import ast
 import gettext
 import pickle
 import re
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import sphinx.locale
+from fakes import SRC, TEXT, WHERE, demo, ran, result
 
+from sphinx_autocast_demo.accept import rewrite
+from sphinx_autocast_demo.accept.newrecord import Blocked
 from sphinx_autocast_demo.core.i18n import CATALOG, Said, in_console, n_said, said
+from sphinx_autocast_demo.core.model import Verdict
 from sphinx_autocast_demo.core.state import doc_state
-from sphinx_autocast_demo.read import directives, syntax
+from sphinx_autocast_demo.read import directives, options, syntax
 from sphinx_autocast_demo.read.sources import located
 
 PACKAGE = Path(__file__).resolve().parents[2] / "sphinx_autocast_demo"
@@ -27,6 +32,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "sphinx_autocast_demo"
 #: the worker child's travel as data and are said by the parent.
 STAGES = ("read", "plan", "engine", "judge", "report", "accept", "pipeline.py", "cli.py")
 LOGGED = {"warning", "info", "error", "verbose", "debug", "critical"}
+#: Called with the message as their first argument (``print``, or an exception whose message
+#: is said later: a writer's mistake, accept mode's reason not to rewrite a record).
+SAID_BY = {"print", "SyntaxProblem", "Blocked"}
 
 
 def _is_literal(node: ast.expr) -> bool:
@@ -45,8 +53,9 @@ def _is_literal(node: ast.expr) -> bool:
 
 def literal_messages(source: str) -> list[int]:
     """The lines of ``source`` where a message is a literal: the first argument of
-    ``logger.<level>(...)``, ``print(...)`` or ``SyntaxProblem(...)`` (a writer's mistake, said
-    where it is logged and on the page), a ``Finding``'s ``message=``."""
+    ``logger.<level>(...)``, ``print(...)``, ``SyntaxProblem(...)`` (a writer's mistake, said
+    where it is logged and on the page) or ``Blocked(...)`` (why accept mode will not rewrite a
+    record, said where it prints), a ``Finding``'s ``message=``."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Call):
@@ -54,8 +63,8 @@ def literal_messages(source: str) -> list[int]:
         func = node.func
         said_by = ((isinstance(func, ast.Attribute) and func.attr in LOGGED
                     and isinstance(func.value, ast.Name) and func.value.id == "logger")
-                   or (isinstance(func, ast.Name) and func.id in {"print", "SyntaxProblem"})
-                   or (isinstance(func, ast.Attribute) and func.attr == "SyntaxProblem"))
+                   or (isinstance(func, ast.Name) and func.id in SAID_BY)
+                   or (isinstance(func, ast.Attribute) and func.attr in SAID_BY))
         if said_by and node.args and _is_literal(node.args[0]):
             found.append(node.lineno)
         if isinstance(func, ast.Name) and func.id == "Finding":
@@ -87,6 +96,9 @@ def test_no_stage_logs_prints_or_stores_a_message_the_catalog_cannot_reach():
     'raise SyntaxProblem(f"value {name!r} is given twice")',
     'raise syntax.SyntaxProblem("no values given")',
     'raise located(syntax.SyntaxProblem(":name: " + name), line)',
+    'raise Blocked(f"value {name} has no outcome to record ({note})")',
+    'raise Blocked("the file changed since the build read it: build again") from None',
+    'raise newrecord.Blocked("its :expect-output: has scoped blocks")',
 ])
 def test_the_scan_finds_a_message_that_bypasses_the_catalog(code):
     assert literal_messages(code) == [1]
@@ -99,6 +111,7 @@ def test_the_scan_finds_a_message_that_bypasses_the_catalog(code):
     'Finding(severity="error", subtype="crash", location=here, message=said("died: {why}", why=w))',
     'raise SyntaxProblem(said("value {value} is given twice", value=repr(name)))',
     'raise located(syntax.SyntaxProblem(taken_by), line)',
+    'raise Blocked(said("value {value} has no outcome to record", value=name))',
 ])
 def test_the_scan_lets_words_through_the_catalog(code):
     assert literal_messages(code) == []
@@ -159,3 +172,40 @@ def test_a_directives_syntax_problem_is_said_in_the_consoles_language_and_the_pa
     finding = doc_state(directive.env, "index").problems[0]  # type: ignore[arg-type]
     assert finding.message == "autocast-demo: :values: value 'same_as_forward' is given twice"
     assert in_console(finding.message) == logged.warnings[0]  # kept as words, said when printed
+
+
+def test_accepts_reason_not_to_rewrite_is_said_in_the_consoles_language(monkeypatch, tmp_path):
+    page = tmp_path / "index.rst"
+    page.write_text("\n".join(TEXT) + "\n", encoding="utf-8")
+    timed_out = result(demo(), (Verdict("error", note="it timed out"), *ran("matches")[1:]),
+                       ran("matches"))
+    where = replace(WHERE, path=str(page))
+    timed_out = replace(timed_out, demo=replace(timed_out.demo, source_map=where))
+    app = SimpleNamespace(env=SimpleNamespace(), builder=SimpleNamespace(name="html"))
+    doc_state(app.env, "index").results["d"] = timed_out  # type: ignore[arg-type]
+    monkeypatch.setenv(rewrite.ENV, "1")
+    with pytest.raises(Blocked) as raised:  # no catalog: English, as the tests of accept read it
+        rewrite.Files().take(timed_out)
+    assert str(raised.value) == "value same_as_forward has no outcome to record (it timed out)"
+    logged = _Logger()
+    monkeypatch.setattr(rewrite, "logger", logged)
+    monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), _Loud())
+    assert rewrite.write(app) == {}  # type: ignore[arg-type]
+    rewrite.finish(app, None)  # type: ignore[arg-type]
+    assert logged.warnings == [
+        "AUTOCAST_DEMO_ACCEPT: NOTHING WAS CHANGED, BECAUSE:\n  "
+        f"{SRC}:1: VALUE same_as_forward HAS NO OUTCOME TO RECORD (it timed out)"]
+    assert page.read_text(encoding="utf-8") == "\n".join(TEXT) + "\n"  # nothing written
+
+
+def test_a_number_options_rule_is_said_with_the_message(monkeypatch):
+    timeout = next(o for o in options.DEMO if o.name == "timeout")
+    with pytest.raises(syntax.SyntaxProblem) as raised:
+        options.read(timeout, {"timeout": "-1"}, None, default=120.0)  # type: ignore[arg-type]
+    message = raised.value.args[0]
+    assert message == (":timeout: '-1' must be a number of seconds > 0 and at most 86400 (24 h); "
+                       "leave the option out to use autocast_demo_timeout (120 s)")
+    monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), _Loud())
+    assert in_console(message) == (":timeout: '-1' MUST BE A NUMBER OF SECONDS > 0 AND AT MOST "
+                                   "86400 (24 H); LEAVE THE OPTION OUT TO USE autocast_demo_timeout "
+                                   "(120 S)")
