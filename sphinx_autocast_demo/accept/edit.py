@@ -180,14 +180,15 @@ def unsafe_in_python(path: str, changes: list[Change], encoding: str = "utf-8") 
         return ""
     text = "\n".join(line for change in changes for line in change.new)
     if "\\" in text:
-        return "the new record has a backslash, which a docstring reads as an escape"
+        return said("the new record has a backslash, which a docstring reads as an escape")
     if '"""' in text or "'''" in text:
-        return "the new record has three quotes, which would end the docstring"
+        return said("the new record has three quotes, which would end the docstring")
     try:
         text.encode(encoding)
     except UnicodeEncodeError as err:
-        return (f"the new record has {err.object[err.start:err.end]!r}, which the file's "
-                f"encoding ({encoding}) cannot hold")
+        text = repr(err.object[err.start:err.end])
+        return said("the new record has {text}, which the file's encoding ({encoding}) cannot hold",
+                    text=text, encoding=encoding)
     return ""
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 
-from ..core.i18n import __, in_console, n__
+from ..core.i18n import __, in_console, n__, said
 from ..core.publish import relative
 from ..core.state import all_docs
 from ..core.subtypes import ours
@@ -54,8 +54,10 @@ def validate() -> None:
     if mode() == "?":
         from sphinx.errors import ConfigError
 
-        raise ConfigError(f"{ENV}={os.environ[ENV]!r}: use 1 (rewrite the sources), diff "
-                          "(print what would change) or 0")
+        given = repr(os.environ[ENV])
+        raise ConfigError(__(
+            "{variable}={value}: use 1 (rewrite the sources), diff (print what would change) or 0"
+        ).format(variable=ENV, value=given))
 
 
 class Files:
@@ -89,7 +91,8 @@ class Files:
         if docstrings.split_source(path):  # the directive was not found in the .py file
             if new_expect(result) is None:
                 return ""
-            return f"{docstrings.reason(path)}; record it by hand"
+            why = docstrings.reason(path)
+            return said("{why}; record it by hand", why=why)
         real = self.read(path)
         lines = [ln.rstrip("\r\n") for ln in split_lines(self.texts[real])]
         planned = plan(result, lines)
@@ -129,8 +132,8 @@ def write(app: Sphinx) -> dict[tuple[str, str], Demo]:
     they hold. A build that fails from here on has rewritten what it checked."""
     how = mode()
     files = Files()
-    said: list[tuple[bool, str]] = []
-    setattr(app, OUTCOME, Outcome(said))
+    told: list[tuple[bool, str]] = []
+    setattr(app, OUTCOME, Outcome(told))
     if how not in ("write", "diff"):
         return {}
     docs = all_docs(app.env)
@@ -150,39 +153,39 @@ def write(app: Sphinx) -> dict[tuple[str, str], Demo]:
             else:
                 if bad:
                     unwritable.append(__("{demo}: not rewritten: {why}").format(
-                        demo=result.demo.location, why=bad))
+                        demo=result.demo.location, why=in_console(bad)))
     changes = files.changes
     if blocked:
         files.demos.clear()
-        said.append((True, __("{mode}: nothing was changed, because:\n  {problems}").format(
+        told.append((True, __("{mode}: nothing was changed, because:\n  {problems}").format(
             mode=ENV, problems="\n  ".join(blocked))))
         return {}
-    said.extend((True, f"{ENV}: {line}") for line in unwritable)
+    told.extend((True, f"{ENV}: {line}") for line in unwritable)
     new = {p: apply(files.texts[p], c) for p, c in changes.items() if c}
     if how == "diff":
         files.demos.clear()
         for path, text in new.items():
             rel = _here(files.shown[path])
-            said.append((False, "".join(difflib.unified_diff(
+            told.append((False, "".join(difflib.unified_diff(
                 files.texts[path].splitlines(keepends=True), text.splitlines(keepends=True),
                 f"a/{rel}", f"b/{rel}")).rstrip("\n")))
         count = sum(map(len, changes.values()))
-        said.append((False, n__("{mode}=diff: {n} change, nothing written",
+        told.append((False, n__("{mode}=diff: {n} change, nothing written",
                                 "{mode}=diff: {n} changes, nothing written", count).format(
                                     mode=ENV, n=count)))
         return {}
     write_all(new, files.encodings)
     for items in changes.values():
         for change in sorted(items, key=lambda c: c.start):
-            said.append((False, __("{mode}: {file}:{line}: recorded {what}").format(
+            told.append((False, __("{mode}: {file}:{line}: recorded {what}").format(
                 mode=ENV, file=_here(change.path), line=change.start + 1, what=change.what)))
     if new:
-        said.append((False, n__("{mode}: {n} file rewritten; the pages of this build show the "
+        told.append((False, n__("{mode}: {n} file rewritten; the pages of this build show the "
                                 "new records",
                                 "{mode}: {n} files rewritten; the pages of this build show the "
                                 "new records", len(new)).format(mode=ENV, n=len(new))))
     elif not unwritable:
-        said.append((False, __("{mode}: every record holds; nothing to change").format(mode=ENV)))
+        told.append((False, __("{mode}: every record holds; nothing to change").format(mode=ENV)))
     return files.demos
 
 

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from .i18n import said
+from .i18n import __, in_console, said
 from .model import DEFAULT_CONFIG, Code, DtypeFrom, Location, Tolerance
 
 if TYPE_CHECKING:
@@ -231,9 +231,11 @@ def _number(app: Sphinx, option: Option, text: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise ConfigError(
-            f"sphinx-build -D {PREFIX}{option.name}={text!r}: not a number; it must be "
-            f"{option.rule} (default {option.default!r})") from None
+        given, default = repr(text), repr(option.default)
+        raise ConfigError(__(
+            "sphinx-build -D {option}={value}: not a number; it must be {rule} (default {default})"
+        ).format(option=PREFIX + option.name, value=given, rule=in_console(option.rule),
+                 default=default)) from None
 
 
 def validate(app: Sphinx, config: Config) -> None:
@@ -246,21 +248,22 @@ def validate(app: Sphinx, config: Config) -> None:
                 and _from_command_line(config, PREFIX + option.name)):
             # Stored as the number, before Sphinx checks the types (config-inited, priority 800).
             value = config[PREFIX + option.name] = _number(app, option, value)
+        name, given, default = PREFIX + option.name, repr(value), repr(option.default)
         if not isinstance(value, option.types) or (isinstance(value, bool) and bool not in option.types):
-            raise ConfigError(
-                f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r} must be of type "
-                f"{' or '.join(t.__name__ for t in option.types)} (default {option.default!r})"
-            )
+            where, types = _where(app, option.name), " or ".join(t.__name__ for t in option.types)
+            raise ConfigError(__(
+                "{where}: {option} = {value} must be of type {types} (default {default})"
+            ).format(where=where, option=name, value=given, types=types, default=default))
         if option.choices and value not in option.choices:
-            raise ConfigError(
-                f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r}; choose one of "
-                + ", ".join(repr(c) for c in option.choices)
-            )
+            where, choices = _where(app, option.name), ", ".join(repr(c) for c in option.choices)
+            raise ConfigError(__("{where}: {option} = {value}; choose one of {choices}").format(
+                where=where, option=name, value=given, choices=choices))
         if option.rule and number_problem(option.rule, value):
-            raise ConfigError(
-                f"{_where(app, option.name)}: {PREFIX}{option.name} = {value!r} must be {option.rule} "
-                f"(default {option.default!r})"
-            )
+            where = _where(app, option.name)
+            raise ConfigError(__(
+                "{where}: {option} = {value} must be {rule} (default {default})"
+            ).format(where=where, option=name, value=given, rule=in_console(option.rule),
+                     default=default))
     shard = os.environ.get("AUTOCAST_DEMO_SHARD") or config[PREFIX + "shard"]
     if shard:
 
@@ -269,10 +272,13 @@ def validate(app: Sphinx, config: Config) -> None:
         except ValueError as exc:
             where = ("AUTOCAST_DEMO_SHARD" if os.environ.get("AUTOCAST_DEMO_SHARD")
                      else f"{_where(app, 'shard')}: {PREFIX}shard")
-            raise ConfigError(f"{where}: {exc}") from None
+            problem = str(exc)
+            raise ConfigError(__("{where}: {problem}").format(where=where, problem=problem)) from None
     env_mode = os.environ.get("AUTOCAST_DEMO_EXECUTE")
     if env_mode and env_mode not in EXECUTE_MODES:
-        raise ConfigError(f"AUTOCAST_DEMO_EXECUTE={env_mode!r}; choose one of {', '.join(EXECUTE_MODES)}")
+        given, choices = repr(env_mode), ", ".join(EXECUTE_MODES)
+        raise ConfigError(__("{variable}={value}; choose one of {choices}").format(
+            variable="AUTOCAST_DEMO_EXECUTE", value=given, choices=choices))
 
 
 def number_problem(rule: str, value: object) -> bool:

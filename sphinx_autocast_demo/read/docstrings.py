@@ -27,6 +27,8 @@ import tokenize
 import warnings
 from dataclasses import dataclass
 
+from ..core.i18n import said
+
 #: The source name autodoc gives a docstring's lines.
 DOCSTRING_SOURCE = re.compile(r"^(?P<path>.+\.pyw?):docstring of (?P<name>.+)$")
 _OPENING = re.compile(r"^([rRuU]{0,2})('''|\"\"\"|'|\")")
@@ -173,11 +175,11 @@ def _runtime_docs(tree: ast.Module) -> tuple[tuple[str, int, str], ...]:
                 op = ast.unparse(child).split(" ", 2)[1] if isinstance(child, ast.AugAssign) else "="
                 targets = child.targets if isinstance(child, ast.Assign) else [child.target]
                 for target in targets:
-                    said = f"{ast.unparse(target)} {op} ..."
+                    shown = f"{ast.unparse(target)} {op} ..."
                     if isinstance(target, ast.Attribute) and target.attr == "__doc__":
-                        out.append((ast.unparse(target.value).rsplit(".", 1)[-1], child.lineno, said))
+                        out.append((ast.unparse(target.value).rsplit(".", 1)[-1], child.lineno, shown))
                     elif isinstance(target, ast.Name) and target.id == "__doc__" and owner is not None:
-                        out.append((owner, child.lineno, said))
+                        out.append((owner, child.lineno, shown))
             visit(child, owner)
 
     visit(tree, "")
@@ -198,12 +200,16 @@ def _read(path: str, stamp: tuple[int, int]) -> Module:
         text, _ = read_python(path)
         tree = ast.parse(text, path)
     except OSError as err:
-        raise Unreadable(f"{path} cannot be read: {err.strerror or err}") from None
+        problem = err.strerror or str(err)
+        raise Unreadable(said("{path} cannot be read: {problem}", path=path, problem=problem)) from None
     except SyntaxError as err:
-        raise Unreadable(f"{path}:{err.lineno or 1}: it is not Python that parses ({err.msg})") from None
+        line, problem = err.lineno or 1, err.msg
+        raise Unreadable(said("{path}:{line}: it is not Python that parses ({problem})",
+                              path=path, line=line, problem=problem)) from None
     except (UnicodeDecodeError, ValueError) as err:
-        raise Unreadable(f"{path} cannot be decoded ({err}): declare its encoding as PEP 263 "
-                         "says") from None
+        problem = str(err)
+        raise Unreadable(said("{path} cannot be decoded ({problem}): declare its encoding as PEP "
+                              "263 says", path=path, problem=problem)) from None
     source = [ln.rstrip("\r") for ln in text.split("\n")]
     literals = {_place(node): found for node in _string_nodes(tree)
                 if (found := literal_lines(source, node)) is not None}
@@ -215,7 +221,8 @@ def read_module(path: str) -> Module:
     try:
         status = os.stat(path)
     except OSError as err:
-        raise Unreadable(f"{path} cannot be read: {err.strerror or err}") from None
+        problem = err.strerror or str(err)
+        raise Unreadable(said("{path} cannot be read: {problem}", path=path, problem=problem)) from None
     return _read(path, (status.st_mtime_ns, status.st_size))
 
 
@@ -308,32 +315,36 @@ def reason(source: str) -> str:
     or its lines are not the file's."""
     split = split_source(source)
     if split is None:
-        return "it is not a docstring"
+        return said("it is not a docstring")
     path, name = split
     try:
         module = read_module(path)
     except Unreadable as err:
-        return str(err)
+        return err.args[0]  # type: ignore[no-any-return]
     tail, nodes = _named(module, name)
     last = name.rsplit(".", 1)[-1]
     of_module = not tail and last == _module_name(path)
     made = [f"{path}:{line}: {text}" for owner, line, text in module.runtime_docs
             if owner == ("" if of_module else last)]
     if made:
-        return f"its docstring is made at run time ({'; '.join(made)})"
+        places = "; ".join(made)
+        return said("its docstring is made at run time ({places})", places=places)
     if not tail and not of_module:
-        return f"{path} defines no {last} (is it made at run time?)"
+        return said("{path} defines no {name} (is it made at run time?)", path=path, name=last)
     docs = [doc for node in nodes if (doc := _docstring(node)) is not None]
     where = ", ".join(f"{path}:{getattr(node, 'lineno', 1)}" for node in nodes)
     label = tail or name
     if not docs:
-        return f"{label} ({where}) has no docstring written in the file (made or inherited at run time)"
+        return said("{name} ({where}) has no docstring written in the file (made or inherited at "
+                    "run time)", name=label, where=where)
     if len(docs) > 1:
-        return f"{label} is defined {len(nodes)} times ({where}): which one is documented is " \
-               "decided at run time"
+        count = len(nodes)
+        return said("{name} is defined {n} times ({where}): which one is documented is decided "
+                    "at run time", name=label, n=count, where=where)
     literal = module.literals.get(_place(docs[0]))
     if literal is None or not literal.one_for_one:
-        return f"the docstring at {path}:{docs[0].lineno} has a line break escaped (\\n) or a " \
-               "line that ends in a backslash, so its lines are not the file's"
-    return f"the docstring at {path}:{docs[0].lineno} does not hold this directive as autodoc " \
-           "shows it (it is changed at run time)"
+        return said("the docstring at {path}:{line} has a line break escaped (\\n) or a line "
+                    "that ends in a backslash, so its lines are not the file's",
+                    path=path, line=docs[0].lineno)
+    return said("the docstring at {path}:{line} does not hold this directive as autodoc shows it "
+                "(it is changed at run time)", path=path, line=docs[0].lineno)

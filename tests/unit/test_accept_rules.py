@@ -168,9 +168,9 @@ def test_a_module_is_read_and_written_in_its_declared_encoding_and_line_endings(
     accept.write_all({str(module): edit.apply(text, [Change("x", 2, 2, ["x = '\u00e0'"], "")])},
                      files.encodings)
     assert module.read_bytes() == data + "x = '\u00e0'\r\n".encode("latin-1")
-    said = edit.unsafe_in_python("mod.py", [Change("mod.py", 0, 0, ["off: raises \u0100rror"], "")],
-                                    "iso-8859-1")
-    assert said == "the new record has '\u0100', which the file's encoding (iso-8859-1) cannot hold"
+    why = edit.unsafe_in_python("mod.py", [Change("mod.py", 0, 0, ["off: raises \u0100rror"], "")],
+                                "iso-8859-1")
+    assert why == "the new record has '\u0100', which the file's encoding (iso-8859-1) cannot hold"
 
 
 def test_crlf_line_endings_are_kept():

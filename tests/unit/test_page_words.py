@@ -24,7 +24,7 @@ from sphinx import locale
 from test_snapshots import CASES
 
 from sphinx_autocast_demo.core import i18n
-from sphinx_autocast_demo.core.model import DemoResult
+from sphinx_autocast_demo.core.model import DemoResult, RunRecord, Verdict
 from sphinx_autocast_demo.core.state import DocState, state
 from sphinx_autocast_demo.judge.judgement import judge
 from sphinx_autocast_demo.present import cells, columns, html, render, summary
@@ -186,3 +186,21 @@ def test_when_and_how_a_result_set_was_made_is_said_in_the_pages_language(pseudo
         first="2026-11-30", last="2026-12-03")
     one = EnvironmentSet(Environment.only_named("torch 2.14.1"), [], runs[:1])
     assert i18n.on_page(one.when) == "\u27e6on {date}\u27e7".format(date="2026-11-30")
+
+
+@pytest.mark.parametrize("run, said", [
+    (RunRecord(status="timeout", detail="stopped after its timeout of 120 s"),
+     "\u27e6stopped after its timeout of {seconds} s\u27e7".format(seconds="120")),
+    (RunRecord(status="crashed", detail="the process was killed by SIGSEGV", killed_by="SIGSEGV"),
+     "\u27e6the process was killed by {signal}\u27e7".format(signal="SIGSEGV")),
+    (RunRecord(status="crashed", detail="the process exited with status 3 before the snippet "
+               "finished", exit_status=3),
+     f"\u27e6the process exited with status {3} before the snippet finished\u27e7"),
+])
+def test_how_a_run_that_did_not_finish_ended_is_said_in_the_pages_language(pseudo, run, said):
+    # Under the printed output, after what the run printed: from the record's facts, not from
+    # its detail, which is the engine's English (and stays so in the cache).
+    stopped = result(demo(), (Verdict("error"), run, RunRecord(status="ok")), ran("matches"))
+    blocks = render.printed(stopped, APP)  # type: ignore[arg-type]
+    text = "\n".join(node.astext() for node in blocks)
+    assert said in text and run.detail not in text.replace(said, "")  # (only its translation)

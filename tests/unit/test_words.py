@@ -30,11 +30,15 @@ from sphinx_autocast_demo.read.sources import located
 PACKAGE = Path(__file__).resolve().parents[2] / "sphinx_autocast_demo"
 #: The stages whose messages this checks: the present stage's are page text (its own tests);
 #: the worker child's travel as data and are said by the parent.
-STAGES = ("read", "plan", "engine", "judge", "report", "accept", "pipeline.py", "cli.py")
+STAGES = ("read", "plan", "engine", "judge", "report", "accept", "pipeline.py", "cli.py",
+          "core/config.py")
 LOGGED = {"warning", "info", "error", "verbose", "debug", "critical"}
-#: Called with the message as their first argument (``print``, or an exception whose message
-#: is said later: a writer's mistake, accept mode's reason not to rewrite a record).
-SAID_BY = {"print", "SyntaxProblem", "Blocked"}
+#: Called with the message as their first argument (``print``, an error that conf.py's check
+#: raises and Sphinx prints, or an exception whose message is said later: a writer's mistake,
+#: accept mode's reason not to rewrite a record, a ``.py`` file it cannot read).
+SAID_BY = {"print", "ConfigError", "SyntaxProblem", "Blocked", "Unreadable"}
+#: Functions that return a reason, said later (accept mode's why a demo is not rewritten).
+SAYS_WHY = {"reason", "unsafe_in_python"}
 
 
 def _is_literal(node: ast.expr) -> bool:
@@ -53,11 +57,15 @@ def _is_literal(node: ast.expr) -> bool:
 
 def literal_messages(source: str) -> list[int]:
     """The lines of ``source`` where a message is a literal: the first argument of
-    ``logger.<level>(...)``, ``print(...)``, ``SyntaxProblem(...)`` (a writer's mistake, said
-    where it is logged and on the page) or ``Blocked(...)`` (why accept mode will not rewrite a
-    record, said where it prints), a ``Finding``'s ``message=``."""
+    ``logger.<level>(...)``, ``print(...)``, ``ConfigError(...)``, ``SyntaxProblem(...)`` (a
+    writer's mistake, said where it is logged and on the page), ``Blocked(...)`` or
+    ``Unreadable(...)`` (why accept mode will not rewrite a record, said where it prints), a
+    ``Finding``'s ``message=``, a ``return`` of :data:`SAYS_WHY`'s functions."""
     found = []
     for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.name in SAYS_WHY:
+            found += [ret.lineno for ret in ast.walk(node) if isinstance(ret, ast.Return)
+                      and ret.value is not None and _is_literal(ret.value)]
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -99,6 +107,11 @@ def test_no_stage_logs_prints_or_stores_a_message_the_catalog_cannot_reach():
     'raise Blocked(f"value {name} has no outcome to record ({note})")',
     'raise Blocked("the file changed since the build read it: build again") from None',
     'raise newrecord.Blocked("its :expect-output: has scoped blocks")',
+    'raise ConfigError(f"{where}: {name} = {value!r} must be {rule}")',
+    'raise ConfigError(f"{ENV}={value!r}: use 1 " "or 0") from None',
+    'raise Unreadable(f"{path} cannot be read: {err}") from None',
+    'def reason(source): return f"{path} defines no {name}"',
+    'def unsafe_in_python(path, changes): return "the new record has a backslash"',
 ])
 def test_the_scan_finds_a_message_that_bypasses_the_catalog(code):
     assert literal_messages(code) == [1]
@@ -112,6 +125,9 @@ def test_the_scan_finds_a_message_that_bypasses_the_catalog(code):
     'raise SyntaxProblem(said("value {value} is given twice", value=repr(name)))',
     'raise located(syntax.SyntaxProblem(taken_by), line)',
     'raise Blocked(said("value {value} has no outcome to record", value=name))',
+    'raise ConfigError(__("{where}: {option} = {value}").format(where=w, option=o, value=v))',
+    'def reason(source): return said("it is not a docstring")',
+    'def unsafe_in_python(path, changes): return ""',
 ])
 def test_the_scan_lets_words_through_the_catalog(code):
     assert literal_messages(code) == []
