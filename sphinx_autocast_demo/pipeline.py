@@ -2,7 +2,7 @@
 
 ::
 
-    config-inited         configure    conf.py values, the accept mode,     core.config, accept.rewrite
+    config-inited         configure    conf.py values, the accept mode,     core.sphinxconf, accept.rewrite
                                        our static files
     builder-inited        begin        the per-build record: planner,       engine.build, plan.planner,
                                        runner, result sets                  engine.execute, plan.results
@@ -32,7 +32,7 @@ from sphinx.util import logging
 from sphinx.util.logging import is_suppressed_warning
 
 from .accept import rewrite as accept
-from .core import config, i18n
+from .core import config, conflines, i18n, sphinxconf
 from .core.model import WARNING_TYPE, Finding
 from .core.state import all_docs, merge, purge, state
 from .core.subtypes import ours
@@ -65,7 +65,7 @@ STATS = "autocast_demo_stats.json"
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    config.register(app)
+    sphinxconf.register(app)
     i18n.register(app)
     app.add_node(directives.results_placeholder)
     app.add_node(summary.summary_placeholder)
@@ -93,7 +93,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
 
 def configure(app: Sphinx, conf: Config) -> None:
     """Refuse a bad conf.py value or accept mode before anything is read."""
-    config.validate(app, conf)
+    sphinxconf.validate(app, conf)
     accept.validate()
     # Here, not at builder-inited: the environment of the last build is compared with the
     # configuration before builder-inited, and a path appended later would differ every time
@@ -109,8 +109,8 @@ def begin(app: Sphinx) -> None:
     sets, stats = _load_sets(app, settings.results), Stats()
     setattr(app, BUILD, Build(settings, torch, Planner(app, settings, torch, stats, sets),
                               execute.Runner(app, settings, torch, stats), stats))
-    state(app.env).global_setup = config.global_setup_code(str(app.confdir),
-                                                           settings.global_setup)
+    state(app.env).global_setup = conflines.global_setup_code(str(app.confdir),
+                                                              settings.global_setup)
     report.show_warning_types(app)
 
 
@@ -121,7 +121,7 @@ def _load_sets(app: Sphinx, directories: Sequence[str]) -> dict[str, results.Env
         logger.warning(i18n.__("autocast-demo: {problem}; the pages show this build's results "
                                "only").format(problem=exc),
                        **ours("results"),
-                       location=str(config.conf_line(str(app.confdir), "autocast_demo_results")))
+                       location=str(conflines.conf_line(str(app.confdir), "autocast_demo_results")))
         return {}
 
 

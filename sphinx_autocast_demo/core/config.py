@@ -1,6 +1,8 @@
 """Every ``conf.py`` value of the extension, typed and documented in one place.
 
 The reference page of the docs is generated from :data:`OPTIONS` and a test keeps it in sync.
+Kept apart from Sphinx's side of them (:mod:`.sphinxconf`: registration, ``config-inited``
+checks) so that every stage can read the table and the values without that machinery.
 """
 
 from __future__ import annotations
@@ -8,15 +10,13 @@ from __future__ import annotations
 import functools
 import math
 import os
-import re
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from .i18n import __, in_console, said
-from .model import DEFAULT_CONFIG, Code, DtypeFrom, Location, Tolerance
+from .i18n import said
+from .model import DEFAULT_CONFIG, DtypeFrom, Tolerance
 
 if TYPE_CHECKING:
-    from sphinx.application import Sphinx
     from sphinx.config import Config
 
 PREFIX = "autocast_demo_"
@@ -195,92 +195,6 @@ OPTIONS: tuple[Option, ...] = tuple(replace(f.metadata["option"], name=f.name)
                                     for f in fields(Settings))
 
 
-class NumberDefault:
-    """A number setting's default, given to Sphinx as a callable (which Sphinx calls for the
-    value). Sphinx converts a ``-D`` value by the type of the default, and refuses a float's
-    ("unsupported type, ignoring", Sphinx 7.2 to 9); a callable default's ``-D`` text comes
-    through as it was typed, and :func:`validate` reads it as a number."""
-
-    def __init__(self, value: float) -> None:
-        self.value = value
-
-    def __call__(self, config: Config) -> float:
-        return self.value
-
-    def __repr__(self) -> str:
-        return repr(self.value)
-
-
-def register(app: Sphinx) -> None:
-    for option in OPTIONS:
-        default = NumberDefault(option.default) if float in option.types else option.default
-        # No ``description=``: Sphinx 7.2 (PyTorch's pin) does not take one.
-        app.add_config_value(PREFIX + option.name, default, option.rebuild, types=option.types)
-
-
-def _from_command_line(config: Config, name: str) -> bool:
-    """Whether ``name`` was given with ``sphinx-build -D`` (Sphinx 7.2 to 9: ``overrides``)."""
-    return name in (getattr(config, "overrides", None) or {})
-
-
-def _number(app: Sphinx, option: Option, text: str) -> float:
-    """A number setting's ``-D`` text as the number (a float; ``inf`` and ``nan`` are left to
-    the setting's rule); ConfigError, naming the ``-D`` option, if it is no number."""
-    from sphinx.errors import ConfigError
-
-    try:
-        return float(text)
-    except ValueError:
-        given, default = repr(text), repr(option.default)
-        raise ConfigError(__(
-            "sphinx-build -D {option}={value}: not a number; it must be {rule} (default {default})"
-        ).format(option=PREFIX + option.name, value=given, rule=in_console(option.rule),
-                 default=default)) from None
-
-
-def validate(app: Sphinx, config: Config) -> None:
-    """``config-inited``: reject bad values with a message that names the conf.py line to fix."""
-    from sphinx.errors import ConfigError
-
-    for option in OPTIONS:
-        value = config[PREFIX + option.name]
-        if (isinstance(value, str) and float in option.types
-                and _from_command_line(config, PREFIX + option.name)):
-            # Stored as the number, before Sphinx checks the types (config-inited, priority 800).
-            value = config[PREFIX + option.name] = _number(app, option, value)
-        name, given, default = PREFIX + option.name, repr(value), repr(option.default)
-        if not isinstance(value, option.types) or (isinstance(value, bool) and bool not in option.types):
-            where, types = _where(app, option.name), " or ".join(t.__name__ for t in option.types)
-            raise ConfigError(__(
-                "{where}: {option} = {value} must be of type {types} (default {default})"
-            ).format(where=where, option=name, value=given, types=types, default=default))
-        if option.choices and value not in option.choices:
-            where, choices = _where(app, option.name), ", ".join(repr(c) for c in option.choices)
-            raise ConfigError(__("{where}: {option} = {value}; choose one of {choices}").format(
-                where=where, option=name, value=given, choices=choices))
-        if option.rule and number_problem(option.rule, value):
-            where = _where(app, option.name)
-            raise ConfigError(__(
-                "{where}: {option} = {value} must be {rule} (default {default})"
-            ).format(where=where, option=name, value=given, rule=in_console(option.rule),
-                     default=default))
-    shard = os.environ.get("AUTOCAST_DEMO_SHARD") or config[PREFIX + "shard"]
-    if shard:
-
-        try:
-            parse_shard(shard)
-        except ValueError as exc:
-            where = ("AUTOCAST_DEMO_SHARD" if os.environ.get("AUTOCAST_DEMO_SHARD")
-                     else f"{_where(app, 'shard')}: {PREFIX}shard")
-            problem = str(exc)
-            raise ConfigError(__("{where}: {problem}").format(where=where, problem=problem)) from None
-    env_mode = os.environ.get("AUTOCAST_DEMO_EXECUTE")
-    if env_mode and env_mode not in EXECUTE_MODES:
-        given, choices = repr(env_mode), ", ".join(EXECUTE_MODES)
-        raise ConfigError(__("{variable}={value}; choose one of {choices}").format(
-            variable="AUTOCAST_DEMO_EXECUTE", value=given, choices=choices))
-
-
 def number_problem(rule: str, value: object) -> bool:
     """Is ``value`` outside ``rule`` (:data:`TIMEOUT_RULE` or :data:`TOLERANCE_RULE`)?"""
     if not isinstance(value, (int, float)):
@@ -294,65 +208,6 @@ def number_problem(rule: str, value: object) -> bool:
     if rule == KEEP_RULE:
         return number > MAX_TIMEOUT
     return rule == TIMEOUT_RULE and not 0 < number <= MAX_TIMEOUT
-
-
-def _where(app: Sphinx, name: str) -> str:
-    """``conf.py:LINE`` where ``name`` is assigned, or where to look (it may come from ``-D``)."""
-    if _from_command_line(app.config, PREFIX + name):  # -D wins over conf.py's line
-        return f"sphinx-build -D {PREFIX}{name}"
-    found = conf_assignment(str(app.confdir), PREFIX + name)
-    return str(found) if found else f"{os.path.join(app.confdir, 'conf.py')} (or sphinx-build -D)"
-
-
-def conf_assignment(confdir: str, setting: str) -> Location | None:
-    """Where conf.py assigns ``setting`` (a prefix such as ``autocast_demo_``: any of ours)."""
-    name = re.escape(setting) + (r"\w*" if setting.endswith("_") else r"\b")
-    return _first_line(confdir, re.compile(rf"^\s*{name}\s*="))
-
-
-def conf_line(confdir: str, setting: str) -> Location:
-    """The conf.py line to look at for ``setting``: its assignment, else the line that loads
-    the extension (the setting may come from ``-D``), else the file's first line."""
-    path = os.path.join(confdir, "conf.py")
-    if not os.path.isfile(path):
-        return Location(path)
-    return (conf_assignment(confdir, setting)
-            or _first_line(confdir, re.compile(r"^(?!\s*#).*sphinx_autocast_demo"))
-            or Location(path, 1))
-
-
-@functools.lru_cache(maxsize=8)
-def global_setup_code(confdir: str, text: str) -> Code | None:
-    """``autocast_demo_global_setup`` as code whose lines are conf.py's: each line of a string
-    written in conf.py where it stands there, else (a ``-D`` value, a string built in conf.py)
-    every line at the assignment."""
-    if not text.strip():
-        return None
-    where = conf_line(confdir, PREFIX + "global_setup")
-    lines = text.split("\n")
-    try:
-        with open(where.path, encoding="utf-8") as f:
-            conf = f.read().split("\n")
-    except (OSError, UnicodeDecodeError):
-        conf = []
-    start = where.line or 1
-    written = conf[start - 1:start - 1 + len(lines)]
-    same = len(written) == len(lines) and all(
-        not line.strip() or line.strip() in there for line, there in zip(lines, written, strict=True))
-    numbers = tuple(start + i if same else start for i in range(len(lines)))
-    return Code(text=text, source=where.path, lines=numbers)
-
-
-def _first_line(confdir: str, pattern: re.Pattern[str]) -> Location | None:
-    path = os.path.join(confdir, "conf.py")
-    try:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                if pattern.match(line):
-                    return Location(path, number)
-    except (OSError, UnicodeDecodeError):
-        pass
-    return None
 
 
 #: torch's usual autocast dtype of each device, what ``torch.autocast(device)`` casts to when

@@ -12,6 +12,7 @@ from ..core.scopes import conflict
 from ..read import syntax
 from ..read.syntax import DEFAULT
 from . import hints
+from .run_errors import run_error
 
 if TYPE_CHECKING:
     from ..core.model import (
@@ -19,10 +20,8 @@ if TYPE_CHECKING:
         DemoResult,
         Location,
         RunRecord,
-        SnippetError,
         VariantResult,
     )
-    from ..core.subtypes import Subtype
 
 
 def no_cuda(run: RunRecord) -> bool:
@@ -119,7 +118,7 @@ def _check_one(result: DemoResult, named: bool, releases: Releases) -> DemoResul
             continue  # cuda_unavailable = "skip", or no result in a set: said once, elsewhere
         name = vr.variant.name
         expected = demo.expected(name, environment)
-        error = _run_error(result, vr)
+        error = run_error(result, vr)
         expected_raise = expected is not None and expected.startswith("raises")
         recorded_gap = error is not None and error.subtype == "no-config" and expected == "no-config"
         if error is not None and not recorded_gap and (error.subtype != "snippet-error"
@@ -168,7 +167,7 @@ def _mismatch(result: DemoResult, vr: VariantResult, expected: str, label: str) 
     the ``default`` row broke (once, in place of the row's mismatch); with the tolerance to
     allow where compiled differs from eager by rounding only and the page records a match."""
     demo, name = result.demo, vr.variant.name
-    torch = f"torch {result.torch_version}{_made(result)}"
+    torch = _torch(result)
     change = hints.default_change(result, vr)
     if change is not None:
         return Finding(
@@ -225,11 +224,14 @@ def _no_config(result: DemoResult, reason: str, releases: Releases) -> str:
                 torch=result.torch_version, config=demo.config, reason=reason, scope=scope, why=why)
 
 
-def _made(result: DemoResult) -> str:
-    """Where a result of a result set comes from, after its torch: `` (result set, made ...)``."""
+def _torch(result: DemoResult) -> str:
+    """The torch a mismatch was seen with, and for a result set's where and how it was made
+    (``torch 2.1.0 (result set, made ...)``): one message, so that a translation words the
+    aside its own way and says ``made`` in its language too."""
     if result.source == "build" or result.environment is None:
-        return ""
-    return f" ({result.environment.label}, {result.made})"
+        return f"torch {result.torch_version}"  # a name and a version: the same in any language
+    return said("torch {torch} ({environment}, {made})", torch=result.torch_version,
+                environment=result.environment.label, made=result.made)
 
 
 def _raised(result: DemoResult, name: str) -> str:
@@ -255,76 +257,6 @@ def _describe(vr: VariantResult) -> str:
     return said("could not run: {note}", note=verdict.note)
 
 
-def _run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
-    """A run that did not finish normally: located at the failing statement when possible."""
-    for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager")):
-        if run.status in ("skipped", "refused"):
-            engine = run.status == "refused" and run.not_run in ("engine", "died")
-            return Finding(
-                severity="missing" if run.status == "skipped" else "error",
-                subtype="engine" if engine else "not-run", variants=(vr.variant.name,),
-                location=result.demo.location, message=run.detail,
-            )
-        # (Each said() a statement of its own: Babel reads none inside another's argument.)
-        where_it_was, where_it_crashed = said("where it was"), said("where it crashed")
-        if run.status == "timeout":
-            return Finding(
-                severity="error", subtype="timeout", variants=(vr.variant.name,),
-                location=_stopped_location(result, run),
-                message=said("the {run} run did not finish: it was {detail}, with every "
-                             "process it started; look for a loop that never ends or a wait "
-                             "(a sleep, a read, input()) that nothing answers, or raise the "
-                             ":timeout: option (or autocast_demo_timeout){tail}{trace}",
-                             run=_RUNS[label], detail=run.detail, tail=_tail(run.output),
-                             trace=_stopped_trace(result, run, where_it_was)),
-            )
-        if run.status == "crashed":
-            return Finding(
-                severity="error", subtype="crash", variants=(vr.variant.name,),
-                location=_stopped_location(result, run),
-                message=said("the {run} run died: {detail}{why}; find what ends the process "
-                             "(the build went on without this run){tail}{trace}",
-                             run=_RUNS[label], detail=run.detail, why=_why(run),
-                             tail=_tail(run.output),
-                             trace=_stopped_trace(result, run, where_it_crashed)),
-            )
-    for run in (vr.compiled, vr.eager):
-        if run.error is not None and run.error.kind:
-            return _not_a_verdict(result, vr, run.error)
-    if (vr.verdict.outcome == "error" and vr.verdict.compared == 0 and not vr.verdict.cut
-            and vr.compiled.status == "ok"):
-        return Finding(
-            severity="error", subtype="nothing-compared", variants=(vr.variant.name,),
-            location=result.demo.location,
-            message=said("nothing to compare: the snippet leaves no tensor reachable from its "
-                         "top-level names and prints nothing, so its compiled and eager runs "
-                         "cannot be told apart; bind what it computes (z = region(x, w), g = "
-                         "torch.autograd.grad(z, w)) or print it"),
-        )
-    if vr.verdict.outcome == "error" and vr.verdict.cut:
-        return Finding(
-            severity="error", subtype="partial-view", variants=(vr.variant.name,),
-            location=result.demo.location,
-            message=said("{note}; everything that was compared matches (if anything was), but "
-                         "a match cannot be confirmed from part of what a reader could see: keep "
-                         "less within reach of the snippet's names (del what is not the point), "
-                         "or add :partial-view: to accept a match from what was compared (the "
-                         "page then says so)", note=vr.verdict.note),
-        )
-    if vr.compiled.status == "raised" and vr.compiled.error is not None:
-        error = vr.compiled.error
-        return Finding(
-            severity="error", subtype="snippet-error", variants=(vr.variant.name,),
-            location=result.where(error),
-            message=(said("the snippet raised {error}: {message}\n{traceback}", error=error.type,
-                          message=error.message, traceback=result.traceback(error))
-                     if error.message else
-                     said("the snippet raised {error}\n{traceback}", error=error.type,
-                          traceback=result.traceback(error))),
-        )
-    return None
-
-
 def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
     expected = result.demo.expected_output(vr.variant.name, result.environment)
     if expected is None:
@@ -341,74 +273,3 @@ def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
                      value=vr.variant.name, recorded=repr(normalize_output(expected)),
                      printed=repr(actual)),
     )]
-
-
-def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -> Finding:
-    """A run that ended so that no verdict can be drawn from it, and not by the snippet's own
-    doing that a page could record (``raises``): each is a located error of its kind."""
-    demo = result.demo
-    subtype: Subtype = "eager-compiled"
-    if error.kind == "no-config":
-        subtype = "no-config"
-        message = error.message  # (check._no_config says what to record, across environments)
-        location = demo.at(demo.source_map.line_of("config"))
-    elif error.kind == "compiled-nothing":
-        subtype = "compiled-nothing"
-        message = said("{reason}, so it would be compared with the eager run as if it were "
-                       "compiled: compile the code the page is about (torch.compile(fn), "
-                       "model.compile(), or AOTAutograd's aot_function), and build without "
-                       "TORCH_COMPILE_DISABLE", reason=error.message)
-        location = demo.location
-    elif error.kind == "config-set":
-        subtype = "config-set"
-        message = said("never ran under its own value: {reason} ({config}), so this row would "
-                       "be a verdict of that value; leave the config to the demo's values (set "
-                       "it in the demo's own code where overriding it is the point)",
-                       reason=error.message, config=demo.config)
-        location = result.where(error)
-    else:  # eager-compiled
-        message = said("the eager run is not eager: {reason}. There torch.compile, "
-                       "torch.compiler.compile, nn.Module.compile, torch._dynamo.optimize, "
-                       "optimize_assert and AOTAutograd's aot_function and aot_module return "
-                       "what they are given; compile through one of them, or the demo would "
-                       "compare compiled with compiled", reason=error.message)
-        location = result.where(error)
-    return Finding(severity="error", subtype=subtype, variants=(vr.variant.name,),
-                   location=location, message=message)
-
-
-def _stopped_location(result: DemoResult, run: RunRecord) -> Location:
-    """The line a hung or crashed run was on (from its faulthandler dump), else the directive."""
-    if run.error is None or not run.error.frames:
-        return result.demo.location
-    return result.where(run.error)
-
-
-def _stopped_trace(result: DemoResult, run: RunRecord, where: str) -> str:
-    if run.error is None or not run.error.frames:
-        return ""
-    trace = result.traceback(run.error).splitlines()[1:-1]  # frames only
-    return said("\n  {where}:\n{frames}", where=where, frames="\n".join(trace))
-
-
-def _why(run: RunRecord) -> str:
-    """What usually sends a signal to a snippet, so the writer knows where to look."""
-    if run.killed_by:
-        return said(" ({why})", why=_SIGNALS[run.killed_by]) if run.killed_by in _SIGNALS else ""
-    return "" if run.exit_status is None else said(" (os._exit(), or native code that exits)")
-
-
-# Said when a message is printed: the words stay data until then (said() keeps them).
-_SIGNALS = {
-    "SIGSEGV": said("a segmentation fault: native code read memory it does not own"),
-    "SIGABRT": said("native code aborted, often a failed assertion in a C++ library"),
-    "SIGKILL": said("killed from outside, often by the kernel for using too much memory"),
-    "SIGBUS": said("a bus error: native code read memory it does not own"),
-    "SIGFPE": said("an arithmetic fault in native code"),
-}
-_RUNS = {"compiled": said("compiled"), "eager": said("eager")}
-
-
-def _tail(output: str) -> str:
-    lines = [line for line in output.strip().splitlines() if line.strip()][-3:]
-    return said("\n  last output: {lines}", lines="\n  ".join(lines)) if lines else ""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 
-from ..core.config import conf_line
+from ..core.conflines import conf_line
 from ..core.i18n import __
 from ..core.model import DemoResult, Variant, VariantResult, skipped
 from ..core.subtypes import ours

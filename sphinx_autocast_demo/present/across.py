@@ -23,14 +23,13 @@ from .cells import (
     outcome_as_recorded,
     plain,
     records_hold,
-    settable,
     short_config,
     table,
-    value_cell,
     verdict_kind,
     verdict_text,
 )
 from .columns import headers
+from .set_lines import settable, value_cell
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Mapping

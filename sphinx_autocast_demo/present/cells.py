@@ -2,12 +2,12 @@
 
 Shared by the page's tables (render.py, across.py) and the summary matrix (summary.py). Every
 function here formats a judgement (judge/judgement.py); none decides what was checked or what holds.
+Why a value was not checked is worded in why.py; the lines that set a value, in set_lines.py.
 """
 
 from __future__ import annotations
 
 import string
-from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -15,16 +15,14 @@ from docutils import nodes
 
 from ..core.i18n import _, n_
 from ..judge.compare import largest_first
-from ..read.syntax import DEFAULT
 from .columns import headers
-from .tables import set_code
+from .why import why_words
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
-    from ..core.model import DemoResult, RunRecord, VariantResult, Verdict
-    from ..judge.judgement import Column, Judgement, NotChecked, Value
-
+    from ..core.model import DemoResult, VariantResult, Verdict
+    from ..judge.judgement import Column, Judgement, Value
 
 
 class Look(NamedTuple):
@@ -82,6 +80,13 @@ def and_list(names: Sequence[str]) -> str:
 
 def short_config(result: DemoResult) -> str:
     return result.demo.config.rsplit(".", 1)[-1]
+
+
+def grads_text(vr: VariantResult) -> str:
+    """The gradient dtypes of a value's compiled run, as its cell says them (and a footer, where
+    every value's are the same)."""
+    grads = [f"{t.name}: {t.dtype}" for t in vr.compiled.tensors if t.kind == "grad"]
+    return ", ".join(grads) if grads else "\u2014"
 
 
 def cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.entry:
@@ -187,70 +192,6 @@ def _differs(what: str, others: int) -> str:
     return _("differs ({what})").format(what=what)
 
 
-def why_words(value: Value, why: NotChecked, torch: str) -> Words:
-    """Why ``value`` was not checked with ``torch``, in the page's language, from the
-    judgement's cause and the runs' own facts (never from its English words): a cell's, a
-    footer's and the matrix's."""
-    vr = value.result
-    kind, short = _("not run"), _("not run")
-    unchecked = False  # the kind is "not checked", which a footer's sentence says already
-    if why.cause == "missing":
-        kind = short = _("no result")
-        reason = _("none kept with these docs")
-    elif why.cause == "no-cuda":
-        if _stopped(vr)[1].status == "skipped":
-            kind = _("skipped")
-            short = _("skipped: no CUDA")
-        else:
-            short = _("not run: no CUDA")
-        reason = _("no CUDA on the build machine")
-    elif why.cause == "engine":
-        reason = _("no demo can run on the build machine")
-    elif why.cause == "died":
-        reason = _("the build's worker stopped before it ran")
-    elif why.cause == "stale":
-        reason = _("execution is off and a module it imports has changed since its cached result")
-    elif why.cause == "never":
-        reason = _("execution is off and nothing is cached")
-    elif why.cause == "refused":
-        # The worker's own words (a recorded fact, as an output is): not ours to translate.
-        reason = why.reason if why.reason != "refused" else _("refused")
-    elif why.cause == "stopped":
-        label, run = _stopped(vr)
-        kind, unchecked = _("not checked"), True
-        short = {"timeout": _("timed out"), "crashed": _("crashed")}.get(run.status, run.status)
-        reason = (_("the compiled run {what}") if label == "compiled"
-                  else _("the eager run {what}")).format(what=short)
-    elif why.cause == "other-torch":
-        kind, unchecked = _("not checked"), True
-        short = f"torch {why.other_torch}"
-        reason = _("cached result of torch {other}, not checked with the installed torch "
-                   "{torch}").format(other=why.other_torch, torch=torch)
-    else:  # no verdict: the comparison's note (its facts, in its words), else says so
-        kind, unchecked = _("not checked"), True
-        short = kind
-        reason = vr.verdict.note or _("no verdict")
-    sentence = reason if unchecked else _("{kind} ({reason})").format(kind=kind, reason=reason)
-    return Words(_("{kind}: {reason}").format(kind=kind, reason=reason), sentence, short)
-
-
-class Words(NamedTuple):
-    """Why a value was not checked, as each presenter says it."""
-
-    text: str  # a table cell's: ``skipped: no CUDA on the build machine``
-    sentence: str  # to follow "Not checked in this build: ": ``skipped (no CUDA on the build machine)``
-    short: str  # the matrix's: ``skipped: no CUDA``
-
-
-def _stopped(vr: VariantResult) -> tuple[str, RunRecord]:
-    """The run the judgement says did not finish (the compiled one is looked at first, as
-    judge.unchecked does), with its name."""
-    for label, run in (("compiled", vr.compiled), ("eager", vr.eager)):
-        if run.status not in ("ok", "raised"):
-            return label, run
-    return "compiled", vr.compiled
-
-
 def verdict_kind(verdict: Verdict) -> tuple[object, ...]:
     """What a verdict says, without its numbers: environments whose cells differ only in those
     (another CPU's rounding, within the tolerance) share a column (across.py)."""
@@ -349,110 +290,6 @@ def outcome_as_recorded(value: Value, torch: str) -> tuple[str, list[str]]:
     return marked("holds", _("{happened}, as recorded").format(happened=happened))
 
 
-def dtypes(value: object) -> list[str]:
-    """The torch dtypes a value names (``{"__torch__": "bfloat16"}`` as JSON), anywhere in it."""
-    if isinstance(value, dict):
-        if set(value) == {"__torch__"} and isinstance(value["__torch__"], str):
-            return [value["__torch__"]]
-        return [d for v in value.values() for d in dtypes(v)]
-    if isinstance(value, list):
-        return [d for v in value for d in dtypes(v)]
-    return []
-
-
-def set_line(result: DemoResult, vr: VariantResult) -> str:
-    """The lines that set this value in the reader's own code, run as they are when pasted alone
-    into a fresh ``python``: ``import torch`` does not import ``torch._functorch.config``, so
-    the module that holds the config is imported first (as the worker does: everything before
-    the last dot), and torch itself where the value names a dtype and that module is not torch's."""
-    config = result.demo.config
-    module = config.rpartition(".")[0]
-    imports = [f"import {module}"] if module else []
-    if dtypes(vr.variant.value) and module.split(".")[0] != "torch":
-        imports.insert(0, "import torch")
-    return "\n".join([*imports, f"{config} = {vr.variant.source}"])
-
-
-def set_block(code: str) -> set_code:
-    """Lines to copy, as a block that a reader's copy button takes whole."""
-    return set_code(code, code, language="python", classes=["autocast-demo-set"])
-
-
-def listed() -> str:
-    """The link of a value whose lines the page lists once, under its first table."""
-    return _("its lines to copy")
-
-
-def settable(judged: Judgement, name: str) -> bool:
-    """Can a reader run the lines that set value ``name``: some torch the demo was checked with
-    has its config (where none has, they raise AttributeError in each)."""
-    return any(column.value(name).result.verdict.outcome != "no-config" for column in judged.columns)
-
-
-def value_cell(result: DemoResult, vr: VariantResult, listed: Mapping[str, str] | None = None,
-               runs: bool = True) -> nodes.entry:
-    """The row's value: its name and the lines that set it, or, where the page lists those once
-    for all its tables (``listed``: lines -> the id of the place that lists them), a link there.
-    ``runs``: false where no torch checked has the config (settable): then no lines to copy."""
-    entry = nodes.entry(classes=["autocast-demo-value"])
-    entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
-    if vr.variant.name == DEFAULT:  # nothing to copy: the row is about what torch has
-        found = vr.compiled.config_default or vr.eager.config_default
-        said = (_("not set: torch's default, here {value}").format(value=found) if found
-                else _("not set: torch's default"))
-        entry += nodes.paragraph(text=said, classes=["autocast-demo-set-default"])
-    elif not runs:
-        entry += nodes.paragraph("", "", *words(_("{code}: no torch checked has the config to set"),
-                                                code=nodes.literal(text=vr.variant.source)),
-                                 classes=["autocast-demo-set-default"])
-    elif anchor := (listed or {}).get(code := set_line(result, vr)):
-        link = nodes.reference("", _("its lines to copy"), internal=True, refid=anchor)
-        entry += nodes.paragraph("", "", link, classes=["autocast-demo-set-listed"])
-    else:
-        entry += set_block(code)
-    if vr.compiled.config_set:  # the row did not run under its value alone
-        at = vr.compiled.config_set_at
-        values = ", ".join(vr.compiled.config_set)
-        said = (_("then set by the snippet itself to {values} (line {line})").format(
-            values=values, line=result.where_frame(at[0]).line) if at
-                else _("then set by the snippet itself to {values}").format(values=values))
-        entry += nodes.paragraph(text=said, classes=["autocast-demo-config-set"])
-    return entry
-
-
-def shared_lines(judged: Sequence[Judgement], first: str) -> dict[str, tuple[list[str], str]]:
-    """The lines that set a value which more than one of the page's tables shows: lines -> the
-    names the tables give that value, and the id of the place that lists them (``first``: the
-    page's first demo, which makes the ids its own in a tree of several pages)."""
-    shown: Counter[str] = Counter()
-    names: dict[str, list[str]] = {}
-    for one in judged:
-        lines = {set_line(one.result, vr): vr.variant.name for vr in one.result.variants
-                 if vr.variant.name != DEFAULT and settable(one, vr.variant.name)}
-        shown.update(lines.keys())
-        for line, name in lines.items():
-            names.setdefault(line, [])
-            if name not in names[line]:
-                names[line].append(name)
-    shared = [line for line in names if shown[line] > 1]
-    return {line: (names[line], nodes.make_id(f"autocast-demo-{first}-set-{index + 1}"))
-            for index, line in enumerate(shared)}
-
-
-def lines_to_copy(lines: Mapping[str, tuple[list[str], str]]) -> list[nodes.Node]:
-    """The lines of values that several tables of the page show, each once, with its name:
-    the tables' cells link here."""
-    if not lines:
-        return []
-    box = nodes.container(classes=["autocast-demo-lines"])
-    box += nodes.paragraph(text=_("The lines that set the values of several tables on this page, "
-                                  "each to copy as it is:"), classes=["autocast-demo-lines-lead"])
-    for line, (names, anchor) in lines.items():
-        # A target, not the block's own id: LaTeX and Texinfo write a label for a target.
-        box += nodes.target("", "", ids=[anchor])
-        box += nodes.paragraph("", "", nodes.strong(text=", ".join(names)))
-        box += set_block(line)
-    return [box]
 
 
 def legend_line(recorded: bool) -> nodes.paragraph:

@@ -20,7 +20,8 @@ from ..core.state import all_docs, doc_state
 from ..judge.judgement import judge
 from ..read.directives import demo_boxes
 from . import tables
-from .cells import LOOKS, MARK, and_list, cell, heading, marked, table, why_words, words
+from .cells import LOOKS, MARK, and_list, cell, heading, marked, table, words
+from .why import why_words
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 from sphinx.util.console import bold, red  # type: ignore[attr-defined]
 
-from ..core.config import conf_line
+from ..core.conflines import conf_line
 from ..core.i18n import __, in_console, n__
 from ..core.publish import publish
 from ..core.subtypes import WARNING_TYPE, ours

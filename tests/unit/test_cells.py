@@ -1,4 +1,4 @@
-"""cells.py: a judged value as a table cell's text and classes, formatting only."""
+"""cells.py and set_lines.py: a judged value as a table cell's text and classes, formatting only."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from sphinx_autocast_demo.core.model import (
     Verdict,
 )
 from sphinx_autocast_demo.judge.judgement import Column, NotChecked, Value, judge
-from sphinx_autocast_demo.present import cells, tables
+from sphinx_autocast_demo.present import cells, set_lines, tables
 from sphinx_autocast_demo.read.syntax import parse_values
 
 OFF = parse_values("off", "cpu", "bfloat16")[0]
@@ -112,34 +112,35 @@ def test_the_record_cells_say_whether_the_page_holds():
 
 def test_the_value_cell_shows_the_line_to_copy_or_torchs_default():
     found = result(demo(), (Verdict("matches"), OK, OK), (Verdict("matches"), OK, OK))
-    cell = cells.value_cell(found, found.variants[1])
+    cell = set_lines.value_cell(found, found.variants[1])
     assert cell.astext() == ("off\n\nimport torch._functorch.config\n"
                              "torch._functorch.config.backward_pass_autocast = 'off'")
     assert [b["classes"] for b in cell.findall(tables.set_code)] == [["autocast-demo-set"]]
     default = parse_values("default", "cpu", "bfloat16")[0]
     said = VariantResult(default, Verdict("matches"), RunRecord("ok", config_default="'same_as_forward'"), OK)
-    assert "not set: torch's default, here 'same_as_forward'" in cells.value_cell(found, said).astext()
-    assert cells.value_cell(found, VariantResult(default, Verdict("matches"), OK, OK)).astext().endswith(
+    assert "not set: torch's default, here 'same_as_forward'" in set_lines.value_cell(found, said).astext()
+    assert set_lines.value_cell(found, VariantResult(default, Verdict("matches"), OK, OK)).astext().endswith(
         "not set: torch's default")
     reset = VariantResult(OFF, Verdict("matches"), RunRecord("ok", config_set=("'off'", "True")), OK)
-    assert cells.value_cell(found, reset).astext().endswith("then set by the snippet itself to 'off', True")
+    assert set_lines.value_cell(found, reset).astext().endswith(
+        "then set by the snippet itself to 'off', True")
     # The line that set it, in the page's coordinates (the demo's own code is the last part).
     frame = Frame(len(found.codes) - 1, 1, "<module>", "")
     at = RunRecord("ok", config_set=("'off'",), config_set_at=(frame,))
     line = found.codes[-1].doc_line(1)
-    assert cells.value_cell(found, VariantResult(OFF, Verdict("matches"), at, OK)).astext().endswith(
+    assert set_lines.value_cell(found, VariantResult(OFF, Verdict("matches"), at, OK)).astext().endswith(
         f"then set by the snippet itself to 'off' (line {line})")
 
 
 def test_the_value_cell_links_to_lines_the_page_lists_once():
     found = result(demo(), (Verdict("matches"), OK, OK), (Verdict("matches"), OK, OK))
-    lines = cells.set_line(found, found.variants[1])
-    cell = cells.value_cell(found, found.variants[1], {lines: "autocast-demo-d-set-1"})
-    assert cell.astext() == f"off\n\n{cells.listed()}" and not list(cell.findall(tables.set_code))
+    lines = set_lines.set_line(found, found.variants[1])
+    cell = set_lines.value_cell(found, found.variants[1], {lines: "autocast-demo-d-set-1"})
+    assert cell.astext() == f"off\n\n{set_lines.listed()}" and not list(cell.findall(tables.set_code))
     (link,) = cell.findall(nodes.reference)
     assert link["refid"] == "autocast-demo-d-set-1"
     # Lines the page does not list stay in the row.
-    other = cells.value_cell(found, found.variants[0], {lines: "autocast-demo-d-set-1"})
+    other = set_lines.value_cell(found, found.variants[0], {lines: "autocast-demo-d-set-1"})
     assert other.astext().endswith("= 'same_as_forward'") and not list(other.findall(nodes.reference))
 
 
@@ -147,8 +148,8 @@ def test_no_lines_to_copy_where_no_torch_checked_has_the_config():
     """They would raise AttributeError in each (upstream's aot_autograd_prune_unused_outputs)."""
     found = result(demo(), (Verdict("no-config"), OK, OK), (Verdict("matches"), OK, OK))
     judged = judge(found, TORCH)
-    assert [cells.settable(judged, v.name) for v in judged.here.values] == [False, True]
-    cell = cells.value_cell(found, found.variants[0], runs=False)
+    assert [set_lines.settable(judged, v.name) for v in judged.here.values] == [False, True]
+    cell = set_lines.value_cell(found, found.variants[0], runs=False)
     assert cell.astext() == "same_as_forward\n\n'same_as_forward': no torch checked has the config to set"
     assert not list(cell.findall(tables.set_code))
 
@@ -171,7 +172,7 @@ def test_the_lines_to_copy_import_what_they_use(config, values, lines):
     ``torch._functorch.config`` reachable (tests/build/test_docs.py runs the docs' own)."""
     the_demo = replace(demo(), config=config, variants=tuple(parse_values(values, "cpu", "bfloat16")))
     found = result(the_demo, (Verdict("matches"), OK, OK))
-    assert cells.set_line(found, found.variants[0]).splitlines() == lines
+    assert set_lines.set_line(found, found.variants[0]).splitlines() == lines
 
 
 def test_the_table_and_its_headings():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fakes import LATIN, latin_bytes
 
-from sphinx_autocast_demo.core.config import global_setup_code
+from sphinx_autocast_demo.core.conflines import global_setup_code
 from sphinx_autocast_demo.read import docstrings
 
 

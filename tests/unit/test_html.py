@@ -13,7 +13,8 @@ from docutils.writers import html5_polyglot
 from sphinx.registry import SphinxComponentRegistry
 
 from sphinx_autocast_demo.present import html, tables
-from sphinx_autocast_demo.present.cells import cell, set_block, table
+from sphinx_autocast_demo.present.cells import cell, table
+from sphinx_autocast_demo.present.set_lines import set_block
 
 CAPTION = "Results of Backward inside the block: compiled against eager, value by value"
 

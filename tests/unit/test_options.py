@@ -1,6 +1,6 @@
-"""options.py and config.py without a build: the option table read into values (and described
-on the reference page, docs/_ext/autocast_reference.py), the conf.py values validated, the
-number rules at their bounds, and the messages that name what to fix."""
+"""options.py, config.py, sphinxconf.py and conflines.py without a build: the option table read
+into values (and described on the reference page, docs/_ext/autocast_reference.py), the conf.py
+values validated, the number rules at their bounds, and the messages that name what to fix."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from types import SimpleNamespace
 import pytest
 from sphinx.errors import ConfigError
 
-from sphinx_autocast_demo.core import config
+from sphinx_autocast_demo.core import config, conflines, sphinxconf
 from sphinx_autocast_demo.core.config import PREFIX
+from sphinx_autocast_demo.core.model import Location
 from sphinx_autocast_demo.read import directives, options
 from sphinx_autocast_demo.read.syntax import SyntaxProblem
 
@@ -45,7 +46,7 @@ def no_env(monkeypatch):
 def validate(tmp_path, conf_py: str, overrides: dict[str, str] | None = None, **values: object) -> Conf:
     (tmp_path / "conf.py").write_text(conf_py, encoding="utf-8")
     conf = Conf(overrides or {}, **values)
-    config.validate(SimpleNamespace(confdir=str(tmp_path), config=conf), conf)  # type: ignore[arg-type]
+    sphinxconf.validate(SimpleNamespace(confdir=str(tmp_path), config=conf), conf)  # type: ignore[arg-type]
     return conf
 
 
@@ -179,7 +180,7 @@ def test_number_rules_at_their_bounds():
     assert config.number_problem(keep, float("inf"))
 
 
-# -- config.py: validation names the line to fix ------------------------------------------------
+# -- sphinxconf.py: validation names the line to fix --------------------------------------------
 
 CONF_PY = "import os\nextensions = ['sphinx_autocast_demo']\nautocast_demo_timeout = 'slow'\n"
 
@@ -214,7 +215,7 @@ def test_a_number_given_with_dash_d_is_read_as_a_number(tmp_path, no_env):
     with pytest.raises(ConfigError, match=said):
         validate(tmp_path, CONF_PY, {PREFIX + "timeout": "-1"}, timeout="-1")
     # Sphinx calls a number's default for its value, and takes -D text for it as typed.
-    assert config.NumberDefault(1.5)(None) == 1.5 and repr(config.NumberDefault(1.5)) == "1.5"  # type: ignore[arg-type]
+    assert sphinxconf.NumberDefault(1.5)(None) == 1.5 and repr(sphinxconf.NumberDefault(1.5)) == "1.5"  # type: ignore[arg-type]
 
 
 def test_a_bad_shard_or_mode_names_the_variable_or_the_line(tmp_path, no_env):
@@ -237,11 +238,11 @@ def test_the_conf_line_of_a_setting(tmp_path):
         "import os\nextensions = ['sphinx_autocast_demo']\n# autocast_demo_timeout = 1\n"
         "autocast_demo_timeouts = 2\n  autocast_demo_timeout = 3\n", encoding="utf-8")
     path = str(tmp_path / "conf.py")
-    assert config.conf_assignment(str(tmp_path), PREFIX + "timeout") == config.Location(path, 5)
-    assert config.conf_assignment(str(tmp_path), PREFIX) == config.Location(path, 4)  # any of ours
+    assert conflines.conf_assignment(str(tmp_path), PREFIX + "timeout") == Location(path, 5)
+    assert conflines.conf_assignment(str(tmp_path), PREFIX) == Location(path, 4)  # any of ours
     # Not assigned: the line that loads the extension; without it, the first line.
-    assert config.conf_line(str(tmp_path), PREFIX + "budget") == config.Location(path, 2)
+    assert conflines.conf_line(str(tmp_path), PREFIX + "budget") == Location(path, 2)
     (tmp_path / "conf.py").write_text("project = 'x'\n", encoding="utf-8")
-    assert config.conf_line(str(tmp_path), PREFIX + "budget") == config.Location(path, 1)
+    assert conflines.conf_line(str(tmp_path), PREFIX + "budget") == Location(path, 1)
     gone = tmp_path / "none"
-    assert str(config.conf_line(str(gone), PREFIX + "budget")) == str(gone / "conf.py")
+    assert str(conflines.conf_line(str(gone), PREFIX + "budget")) == str(gone / "conf.py")

@@ -27,7 +27,7 @@ from sphinx_autocast_demo.core import i18n
 from sphinx_autocast_demo.core.model import DemoResult, RunRecord, Verdict
 from sphinx_autocast_demo.core.state import DocState, state
 from sphinx_autocast_demo.judge.judgement import judge
-from sphinx_autocast_demo.present import cells, columns, html, render, summary
+from sphinx_autocast_demo.present import cells, columns, html, printed, render, summary
 from sphinx_autocast_demo.read import directives
 
 CSS = Path(html.__file__).parent / "static" / "autocast_demo.css"
@@ -201,6 +201,6 @@ def test_how_a_run_that_did_not_finish_ended_is_said_in_the_pages_language(pseud
     # Under the printed output, after what the run printed: from the record's facts, not from
     # its detail, which is the engine's English (and stays so in the cache).
     stopped = result(demo(), (Verdict("error"), run, RunRecord(status="ok")), ran("matches"))
-    blocks = render.printed(stopped, APP)  # type: ignore[arg-type]
+    blocks = printed.printed(stopped, APP)  # type: ignore[arg-type]
     text = "\n".join(node.astext() for node in blocks)
     assert said in text and run.detail not in text.replace(said, "")  # (only its translation)

@@ -31,7 +31,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "sphinx_autocast_demo"
 #: The stages whose messages this checks: the present stage's are page text (its own tests);
 #: the worker child's travel as data and are said by the parent.
 STAGES = ("read", "plan", "engine", "judge", "report", "accept", "pipeline.py", "cli.py",
-          "core/config.py")
+          "core/config.py", "core/sphinxconf.py")
 LOGGED = {"warning", "info", "error", "verbose", "debug", "critical"}
 #: Called with the message as their first argument (``print``, an error that conf.py's check
 #: raises and Sphinx prints, or an exception whose message is said later: a writer's mistake,

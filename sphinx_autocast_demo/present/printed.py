@@ -1,0 +1,113 @@
+"""What a demo's runs printed, as the page shows it: a block per value, or tabs.
+
+Apart from the results table because it is the runs' own text (published as they wrote it,
+with a short traceback or how a run that did not finish ended), not a judgement of them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from docutils import nodes
+
+from ..core.i18n import _
+from ..core.publish import publish
+
+if TYPE_CHECKING:
+    from sphinx.application import Sphinx
+
+    from ..core.model import DemoResult, RunRecord
+
+
+def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.Node]:
+    """What each value's compiled run printed (with its short traceback), and the eager run's
+    output where it is not the same.
+
+    A run that never started printed nothing: why it did not is in the table. A value whose
+    runs printed nothing says so in words, never as an empty box.
+    """
+    compiled = [(vr.variant.name, _run_text(result, vr.compiled, app)) for vr in result.variants]
+    eager = [(name, text) for (name, ctext), vr in zip(compiled, result.variants, strict=True)
+             if not vr.eager.not_run and (text := _run_text(result, vr.eager, app)) != ctext]
+    silent = [name for name, text in compiled if not text]
+    blocks = _fold(compiled, len(result.variants))
+    blocks += [(_("{value}, run eagerly").format(value=name), text)
+               for name, text in _fold(eager, len(result.variants))]
+    blocks = [(name, text) for name, text in blocks if text]
+    if not blocks:
+        return []
+    if tabs and len(blocks) > 1:
+        return [tab_set(result.demo.ident, blocks), *_silent(silent)]
+    out: list[nodes.Node] = []
+    for name, text in blocks:
+        box = nodes.container(classes=["autocast-demo-output"])
+        box += nodes.paragraph("", "", nodes.strong(text=_("Printed under {value}:").format(value=name)))
+        box += nodes.literal_block(text, text, language="none")
+        out.append(box)
+    return out + _silent(silent)
+
+
+def _fold(blocks: list[tuple[str, str]], values: int) -> list[tuple[str, str]]:
+    """One block for "every value" when every value printed the same (something)."""
+    if len(blocks) == values and len({text for _, text in blocks}) == 1 and blocks[0][1]:
+        return [(_("every value"), blocks[0][1])]
+    return blocks
+
+
+def _run_text(result: DemoResult, run: RunRecord, app: Sphinx) -> str:
+    text = run.output.rstrip()
+    if run.error is not None:
+        text = (text + "\n" if text else "") + result.traceback(run.error)
+    elif run.status in ("timeout", "crashed"):
+        text = (text + "\n" if text else "") + _how_it_ended(result, run)
+    return publish(text, app)
+
+
+def _how_it_ended(result: DemoResult, run: RunRecord) -> str:
+    """How a run that did not finish ended, in the page's language, from the record's facts
+    (its ``detail`` is the engine's English, and the cache keeps it so)."""
+    if run.status == "timeout":
+        return _("stopped after its timeout of {seconds} s").format(seconds=f"{result.demo.timeout:g}")
+    if run.killed_by:
+        return _("the process was killed by {signal}").format(signal=run.killed_by)
+    if run.exit_status is not None:
+        return _("the process exited with status {status} before the snippet finished").format(
+            status=run.exit_status)
+    return run.detail  # (its result could not be read: the reader's own words, as recorded)
+
+
+def _silent(names: list[str]) -> list[nodes.Node]:
+    if not names:
+        return []
+    return [nodes.paragraph(text=_("Nothing printed under {values}.").format(values=", ".join(names)),
+                            classes=["autocast-demo-silent"])]
+
+
+def use_tabs(app: Sphinx) -> bool:
+    """sphinx-design is loaded and the output is HTML: its tabs have CSS and a sync script."""
+    return "sphinx_design" in app.extensions and app.builder.format == "html"
+
+
+def tab_set(ident: str, blocks: list[tuple[str, str]]) -> nodes.container:
+    """One sphinx-design tab per value, synchronised across the site by value name.
+
+    Built in sphinx-design's HTML form (input, label, content): its own post-transform, which
+    turns tab-item directives into that form, has already run when results are rendered.
+    """
+    from sphinx_design.tabs import sd_tab_input, sd_tab_label
+
+    outer = nodes.container(classes=["autocast-demo-output"])
+    outer += nodes.paragraph("", "", nodes.strong(text=_("Printed under each value:")))
+    box = nodes.container(classes=["sd-tab-set", "autocast-demo-tabs"])
+    outer += box
+    for index, (name, text) in enumerate(blocks):
+        item = f"autocast-demo-{ident}-tab-{index}"
+        box += sd_tab_input("", id=item, set_id=f"autocast-demo-{ident}-tabs", type="radio",
+                            checked=index == 0)
+        box += sd_tab_label("", name, input_id=item, classes=["sd-tab-label"],
+                            sync_group="autocast-demo-value", sync_id=name,
+                            aria_controls=f"{item}-content")
+        content = nodes.container(classes=["sd-tab-content"], ids=[f"{item}-content"])
+        content += nodes.literal_block(text, text, language="none")
+        box += content
+    return outer
