@@ -16,9 +16,12 @@ floor with its own inductor disk cache (empty when it is cold: a fresh tree's):
   no-change rebuild (median of ``--pairs`` rounds over all rows, the order alternating, each
   of ours built right beside its plain Sphinx, whose per-round ratio's median decides the
   target), one edited demo (its seed: ours reruns that demo's 3 values x 2 runs, the anchors
-  the page), a cold ``-j 2`` build; cold and edited builds ``--rounds`` times (median), the
-  floor after every round of cold builds; then, untimed, one cold build per row and ``-j``
-  sampled for peak memory (not the kept row: its worker is no process of its build's). The
+  the page), a fresh runner (the edited tree copied to another path without its ``_build``,
+  with what it keeps beside conf.py, ours its result cache, and a new ``TMPDIR``: what CI
+  gets when it restores only the result cache; once), a cold ``-j 2`` build; cold and edited
+  builds ``--rounds`` times (median), the floor after every round of cold builds; then,
+  untimed, one cold build per row and ``-j`` sampled for peak memory (not the kept row: its
+  worker is no process of its build's). The
   kept row's first cold build starts its worker; its later builds, "cold" ones included (a
   fresh tree), find it warm; its CPU seconds leave out the worker's, which no build waits for;
 
@@ -279,12 +282,15 @@ class Bench:
         (which find the worker warm in any case)."""
         return self.caches / row.key if row.keep else src / "_build" / "inductor-cache"
 
-    def sphinx(self, row: Row, src: Path, jobs: int, phase: str, sample: bool = False) -> Build:
+    def sphinx(self, row: Row, src: Path, jobs: int, phase: str, sample: bool = False,
+               tmpdir: Path | None = None) -> Build:
         venv = self.venvs[row.venv]
         keep = ["-D", f"autocast_demo_keep_worker={KEEP}"] if row.keep else []
         cmd = [str(envs.python(venv)), "-m", "sphinx", "-b", "html", "-j", str(jobs), *keep,
                str(src), str(src / "_build" / "html")]
         env = {**envs.activated(venv), INDUCTOR: str(self.inductor_cache(row, src))}
+        if tmpdir is not None:
+            env["TMPDIR"] = str(tmpdir)
         seconds, cpu, code, text, rss, pss = timed(cmd, env, self._log(f"{row.key}-{phase}"), sample, src)
         build = Build(seconds, cpu, code, len(WARNING.findall(text)), peak_rss=rss, peak_pss=pss,
                       **parse(text))
@@ -309,6 +315,21 @@ class Bench:
             build = dataclasses.replace(self.sphinx(row, src, jobs, phase + " again", sample=sample),
                                         failed_tries=1)
         return src, build
+
+    def fresh_runner(self, row: Row, built: Path) -> Build:
+        """What CI gets on a fresh runner that restored only the result cache: the built tree's
+        sources (its edit included) and whatever it keeps beside them, at another path, without
+        its ``_build`` (so no doctrees, no output, no inductor disk cache) and with a new
+        ``TMPDIR`` (so none of inductor's working files under the old one). Ours keeps its
+        results in ``.autocast_demo_cache`` beside conf.py, which this copies as CI restores it;
+        an anchor keeps nothing outside ``_build`` and builds cold."""
+        dest = self.work / "builds" / f"{row.key}-runner"
+        shutil.rmtree(dest, ignore_errors=True)
+        shutil.copytree(built, dest, ignore=shutil.ignore_patterns("_build"))
+        tmp = self.work / "builds" / f"{row.key}-runner-tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        return self.sphinx(row, dest, 1, "runner", tmpdir=tmp)
 
     def floor(self, sample: bool = False, backend: str = BACKEND) -> Build:
         """The floor compiling with ``backend``, with an empty inductor disk cache: as cold as
@@ -392,6 +413,10 @@ def measure(bench: Bench, rounds: int,
         for row in order(index):
             edit(serial[row.key], index + 1)
             add(row, "edit", bench.sphinx(row, serial[row.key], 1, "edit"))
+    print("a fresh runner with the result cache restored (once per row; not the kept row, whose "
+          "warm worker would serve it)", flush=True)
+    for row in [r for r in ROWS if not r.keep]:
+        add(row, "runner", bench.fresh_runner(row, serial[row.key]))
     print(f"cold -j 2 ({rounds} rounds)", flush=True)
     for index in range(rounds):
         for row in order(index):
@@ -414,7 +439,7 @@ def measure(bench: Bench, rounds: int,
 
 # ---------------------------------------------------------------- the report
 
-PHASES = ("cold -j 1", "no-change", "edit", "cold -j 2")
+PHASES = ("cold -j 1", "no-change", "edit", "runner", "cold -j 2")
 
 
 def _s(build: Build) -> str:
@@ -436,7 +461,7 @@ def _ratio(a: Build, b: Build) -> str:
 
 
 def _executed(row: Row, phases: dict[str, Build]) -> str:
-    picks = [phases[p] for p in ("cold -j 1", "no-change", "edit")]
+    picks = [phases[p] for p in ("cold -j 1", "no-change", "edit", "runner") if p in phases]
     if row.tool == "ours":
         return " / ".join(_count(b.runs, "run") for b in picks)
     if row.tool == "myst-nb":
@@ -471,10 +496,11 @@ def report(floor: Build, floors: list[Build], results: dict[str, dict[str, Build
           "round of cold builds); "
           f"median {floor.seconds:.1f} s, CPU {floor.cpu:.1f} s; peak PSS {floor.peak_pss / mib:.0f} MiB")
     print()
-    print("| row | cold `-j 1` | no-change rebuild | one edited demo | cold `-j 2` "
-          "| executed: cold / no-change / edit | runs forked / fresh | peak PSS (RSS) `-j 1`; `-j 2` |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    print(f"| floor: one Python process, {checks} checks | {_s(floor)} | - | - | - "
+    print("| row | cold `-j 1` | no-change rebuild | one edited demo | fresh runner, result cache "
+          "restored | cold `-j 2` | executed: cold / no-change / edit / runner | runs forked / fresh "
+          "| peak PSS (RSS) `-j 1`; `-j 2` |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(f"| floor: one Python process, {checks} checks | {_s(floor)} | - | - | - | - "
           f"| {checks} checks | - | {floor.peak_pss / mib:.0f} ({floor.peak_rss / mib:.0f}) MiB |")
     for row in ROWS:
         phases = results[row.key]
@@ -482,7 +508,7 @@ def report(floor: Build, floors: list[Build], results: dict[str, dict[str, Build
         memory = ("- (the kept worker is no process of the build)" if row.keep else
                   f"{c1.peak_pss / mib:.0f} ({c1.peak_rss / mib:.0f}); {c2.peak_pss / mib:.0f} "
                   f"({c2.peak_rss / mib:.0f}) MiB")
-        print(f"| {row.label} | " + " | ".join(_s(phases[p]) for p in PHASES)
+        print(f"| {row.label} | " + " | ".join(_s(phases[p]) if p in phases else "-" for p in PHASES)
               + f" | {_executed(row, phases)} | {_processes(row, phases)} | {memory} |")
     print()
     print("Ratios (wall time; the best anchor is, per column, the faster of jupyter-sphinx and myst-nb;"
@@ -508,20 +534,29 @@ def report(floor: Build, floors: list[Build], results: dict[str, dict[str, Build
 
 
 def targets(floor: Build, results: dict[str, dict[str, Build]], paired: float) -> None:
+    """Issue 37's targets, judged on ratios of one run (the rows built side by side)."""
     ours = results["ours9"]
-    cold1, cold2, edit, nochange = (ours[p] for p in ("cold -j 1", "cold -j 2", "edit", "no-change"))
+    cold1, cold2, edit, nochange, runner = (
+        ours[p] for p in ("cold -j 1", "cold -j 2", "edit", "no-change", "runner"))
     anchor, anchor_edit = best_anchor(results, "edit")
     plain = results["plain9"]["no-change"]
 
     def line(what: str, ok: bool, figures: str) -> None:
         print(f"  {'PASS' if ok else 'MISS'}  {what:46} {figures}")
 
+    def against_anchor(phase: str, build: Build) -> None:
+        name, best = best_anchor(results, phase)
+        line(f"cold {phase[5:]} <= 0.5x the faster anchor", build.seconds <= 0.5 * best.seconds,
+             f"{build.seconds:.1f} / {best.seconds:.1f} s ({name}) = {build.seconds / best.seconds:.2f}x")
+
     print("Targets (sphinx-autocast-demo, Sphinx 9.0.4; CPU seconds in brackets, less noisy):")
-    line("cold -j 1 <= 1.3x floor", cold1.seconds <= 1.3 * floor.seconds,
+    line("cold -j 1 <= 1.2x floor", cold1.seconds <= 1.2 * floor.seconds,
          f"{cold1.seconds:.1f} / {floor.seconds:.1f} s = {cold1.seconds / floor.seconds:.2f}x "
          f"[CPU {cold1.cpu:.1f} / {floor.cpu:.1f} s = {cold1.cpu / floor.cpu:.2f}x]")
-    line("cold -j 2 <= 0.85x floor", cold2.seconds <= 0.85 * floor.seconds,
+    line("cold -j 2 <= 0.8x floor", cold2.seconds <= 0.8 * floor.seconds,
          f"{cold2.seconds:.1f} / {floor.seconds:.1f} s = {cold2.seconds / floor.seconds:.2f}x")
+    against_anchor("cold -j 1", cold1)
+    against_anchor("cold -j 2", cold2)
     line("one edited demo <= 0.5x the anchors' edit", edit.seconds <= 0.5 * anchor_edit.seconds,
          f"{edit.seconds:.1f} / {anchor_edit.seconds:.1f} s ({anchor}) = "
          f"{edit.seconds / anchor_edit.seconds:.2f}x [CPU {edit.cpu:.1f} / {anchor_edit.cpu:.1f} s = "
@@ -532,13 +567,16 @@ def targets(floor: Build, results: dict[str, dict[str, Build]], paired: float) -
     line("... with the worker kept (opt-in)", kept.seconds <= 0.5 * anchor_edit.seconds,
          f"{kept.seconds:.1f} / {anchor_edit.seconds:.1f} s = {kept.seconds / anchor_edit.seconds:.2f}x; "
          f"{kept.runs} runs (6 expected)")
-    # Judged by the side-by-side pairs: ~35 ms on ~0.55 s, where a drift of the load between
+    # Judged by the side-by-side pairs: tens of ms on ~0.6 s, where a drift of the load between
     # two builds rounds apart is as large.
-    line("no-change <= 1.1x plain Sphinx, 0 executions",
-         paired <= 1.1 and nochange.runs in (0, None) and nochange.read == 0,
+    line("no-change <= 1.05x plain Sphinx, 0 executions",
+         paired <= 1.05 and nochange.runs in (0, None) and nochange.read == 0,
          f"{paired:.3f}x (median of the pairs); medians {nochange.seconds:.3f} / {plain.seconds:.3f} s "
          f"= {nochange.seconds / plain.seconds:.2f}x [CPU {nochange.cpu:.2f} / {plain.cpu:.2f} s = "
          f"{nochange.cpu / plain.cpu:.2f}x]; {nochange.runs or 0} runs, {nochange.read} documents read")
+    line("fresh runner, result cache restored: 0 runs", runner.returncode == 0 and runner.runs == 0,
+         f"{runner.runs} runs, {runner.seconds:.1f} s, {runner.read} documents read (a new TMPDIR, "
+         "no inductor cache, another path)")
     broken = [f"{row.label} ({phase})" for row in ROWS for phase, b in results[row.key].items()
               if not b.clean or b.failed_tries]
     if broken:
