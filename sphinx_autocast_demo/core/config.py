@@ -256,11 +256,13 @@ def parse_shard(text: str) -> tuple[int, int]:
     """``2/3`` -> (2, 3); :class:`ValueError` unless ``1 <= i <= n <= MAX_SHARDS``."""
     index, slash, count = text.strip().partition("/")
     index, count = index.strip(), count.strip()
+    # Kept as words (said), so that the console says them in its language.
+    not_a_shard = said("{text} is not a shard: write i/n with 1 <= i <= n, e.g. 1/2", text=repr(text))
     if not (slash and index.isdigit() and count.isdigit()):
-        raise ValueError(f"{text!r} is not a shard: write i/n with 1 <= i <= n, e.g. 1/2")
+        raise ValueError(not_a_shard)
     if len(count) > 9 or int(count) > MAX_SHARDS:  # (no int() of a thousand digits)
-        raise ValueError(f"{text!r} splits the demos into more than {MAX_SHARDS} shards: "
-                         f"write i/n with 1 <= i <= n <= {MAX_SHARDS}")
+        raise ValueError(said("{text} splits the demos into more than {most} shards: write i/n "
+                              "with 1 <= i <= n <= {most}", text=repr(text), most=MAX_SHARDS))
     if not 1 <= int(index) <= int(count):
-        raise ValueError(f"{text!r} is not a shard: write i/n with 1 <= i <= n, e.g. 1/2")
+        raise ValueError(not_a_shard)
     return int(index), int(count)

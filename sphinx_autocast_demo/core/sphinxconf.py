@@ -95,7 +95,7 @@ def validate(app: Sphinx, config: Config) -> None:
         except ValueError as exc:
             where = ("AUTOCAST_DEMO_SHARD" if os.environ.get("AUTOCAST_DEMO_SHARD")
                      else f"{_where(app, 'shard')}: {PREFIX}shard")
-            problem = str(exc)
+            problem = in_console(exc.args[0])
             raise ConfigError(__("{where}: {problem}").format(where=where, problem=problem)) from None
     env_mode = os.environ.get("AUTOCAST_DEMO_EXECUTE")
     if env_mode and env_mode not in EXECUTE_MODES:

@@ -56,9 +56,10 @@ def provenance(judged: Judgement) -> nodes.paragraph:
 
 def footer_line(parts: Sequence[Part]) -> nodes.paragraph:
     """Parts as one line; marked unchecked when one says a value was not checked."""
-    said = ". ".join(part.text for part in parts if not part.how)
+    # The sentences' stops are the page language's (Chinese ends one with 。 and no space).
+    said = _(". ").join(part.text for part in parts if not part.how)
     how = " \u00b7 ".join(part.text for part in parts if part.how)
-    text = (said + " \u00b7 " + how if said and how else said or how) + "."
+    text = (said + " \u00b7 " + how if said and how else said or how) + _(".")
     unchecked = any(part.missed for part in parts)
     classes = ["autocast-demo-provenance"] + (["autocast-demo-unchecked"] if unchecked else [])
     return nodes.paragraph(text=text, classes=classes)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
 import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -335,12 +337,17 @@ def test_every_line_to_copy_runs_alone_in_a_fresh_python(build):
         for code in copy_blocks(page(build, path.stem)):
             blocks.setdefault(code, []).append(path.stem)
     assert len(blocks) >= 10 and "index" in {p for pages in blocks.values() for p in pages}, blocks
-    failed = {}
-    for code, pages in blocks.items():
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+
+    def paste(code: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               timeout=300, cwd=build.out)
-        if done.returncode:
-            failed[code] = (sorted(set(pages)), done.stderr.strip().splitlines()[-1:])
+
+    # Each in its own interpreter, as many at a time as there are cores: every one is an
+    # `import torch`, seconds of CPU, and none sees another.
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        done = dict(zip(blocks, pool.map(paste, blocks), strict=True))
+    failed = {code: (sorted(set(blocks[code])), run.stderr.strip().splitlines()[-1:])
+              for code, run in done.items() if run.returncode}
     assert failed == {}, failed
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -226,6 +227,24 @@ def test_a_bad_shard_or_mode_names_the_variable_or_the_line(tmp_path, no_env):
     no_env.setenv("AUTOCAST_DEMO_SHARD", "3/2")
     with pytest.raises(ConfigError, match=r"^AUTOCAST_DEMO_SHARD: '3/2' is not a shard"):
         validate(tmp_path, conf_py, shard="1/1")
+    # Said in the console's language, as the other messages (was English inside a template).
+    import gettext
+
+    import sphinx.locale
+
+    from sphinx_autocast_demo.core.i18n import CATALOG
+
+    class Upper(gettext.NullTranslations):
+        def gettext(self, message: str) -> str:
+            return re.sub(r"[^{}]+(?=\{|$)|(?<=\})[^{}]+", lambda m: m[0].upper(), message)
+
+    no_env.setitem(sphinx.locale.translators, ("console", CATALOG), Upper())
+    with pytest.raises(ConfigError, match=r"^AUTOCAST_DEMO_SHARD: '3/2' IS NOT A SHARD: WRITE I/N"):
+        validate(tmp_path, conf_py, shard="1/1")
+    no_env.setenv("AUTOCAST_DEMO_SHARD", "1/999999")
+    with pytest.raises(ConfigError, match=r"'1/999999' SPLITS THE DEMOS INTO MORE THAN \d+ SHARDS"):
+        validate(tmp_path, conf_py, shard="1/1")
+    no_env.delitem(sphinx.locale.translators, ("console", CATALOG))
     no_env.delenv("AUTOCAST_DEMO_SHARD")
     no_env.setenv("AUTOCAST_DEMO_EXECUTE", "sometimes")
     with pytest.raises(ConfigError) as info:

@@ -204,3 +204,16 @@ def test_how_a_run_that_did_not_finish_ended_is_said_in_the_pages_language(pseud
     blocks = printed.printed(stopped, APP)  # type: ignore[arg-type]
     text = "\n".join(node.astext() for node in blocks)
     assert said in text and run.detail not in text.replace(said, "")  # (only its translation)
+
+
+def test_a_footers_sentences_end_with_the_pages_full_stop(monkeypatch):
+    # Chinese ends a sentence with 。 and puts no space after it; English with ". ". From the
+    # shipped catalog, not a made-up one: the translation must be there.
+    from sphinx_autocast_demo.present.footer import Part, footer_line
+
+    parts = [Part("a", "one"), Part("b", "two"), Part("c", "three", how=True)]
+    assert footer_line(parts).astext() == "one. two \u00b7 three."
+    catalog = gettext.translation(i18n.CATALOG, str(Path(i18n.__file__).parent.parent / "locale"),
+                                  languages=["zh_CN"])
+    monkeypatch.setitem(locale.translators, ("general", i18n.CATALOG), catalog)
+    assert footer_line(parts).astext() == "one\u3002two \u00b7 three\u3002"
