@@ -29,7 +29,8 @@ then prints a markdown table, the ratios to the floor and to the best anchor (pe
 the faster of jupyter-sphinx and myst-nb), and the issue's targets with PASS or MISS.
 Timings on a shared machine are noisy: the CPU seconds (the build and the processes it
 waited for) are printed beside the wall times, and the load average with every figure.
-Takes about 16 minutes here (plus a few for the venvs the first time). Not a test.
+Takes about 33 minutes here with ``--rounds 2 --pairs 9`` (plus a few for the venvs the first
+time). Not a test.
 """
 
 from __future__ import annotations
