@@ -1,11 +1,13 @@
 """Made-up results for the tests that need no torch and no build (tests/unit) and for the
 builds that render results from a cache they write: a demo, its runs, the environments of
-result sets; and a made-up module whose docstrings hold demos (``LATIN``), which
-tests/unit/test_docstring_lines.py locates and tests/build/test_docstrings.py accepts. Every
-value here is invented; nothing imports torch."""
+result sets; a made-up module whose docstrings hold demos (``LATIN``), which
+tests/unit/test_docstring_lines.py locates and tests/build/test_docstrings.py accepts; and a
+made-up console catalog (``Loud``). Every value here is invented; nothing imports torch."""
 
 from __future__ import annotations
 
+import gettext
+import re
 from types import SimpleNamespace
 
 from sphinx_autocast_demo.core.model import (
@@ -26,6 +28,14 @@ from sphinx_autocast_demo.core.model import (
 )
 from sphinx_autocast_demo.judge import check
 from sphinx_autocast_demo.read import syntax
+
+
+class Loud(gettext.NullTranslations):
+    """A console catalog: every msgid said back in upper case, its placeholders kept."""
+
+    def gettext(self, message: str) -> str:
+        return re.sub(r"[^{}]+(?=\{|$)|(?<=\})[^{}]+", lambda m: m[0].upper(), message)
+
 
 TORCH = "9.9.0"  # the torch these made-up results were "checked" with
 

@@ -186,9 +186,9 @@ def unsafe_in_python(path: str, changes: list[Change], encoding: str = "utf-8") 
     try:
         text.encode(encoding)
     except UnicodeEncodeError as err:
-        text = repr(err.object[err.start:err.end])
+        held = repr(err.object[err.start:err.end])
         return said("the new record has {text}, which the file's encoding ({encoding}) cannot hold",
-                    text=text, encoding=encoding)
+                    text=held, encoding=encoding)
     return ""
 
 

@@ -257,12 +257,10 @@ def parse_shard(text: str) -> tuple[int, int]:
     index, slash, count = text.strip().partition("/")
     index, count = index.strip(), count.strip()
     # Kept as words (said), so that the console says them in its language.
-    not_a_shard = said("{text} is not a shard: write i/n with 1 <= i <= n, e.g. 1/2", text=repr(text))
-    if not (slash and index.isdigit() and count.isdigit()):
-        raise ValueError(not_a_shard)
-    if len(count) > 9 or int(count) > MAX_SHARDS:  # (no int() of a thousand digits)
-        raise ValueError(said("{text} splits the demos into more than {most} shards: write i/n "
-                              "with 1 <= i <= n <= {most}", text=repr(text), most=MAX_SHARDS))
-    if not 1 <= int(index) <= int(count):
-        raise ValueError(not_a_shard)
-    return int(index), int(count)
+    if slash and index.isdigit() and count.isdigit():
+        if len(count) > 9 or int(count) > MAX_SHARDS:  # (no int() of a thousand digits)
+            raise ValueError(said("{text} splits the demos into more than {most} shards: write "
+                                  "i/n with 1 <= i <= n <= {most}", text=repr(text), most=MAX_SHARDS))
+        if 1 <= int(index) <= int(count):
+            return int(index), int(count)
+    raise ValueError(said("{text} is not a shard: write i/n with 1 <= i <= n, e.g. 1/2", text=repr(text)))

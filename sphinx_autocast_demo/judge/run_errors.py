@@ -13,61 +13,54 @@ from ..core.i18n import said
 from ..core.model import Finding
 
 if TYPE_CHECKING:
-    from ..core.model import DemoResult, Location, RunRecord, SnippetError, VariantResult
+    from ..core.model import DemoResult, Location, RunRecord, Severity, SnippetError, VariantResult
     from ..core.subtypes import Subtype
 
 
 def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
     """A run that did not finish normally: located at the failing statement when possible."""
+    # (Each said() a statement of its own: Babel reads none inside another's argument.)
+    where_it_was, where_it_crashed = said("where it was"), said("where it crashed")
     for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager")):
         if run.status in ("skipped", "refused"):
             engine = run.status == "refused" and run.not_run in ("engine", "died")
-            return Finding(
-                severity="missing" if run.status == "skipped" else "error",
-                subtype="engine" if engine else "not-run", variants=(vr.variant.name,),
-                location=result.demo.location, message=run.detail,
-            )
-        # (Each said() a statement of its own: Babel reads none inside another's argument.)
-        where_it_was, where_it_crashed = said("where it was"), said("where it crashed")
+            return _error(vr, "engine" if engine else "not-run", result.demo.location, run.detail,
+                      severity="missing" if run.status == "skipped" else "error")
         if run.status == "timeout":
-            return Finding(
-                severity="error", subtype="timeout", variants=(vr.variant.name,),
-                location=_stopped_location(result, run),
-                message=said("the {run} run did not finish: it was {detail}, with every "
-                             "process it started; look for a loop that never ends or a wait "
-                             "(a sleep, a read, input()) that nothing answers, or raise the "
-                             ":timeout: option (or autocast_demo_timeout){tail}{trace}",
-                             run=_RUNS[label], detail=run.detail, tail=_tail(run.output),
-                             trace=_stopped_trace(result, run, where_it_was)),
+            return _error(
+                vr, "timeout", _stopped_location(result, run),
+                said("the {run} run did not finish: it was {detail}, with every "
+                     "process it started; look for a loop that never ends or a wait "
+                     "(a sleep, a read, input()) that nothing answers, or raise the "
+                     ":timeout: option (or autocast_demo_timeout){tail}{trace}",
+                     run=_RUNS[label], detail=run.detail, tail=_tail(run.output),
+                     trace=_stopped_trace(result, run, where_it_was)),
             )
         if run.status == "crashed":
-            return Finding(
-                severity="error", subtype="crash", variants=(vr.variant.name,),
-                location=_stopped_location(result, run),
-                message=said("the {run} run died: {detail}{why}; find what ends the process "
-                             "(the build went on without this run){tail}{trace}",
-                             run=_RUNS[label], detail=run.detail, why=_why(run),
-                             tail=_tail(run.output),
-                             trace=_stopped_trace(result, run, where_it_crashed)),
+            return _error(
+                vr, "crash", _stopped_location(result, run),
+                said("the {run} run died: {detail}{why}; find what ends the process "
+                     "(the build went on without this run){tail}{trace}",
+                     run=_RUNS[label], detail=run.detail, why=_why(run),
+                     tail=_tail(run.output),
+                     trace=_stopped_trace(result, run, where_it_crashed)),
             )
     for run in (vr.compiled, vr.eager):
         if run.error is not None and run.error.kind:
             return _not_a_verdict(result, vr, run.error)
     if (vr.verdict.outcome == "error" and vr.verdict.compared == 0 and not vr.verdict.cut
             and vr.compiled.status == "ok"):
-        return Finding(
-            severity="error", subtype="nothing-compared", variants=(vr.variant.name,),
-            location=result.demo.location,
-            message=said("nothing to compare: the snippet leaves no tensor reachable from its "
+        return _error(
+            vr, "nothing-compared", result.demo.location,
+            said("nothing to compare: the snippet leaves no tensor reachable from its "
                          "top-level names and prints nothing, so its compiled and eager runs "
                          "cannot be told apart; bind what it computes (z = region(x, w), g = "
                          "torch.autograd.grad(z, w)) or print it"),
         )
     if vr.verdict.outcome == "error" and vr.verdict.cut:
-        return Finding(
-            severity="error", subtype="partial-view", variants=(vr.variant.name,),
-            location=result.demo.location,
-            message=said("{note}; everything that was compared matches (if anything was), but "
+        return _error(
+            vr, "partial-view", result.demo.location,
+            said("{note}; everything that was compared matches (if anything was), but "
                          "a match cannot be confirmed from part of what a reader could see: keep "
                          "less within reach of the snippet's names (del what is not the point), "
                          "or add :partial-view: to accept a match from what was compared (the "
@@ -75,14 +68,13 @@ def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
         )
     if vr.compiled.status == "raised" and vr.compiled.error is not None:
         error = vr.compiled.error
-        return Finding(
-            severity="error", subtype="snippet-error", variants=(vr.variant.name,),
-            location=result.where(error),
-            message=(said("the snippet raised {error}: {message}\n{traceback}", error=error.type,
-                          message=error.message, traceback=result.traceback(error))
-                     if error.message else
-                     said("the snippet raised {error}\n{traceback}", error=error.type,
-                          traceback=result.traceback(error))),
+        return _error(
+            vr, "snippet-error", result.where(error),
+            (said("the snippet raised {error}: {message}\n{traceback}", error=error.type,
+                      message=error.message, traceback=result.traceback(error))
+                 if error.message else
+                 said("the snippet raised {error}\n{traceback}", error=error.type,
+                      traceback=result.traceback(error))),
         )
     return None
 
@@ -117,7 +109,13 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
                        "what they are given; compile through one of them, or the demo would "
                        "compare compiled with compiled", reason=error.message)
         location = result.where(error)
-    return Finding(severity="error", subtype=subtype, variants=(vr.variant.name,),
+    return _error(vr, subtype, location, message)
+
+
+def _error(vr: VariantResult, subtype: Subtype, location: Location, message: str,
+           severity: Severity = "error") -> Finding:
+    """A finding about one value's runs, which gave no verdict."""
+    return Finding(severity=severity, subtype=subtype, variants=(vr.variant.name,),
                    location=location, message=message)
 
 

@@ -3,7 +3,8 @@ every word of ours on a page (tables, cells, legend, footers, notes, the matrix,
 card labels) is the extension's catalog's Russian, looked up here through the shipped .mo,
 never written into this test; English words of ours are left nowhere but in code.
 
-One root built twice, in English and then in Russian (from the English build's cache). The
+One root built three times, in English and then in Russian and Chinese (from the English
+build's cache). The
 unit layer checks that every word goes through the catalog (tests/unit/test_page_words.py)
 and that the catalog is complete (tests/unit/test_catalogs.py).
 """
@@ -33,7 +34,7 @@ OURS = ("table.autocast-demo-results thead th", "table.autocast-demo-results td"
 def pages(tmp_path_factory) -> dict[str, dict[str, BeautifulSoup]]:
     src = copy_root("page-language", tmp_path_factory)
     out = {}
-    for language in ("en", "ru"):
+    for language in ("en", "ru", "zh_CN"):
         built = sphinx_build(src, src / "_build" / language, "-D", f"language={language}")
         # (the stale demo's record does not hold: the build fails, and the page says so)
         assert "Traceback" not in built.stderr, built.stderr
@@ -100,3 +101,19 @@ def test_no_english_of_ours_is_left_on_a_russian_page(pages, russian, doc):
     assert [piece for piece in pieces if piece in english], "nothing of the catalog on the English page"
     left = {text: [piece for piece in pieces if piece in text] for text in texts(pages["ru"][doc])}
     assert {text: found for text, found in left.items() if found} == {}
+
+
+def test_a_footers_sentences_end_with_the_pages_full_stop(pages):
+    """A footer of several sentences (a stale record's, a result set's) ends each with the
+    page language's stop: ``。`` with no space after it in Chinese, ``. `` in English."""
+    def footers(language: str) -> list[str]:
+        return [p.get_text(" ", strip=True) for doc in pages[language].values()
+                for p in doc.select(".autocast-demo-provenance")]
+
+    english, chinese = footers("en"), footers("zh_CN")
+    assert len(english) == len(chinese) and english
+    assert all(text.endswith(".") for text in english), english
+    assert all(text.endswith("\u3002") and ". " not in text for text in chinese), chinese
+    # At least one footer joins sentences, or the test would not see the separator at all.
+    assert any(". " in text for text in english), english
+    assert any("\u3002" in text[:-1] for text in chinese), chinese

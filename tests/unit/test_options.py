@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+import sphinx.locale
+from fakes import Loud
 from sphinx.errors import ConfigError
 
 from sphinx_autocast_demo.core import config, conflines, sphinxconf
 from sphinx_autocast_demo.core.config import PREFIX
+from sphinx_autocast_demo.core.i18n import CATALOG
 from sphinx_autocast_demo.core.model import Location
 from sphinx_autocast_demo.read import directives, options
 from sphinx_autocast_demo.read.syntax import SyntaxProblem
@@ -228,17 +230,7 @@ def test_a_bad_shard_or_mode_names_the_variable_or_the_line(tmp_path, no_env):
     with pytest.raises(ConfigError, match=r"^AUTOCAST_DEMO_SHARD: '3/2' is not a shard"):
         validate(tmp_path, conf_py, shard="1/1")
     # Said in the console's language, as the other messages (was English inside a template).
-    import gettext
-
-    import sphinx.locale
-
-    from sphinx_autocast_demo.core.i18n import CATALOG
-
-    class Upper(gettext.NullTranslations):
-        def gettext(self, message: str) -> str:
-            return re.sub(r"[^{}]+(?=\{|$)|(?<=\})[^{}]+", lambda m: m[0].upper(), message)
-
-    no_env.setitem(sphinx.locale.translators, ("console", CATALOG), Upper())
+    no_env.setitem(sphinx.locale.translators, ("console", CATALOG), Loud())
     with pytest.raises(ConfigError, match=r"^AUTOCAST_DEMO_SHARD: '3/2' IS NOT A SHARD: WRITE I/N"):
         validate(tmp_path, conf_py, shard="1/1")
     no_env.setenv("AUTOCAST_DEMO_SHARD", "1/999999")

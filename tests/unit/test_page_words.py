@@ -213,7 +213,6 @@ def test_a_footers_sentences_end_with_the_pages_full_stop(monkeypatch):
 
     parts = [Part("a", "one"), Part("b", "two"), Part("c", "three", how=True)]
     assert footer_line(parts).astext() == "one. two \u00b7 three."
-    catalog = gettext.translation(i18n.CATALOG, str(Path(i18n.__file__).parent.parent / "locale"),
-                                  languages=["zh_CN"])
+    catalog = gettext.translation(i18n.CATALOG, str(i18n.LOCALE_DIR), languages=["zh_CN"])
     monkeypatch.setitem(locale.translators, ("general", i18n.CATALOG), catalog)
     assert footer_line(parts).astext() == "one\u3002two \u00b7 three\u3002"

@@ -10,14 +10,13 @@ from __future__ import annotations
 import ast
 import gettext
 import pickle
-import re
 from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import sphinx.locale
-from fakes import SRC, TEXT, WHERE, demo, ran, result
+from fakes import SRC, TEXT, WHERE, Loud, demo, ran, result
 
 from sphinx_autocast_demo.accept import rewrite
 from sphinx_autocast_demo.accept.newrecord import Blocked
@@ -148,13 +147,6 @@ def test_said_plurals_follow_the_count():
     assert n_said("{n} demo", "{n} demos", 2, n=2) == "2 demos"
 
 
-class _Loud(gettext.NullTranslations):
-    """A console catalog: every msgid said back in upper case, its placeholders kept."""
-
-    def gettext(self, message: str) -> str:
-        return re.sub(r"[^{}]+(?=\{|$)|(?<=\})[^{}]+", lambda m: m[0].upper(), message)
-
-
 class _Wrapped(gettext.NullTranslations):
     """A page catalog: every msgid as ``<message>``."""
 
@@ -177,7 +169,7 @@ def test_a_directives_syntax_problem_is_said_in_the_consoles_language_and_the_pa
     assert str(problem) == ":values: value 'same_as_forward' is given twice"  # no catalog: English
     logged = _Logger()
     monkeypatch.setattr(directives, "logger", logged)
-    monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), _Loud())
+    monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), Loud())
     monkeypatch.setitem(sphinx.locale.translators, ("general", CATALOG), _Wrapped())
     directive = SimpleNamespace(source_path="/docs/index.rst", doc_line=3, name="autocast-demo",
                                 env=SimpleNamespace(docname="index"))
@@ -205,7 +197,7 @@ def test_accepts_reason_not_to_rewrite_is_said_in_the_consoles_language(monkeypa
     assert str(raised.value) == "value same_as_forward has no outcome to record (it timed out)"
     logged = _Logger()
     monkeypatch.setattr(rewrite, "logger", logged)
-    monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), _Loud())
+    monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), Loud())
     assert rewrite.write(app) == {}  # type: ignore[arg-type]
     rewrite.finish(app, None)  # type: ignore[arg-type]
     assert logged.warnings == [
@@ -221,7 +213,7 @@ def test_a_number_options_rule_is_said_with_the_message(monkeypatch):
     message = raised.value.args[0]
     assert message == (":timeout: '-1' must be a number of seconds > 0 and at most 86400 (24 h); "
                        "leave the option out to use autocast_demo_timeout (120 s)")
-    monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), _Loud())
+    monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), Loud())
     assert in_console(message) == (":timeout: '-1' MUST BE A NUMBER OF SECONDS > 0 AND AT MOST "
                                    "86400 (24 H); LEAVE THE OPTION OUT TO USE autocast_demo_timeout "
                                    "(120 S)")
