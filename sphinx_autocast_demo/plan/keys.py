@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.version import __version__
+from ..core.version import RESULTS_FORMAT
 from .cache import make_key
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def result_key(demo: Demo, codes: Sequence[Code], variant: Variant, confdir: str
     a version change is a miss in "auto" mode but still renders in "never" mode; the files a
     run read are stamped in it."""
     parts = {
-        "extension": __version__,
+        "extension": RESULTS_FORMAT,
         "view": VIEW,
         # The snippet's __file__ (execute.Runner.job): always, not only where the code names
         # it, as a run can reach it without the name (its frames, globals(), a helper that reads

@@ -50,6 +50,17 @@ def test_what_only_decides_the_check_or_the_place_keeps_its_key():
     assert make_key({"a": 1, "b": [2]}) == make_key({"b": [2], "a": 1})
 
 
+def test_a_release_keeps_the_keys_and_a_new_results_format_changes_them(monkeypatch):
+    """A patch release must not make its users' caches and result sets stale; a change to what a
+    result means must."""
+    base = key()
+    monkeypatch.setattr("sphinx_autocast_demo.core.version.__version__", "0.1.1")
+    monkeypatch.setattr(keys, "__version__", "0.1.1", raising=False)  # wherever keys reads it
+    assert key() == base
+    monkeypatch.setattr(keys, "RESULTS_FORMAT", "2")
+    assert key() != base
+
+
 def test_a_probes_timeout_is_in_its_key_as_its_failure_is_kept():
     the_demo = demo()
     probing = replace(the_demo, variants=the_demo.variants[:1], probes=the_demo.variants[1:])
