@@ -284,7 +284,7 @@ def _note_project(runtime: Runtime, key: str, env: dict[str, str]) -> None:
 
 
 def workers() -> list[KeptWorker]:
-    """Every worker kept for this user (its socket still there), oldest key first."""
+    """Every worker kept for this user (its socket still there), by key."""
     if not os.path.lexists(_runtime_path()):  # none was ever kept here: nothing to make
         return []
     runtime = runtime_dir()

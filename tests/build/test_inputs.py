@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import time
@@ -20,9 +19,6 @@ import time
 import pytest
 import sphinx
 from conftest import copy_root, sphinx_build
-
-from sphinx_autocast_demo.engine import kept
-from sphinx_autocast_demo.plan.results import partition
 
 MAX_SHARDS = 10_000  # results.MAX_SHARDS
 
@@ -170,16 +166,6 @@ def test_an_absurd_shard_count_is_refused_at_once_where_it_is_set(tmp_path_facto
         in build.stderr
 
 
-def test_a_split_costs_what_its_demos_do_not_what_its_count_says():
-    weights = {f"d{i}": float(i % 7 + 1) for i in range(50)}
-    begun = time.monotonic()
-    huge = partition(weights, 10**12)
-    assert time.monotonic() - begun < 1.0
-    # The same split as over the shards that can get a demo (one of them is always empty).
-    assert huge == partition(weights, 50) == partition(weights, MAX_SHARDS)
-    assert sorted(huge.values()) == list(range(1, 51))
-
-
 def test_every_number_setting_takes_dash_d(tmp_path_factory):
     src = copy_root("inputs", tmp_path_factory)
     build = sphinx_build(src, src / "_build" / "html", "-D", "autocast_demo_timeout=600",
@@ -235,15 +221,3 @@ def test_a_runtime_directory_in_an_unsafe_directory_is_refused(tmp_path_factory,
     assert list(base.iterdir()) == []  # nothing made there, nothing started
 
 
-def test_the_runtime_directory_is_used_by_descriptor_once_opened(tmp_path, monkeypatch):
-    """Replaced after it was opened, the directory used is still the one that was checked."""
-    base = tmp_path / "runtime"
-    base.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(base))
-    runtime = kept.runtime_dir()
-    os.close(runtime.open("first", os.O_WRONLY | os.O_CREAT))
-    runtime.path.rename(tmp_path / "moved")
-    runtime.path.mkdir(mode=0o700)  # another directory at the path
-    assert runtime.names() == ["first"] and runtime.at("first").exists()
-    assert not (runtime.path / "first").exists()
-    assert stat.S_IMODE((tmp_path / "moved").stat().st_mode) == 0o700

@@ -511,51 +511,6 @@ def test_data_its_config_read_edited_with_the_old_time_is_never_served_stale(tmp
         clean_up(tag, runtime, builds)
 
 
-def test_a_warm_file_counts_only_for_the_worker_that_wrote_it(tmp_path):
-    """stop-workers during one worker's warm-up, and a new one started at the same socket: the
-    first, warm at last, must not make builds take the new one, still starting, for warm (and
-    tell them to kill it after 10 s)."""
-    from sphinx_autocast_demo.engine.kept import _is_warm, warm_file
-
-    sock = tmp_path / "key.sock"
-    assert not _is_warm(sock, 1234)  # none written: still starting
-    warm_file(sock).write_text("1234")
-    assert _is_warm(sock, 1234)
-    assert not _is_warm(sock, 5678)
-
-
-def test_the_key_ignores_only_the_shells_and_sphinxs_bookkeeping():
-    from sphinx_autocast_demo.engine.kept import fingerprint
-
-    base = {"PATH": "/usr/bin", "PWD": "/a", "OLDPWD": "/b", "_": "/usr/bin/make", "SHLVL": "1",
-            "DOCUTILSCONFIG": "/docs/one/docutils.conf"}  # Sphinx sets it: the project's
-    moved = {**base, "PWD": "/c", "OLDPWD": "/a", "_": "/usr/bin/sphinx-build", "SHLVL": "2",
-             "DOCUTILSCONFIG": "/docs/two/docutils.conf"}
-    assert fingerprint(base) == fingerprint(moved)
-    assert fingerprint(base) != fingerprint({**base, "TORCH_LOGS": "dynamo"})
-    assert fingerprint(base) != fingerprint({**base, "PATH": "/opt/bin"})
-    assert fingerprint({**base, "AUTOCAST_DEMO_COPY_AHEAD": "1"}) == fingerprint(base)  # per build
-
-
-@pytest.mark.parametrize(("ignored", "same"),
-                         [(signal.SIGINT, True), (signal.SIGQUIT, True), (signal.SIGHUP, False)])
-def test_the_key_ignores_the_signals_every_run_gets_the_default_of(ignored, same):
-    """A build started in the background ignores SIGINT: its runs do not (the zygote resets it),
-    so it shares the worker of a build in the foreground. SIGHUP ignored reaches the runs."""
-    from sphinx_autocast_demo.engine.kept import fingerprint
-
-    env = {"PATH": "/usr/bin"}
-    # From the default, whatever this test was started with: under nohup (or a CI that starts
-    # jobs that way) SIGHUP comes in ignored already, and ignoring it again would change nothing.
-    old = signal.signal(ignored, signal.SIG_DFL)
-    try:
-        before = fingerprint(env)
-        signal.signal(ignored, signal.SIG_IGN)
-        assert (fingerprint(env) == before) is same
-    finally:
-        signal.signal(ignored, old)
-
-
 def test_stop_workers_ends_this_projects_workers_only(tmp_path_factory):
     """Two projects, each in its own environment (so each has its own kept worker): a stop in
     one project's directory ends its worker; the other's stays and serves its next build."""

@@ -150,6 +150,9 @@ class KeptSession:
         session = (warm.ready or {}).get("kept", {}).get("session")
         if session and not warm.ended:  # stuck: SIGTERM first, its handler ends its runs
             for sig, grace in ((signal.SIGTERM, 5), (signal.SIGKILL, 0)):
+                # Ended: the kept worker reaps it, and its pid may be another process's soon.
+                if warm.ended:
+                    break
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(session, sig)
                 wait_ended([warm], grace)
