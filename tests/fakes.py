@@ -1,8 +1,10 @@
 """Made-up results for the tests that need no torch and no build (tests/unit) and for the
 builds that render results from a cache they write: a demo, its runs, the environments of
 result sets; a made-up module whose docstrings hold demos (``LATIN``), which
-tests/unit/test_docstring_lines.py locates and tests/build/test_docstrings.py accepts; and a
-made-up console catalog (``Loud``). Every value here is invented; nothing imports torch."""
+tests/unit/test_docstring_lines.py locates and tests/build/test_docstrings.py accepts; a
+made-up console catalog (``Loud``); a stand-in for a module's Sphinx logger (``Logger``); and
+Settings of every option's default (``settings``). Every value here is invented; nothing
+imports torch."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import gettext
 import re
 from types import SimpleNamespace
 
+from sphinx_autocast_demo.core.config import OPTIONS, Settings
 from sphinx_autocast_demo.core.model import (
     DEFAULT_CONFIG,
     Code,
@@ -31,10 +34,42 @@ from sphinx_autocast_demo.read import syntax
 
 
 class Loud(gettext.NullTranslations):
-    """A console catalog: every msgid said back in upper case, its placeholders kept."""
+    """A console catalog that says a message back in upper case, its ``{placeholders}`` kept as
+    written (what fills them is said as it is): gettext's msgid, and ngettext's singular or
+    plural, chosen by ``n`` as English chooses. Other lookups are NullTranslations', unchanged."""
 
     def gettext(self, message: str) -> str:
         return re.sub(r"[^{}]+(?=\{|$)|(?<=\})[^{}]+", lambda m: m[0].upper(), message)
+
+    def ngettext(self, singular: str, plural: str, n: int) -> str:
+        return self.gettext(singular if n == 1 else plural)
+
+
+class Logger:
+    """Stands in for a module's Sphinx logger (set over its ``logger``): what it was told, as
+    ``lines`` of (level, message, keyword arguments)."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str, dict[str, object]]] = []
+
+    def verbose(self, message: str, **kwargs: object) -> None:
+        self.lines.append(("verbose", message, kwargs))
+
+    def info(self, message: str, **kwargs: object) -> None:
+        self.lines.append(("info", message, kwargs))
+
+    def warning(self, message: str, **kwargs: object) -> None:
+        self.lines.append(("warning", message, kwargs))
+
+    def texts(self, level: str | None = None) -> list[str]:
+        """The messages told at ``level`` (None: at every level), in order."""
+        return [text for said, text, _ in self.lines if level is None or said == level]
+
+
+def settings(**changes: object) -> Settings:
+    """Every option at its default (a list as the tuple Settings holds), but for ``changes``."""
+    return Settings(**({o.name: tuple(o.default) if isinstance(o.default, list) else o.default
+                        for o in OPTIONS} | changes))
 
 
 TORCH = "9.9.0"  # the torch these made-up results were "checked" with

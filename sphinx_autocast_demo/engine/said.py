@@ -28,24 +28,26 @@ def engine_problem(error: str, fault: EngineFault, confdir: str,
 
     Said once for the whole build, before any demo runs, instead of once per demo.
     """
-    never = ("or set autocast_demo_execute = 'never' (or AUTOCAST_DEMO_EXECUTE=never) to "
-             "render the pages from the result cache without running anything")
-    first = error.strip().splitlines()[0] if error.strip() else "the worker failed"
+    never = __("set autocast_demo_execute = 'never' (or AUTOCAST_DEMO_EXECUTE=never) to render "
+               "the pages from the result cache without running anything")
+    first = error.strip().splitlines()[0] if error.strip() else __("the worker failed")
     setting = "autocast_demo_"
     if fault == "no-torch":
-        advice = (f"torch is not installed for {sys.executable}: install it there "
-                  f"(pip install 'torch>=2.9'), {never}")
+        advice = __("torch is not installed for {python}: install it there (pip install "
+                    "'torch>=2.9'), or {never}").format(python=sys.executable, never=never)
     elif fault == "torch-import":
-        advice = (f"{first}; torch is installed but does not import (run python -c 'import "
-                  f"torch' to see why) and needs repairing, {never}")
+        advice = __("{error}; torch is installed but does not import (run python -c 'import "
+                    "torch' to see why) and needs repairing, or {never}").format(error=first,
+                                                                                 never=never)
     elif fault == "no-config":
         setting = "autocast_demo_config"
-        advice = (f"{first}: this torch cannot set {config} (backward_pass_autocast first "
-                  "shipped in torch 2.9): upgrade torch, correct autocast_demo_config, "
-                  f"{never}")
+        advice = __("{error}: this torch cannot set {config} (backward_pass_autocast first "
+                    "shipped in torch 2.9): upgrade torch, correct autocast_demo_config, or "
+                    "{never}").format(error=first, config=config, never=never)
     else:
-        advice = f"{error.strip()}\n{never[3:]}"
-    return f"autocast-demo: no demo can run: {advice}", conf_line(confdir, setting)
+        advice = f"{error.strip()}\n{never}"
+    return (__("autocast-demo: no demo can run: {advice}").format(advice=advice),
+            conf_line(confdir, setting))
 
 
 def engine_speed(stats: Stats, info: Ready, warm: bool) -> None:
