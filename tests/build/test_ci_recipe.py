@@ -233,30 +233,3 @@ def test_the_cache_step_keeps_the_results_between_runs(matrix_run):
     assert (stats["runs"], stats["cached"]) == (0, 2), stats  # the demo's 2 values, none run again
 
 
-def test_readthedocs_installs_no_torch_and_renders_only():
-    """.readthedocs.yaml's install (the requirements file, then the package) asks for no torch,
-    and docs/conf.py runs nothing there. (A real build that way, in a venv without torch, is in
-    the guide's ReadTheDocs section; torch-free, it takes seconds.)"""
-    from packaging.requirements import Requirement
-
-    config = yaml.safe_load((REPO / ".readthedocs.yaml").read_text(encoding="utf-8"))
-    assert config["version"] == 2 and config["sphinx"]["configuration"] == "docs/conf.py"
-    [requirements, package] = config["python"]["install"]
-    assert package == {"method": "pip", "path": "."}  # no extra: sphinx only
-    lines = (REPO / requirements["requirements"]).read_text(encoding="utf-8").splitlines()
-    named = [Requirement(line).name for line in lines if line and not line.startswith(("#", "-"))]
-    assert "torch" not in named and "-c ../constraints.txt" in lines
-    project = __import__("tomllib").loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    assert not [r for r in project["project"]["dependencies"] if Requirement(r).name == "torch"]
-    docs = {Requirement(r).name for r in project["project"]["optional-dependencies"]["docs"]}
-    assert "torch" not in docs and set(named) == docs - {"sphinx"}
-    for on_rtd, mode in ((True, "never"), (False, None)):
-        with pytest.MonkeyPatch.context() as patch:
-            if on_rtd:
-                patch.setenv("READTHEDOCS", "True")
-            else:
-                patch.delenv("READTHEDOCS", raising=False)
-            patch.setattr(sys, "path", list(sys.path))  # conf.py adds its _ext
-            conf: dict[str, object] = {"__file__": str(REPO / "docs" / "conf.py")}
-            exec((REPO / "docs" / "conf.py").read_text(encoding="utf-8"), conf)
-        assert conf.get("autocast_demo_execute") == mode
