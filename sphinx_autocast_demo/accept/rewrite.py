@@ -176,9 +176,12 @@ def write(app: Sphinx) -> dict[tuple[str, str], Demo]:
         return {}
     write_all(new, files.encodings)
     for items in changes.values():
+        moved = 0  # lines the changes above this one added: said where the written file has it
         for change in sorted(items, key=lambda c: c.start):
             told.append((False, __("{mode}: {file}:{line}: recorded {what}").format(
-                mode=ENV, file=_here(change.path), line=change.start + 1, what=change.what)))
+                mode=ENV, file=_here(change.path), line=change.start + 1 + moved,
+                what=change.what)))
+            moved += len(change.new) - (change.end - change.start)
     if new:
         told.append((False, n__("{mode}: {n} file rewritten; the pages of this build show the "
                                 "new records",

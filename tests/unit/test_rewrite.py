@@ -178,3 +178,23 @@ def test_a_failure_while_writing_replaces_no_file_and_leaves_no_temporary_file(t
         rewrite.write_all({str(first): "new\n", str(gone): "new\n"})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.rst"]
     assert first.read_text(encoding="utf-8") == "old\n"
+
+
+def test_the_lines_said_are_those_of_the_rewritten_file(docs, monkeypatch):
+    """Two demos of a page each get a record inserted: the second is said at its line in the
+    file as written, one below where it was, where the writer's editor finds it."""
+    (docs / "index.rst").write_text("\n".join([*BARE, "", *BARE]) + "\n", encoding="utf-8")
+    monkeypatch.setenv(ENV, "write")
+    first = on_page(docs / "index.rst", "differs", "matches", expect=(),
+                    where=SourceMap("x", 1, "rst", 2, 3, (OptionSpan("values", 2, 3),)))
+    second = on_page(docs / "index.rst", "matches", "differs", expect=(),
+                     where=SourceMap("x", 6, "rst", 7, 8, (OptionSpan("values", 7, 8),)))
+    second = replace(second, demo=replace(second.demo, ident="e"))
+    host = a_build(("index", first), ("index", second))
+    rewrite.write(host)  # type: ignore[arg-type]
+    lines = (docs / "index.rst").read_text(encoding="utf-8").splitlines()
+    assert lines[2] == "   :expect: same_as_forward: differs, off: matches"
+    assert lines[8] == "   :expect: same_as_forward: matches, off: differs"
+    assert said(host)[:2] == [
+        (False, f"{ENV}: index.rst:3: recorded same_as_forward: differs, off: matches"),
+        (False, f"{ENV}: index.rst:9: recorded same_as_forward: matches, off: differs")]
