@@ -96,7 +96,7 @@ VISITORS: dict[type[nodes.Element], dict[str, Visitors]] = {
     table_caption: {"html": (html.visit_caption, html.depart_caption), "latex": _SKIP,
                     "texinfo": _SKIP, "text": _SKIP, "man": _SKIP},
     set_code: {"html": (html.visit_code, html.depart_code), "latex": _CODE, "texinfo": _CODE,
-               "text": _CODE, "man": _CODE},
+               "text": (writers.visit_text_code, _CODE[1]), "man": _CODE},
 }
 
 

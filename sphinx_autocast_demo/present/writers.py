@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from docutils import nodes
 from sphinx import addnodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.writers.text import Cell, Table, my_wrap
 
 from ..read.directives import demo_boxes
 
@@ -125,14 +126,54 @@ CODE_WIDTH = 72
 
 def visit_text_table(self: TextTranslator, node: nodes.table) -> None:
     """Plain text: each column of a results table at least as wide as its longest word and its
-    longest line of code (up to ``CODE_WIDTH``).
+    longest line of code (up to ``CODE_WIDTH``), and each line of code on a line of its own.
 
-    The text writer wraps a cell to its column's width and cuts any word longer than that
-    (``torch._functorch.co|nfig``); a line that sets a value is for copying, so it stays whole.
+    The text writer wraps a cell as one text to its column's width: it runs the lines of a cell
+    together (``**off**  import torch._functorch.config``) and cuts any word longer than the
+    column (``torch._functorch.co|nfig``); a line that sets a value is for copying, so it stays
+    whole and alone.
     """
     for group in node.findall(nodes.tgroup):
         widen(group)
     self.visit_table(node)
+    self.table = _CodeKeepingTable()
+
+
+def visit_text_code(self: TextTranslator, node: nodes.literal_block) -> None:
+    """Lines to copy: in a results table each is marked, for :class:`_CodeKeepingCell`."""
+    if not isinstance(getattr(self, "table", None), _CodeKeepingTable):
+        self.visit_literal_block(node)
+        return
+    self.new_state(0)
+    self.add_text("\n".join(_CODE_LINE + line for line in node.astext().splitlines()))
+    self.end_state(wrap=False)
+    raise nodes.SkipNode
+
+
+#: Starts a line of code in a results table's cell (text): no text of a page holds it.
+_CODE_LINE = "\x00"
+
+
+class _CodeKeepingTable(Table):
+    def add_cell(self, cell: Cell) -> None:
+        cell.__class__ = _CodeKeepingCell
+        super().add_cell(cell)
+
+
+class _CodeKeepingCell(Cell):
+    """Wraps its words as the text writer does, but a line of code alone and whole (up to
+    ``CODE_WIDTH``: a longer one breaks between its words, inside its brackets)."""
+
+    def wrap(self, width: int) -> None:
+        self.wrapped, words = [], []
+        for line in [*self.text.splitlines(), _CODE_LINE]:
+            if not line.startswith(_CODE_LINE):
+                words.append(line)
+                continue
+            self.wrapped += my_wrap("\n".join(words), width) if any(words) else []
+            words, code = [], line[len(_CODE_LINE):]
+            if code:
+                self.wrapped += [code] if len(code) <= max(width, CODE_WIDTH) else my_wrap(code, width)
 
 
 def widen(group: nodes.tgroup) -> None:

@@ -69,15 +69,14 @@ def test_a_tree_of_several_pages_shows_each_pages_results(root, builder, output)
 def test_text_tables_keep_each_line_of_code_and_each_word_whole(root):
     text = (build(root, "text").out / "index.txt").read_text(encoding="utf-8")
     rows = [line for line in text.splitlines() if line.startswith("| ")]
-    # On one line of a cell, the lines a reader copies: same_as_forward's in its row (one table
-    # has it); off's, which three tables have, once under the first, on a line of their own.
-    assert any(SET_LINES[0] in row for row in rows) and any(IMPORT in row for row in rows)
+    # Alone on a line of a cell, the lines a reader copies: same_as_forward's in its row (one
+    # table has it); off's, which three tables have, once under the first, on a line of their own.
+    cells = [c.strip() for row in rows for c in row.strip("|").split("|")]
+    assert [c for c in cells if SET_LINES[0] in c or IMPORT in c] == [IMPORT, SET_LINES[0]]
     assert [line.strip() for line in text.splitlines() if SET_LINES[1] in line] == [SET_LINES[1]]
     assert any("\u2717 differs (y, max |\u0394| 1.00e+00)" in row for row in rows)
     # No word cut at a column's edge: in the matrix too ("raises Unsupported").
     assert any("\u26a0 raises Unsupported" in row or "Unsupported " in row for row in rows)
-    cells = [c.strip() for row in rows for c in row.strip("|").split("|")]
-    # ("import torch._functorch.config" ends a cell's line whole: its value's name stands before it)
     assert not [c for c in cells if c.endswith(("co", "backwar", "U")) or c.startswith("nfig")
                 or (c.endswith("nfig") and not c.endswith("config"))], cells
 

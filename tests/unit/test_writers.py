@@ -188,13 +188,25 @@ def test_text_tables_cut_no_word_at_a_columns_edge():
     assert "caption" not in out  # the caption is for a screen reader
 
 
-def test_text_tables_keep_the_line_that_sets_a_value_on_one_line():
+def test_text_tables_keep_each_line_that_sets_a_value_whole_and_alone():
+    """Pasted alone, the lines run: no other words of the cell before or after either of them
+    (the text writer ran the value's name and the import together)."""
     found = result(demo(), ran("matches"), ran("matches"))
     value = set_lines.value_cell(found, found.variants[0])
-    assert SET in value.astext()
-    made = tables.results(table(["value", "compiled = eager?"], [[value, cell("\u2713 matches")]]), "caption")
-    lines = as_text(made).splitlines()
-    assert any(SET in line for line in lines), lines
+    code = value.next_node(nodes.literal_block).astext().splitlines()
+    assert code == ["import torch._functorch.config", SET]
+    verdict = cell("\u2713 matches (the outputs and every gradient are bitwise equal to eager's)")
+    made = tables.results(table(["value", "compiled = eager?"], [[value, verdict]]), "caption")
+    out = as_text(made)
+    first_cells = [line.split("|")[1].strip() for line in out.splitlines() if line.startswith("|")]
+    assert first_cells[2:] == ["**same_as_forward**", *code]
+    assert "bitwise equal to eager's)" in out  # the other cell's words still flow
+
+
+def test_lines_to_copy_outside_a_table_are_a_plain_literal_block_in_text():
+    out = as_text(set_lines.set_block(f"import torch._functorch.config\n{SET}"))
+    assert out.splitlines() == ["   import torch._functorch.config", f"   {SET}"]
+    assert "\x00" not in out
 
 
 def group_of(made: nodes.table) -> nodes.tgroup:
