@@ -1,5 +1,5 @@
 """What the non-HTML builders need of the results: LaTeX's marks, captions LaTeX and Texinfo
-accept, plain-text tables whose code is never cut inside a word, and manual pages' tables
+accept, plain-text tables whose lines of code stay whole and alone, and manual pages' tables
 without a cell that spans columns.
 
 The result nodes are docutils nodes that every builder writes (render.py, tables.py); what one
