@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import sphinx.locale
 from fakes import Loud
+from test_cli import run
 
 from sphinx_autocast_demo import cli
 from sphinx_autocast_demo.core.i18n import CATALOG
@@ -32,16 +33,6 @@ def english(monkeypatch) -> Iterator[None]:
     yield
     # The command sets the process's locale from LC_ALL: C would make later tests' pipes ASCII.
     locale.setlocale(locale.LC_ALL, before)
-
-
-def run(capsys, *argv: str) -> tuple[int | str | None, str, str]:
-    """(exit status, stdout, stderr) of the command line ``argv``, argparse's exits included."""
-    try:
-        status: int | str | None = cli.main(list(argv))
-    except SystemExit as exit_:
-        status = exit_.code
-    said = capsys.readouterr()
-    return status, said.out, said.err
 
 
 def test_options_after_dashes_go_to_sphinx_build_even_where_they_look_like_ours(
