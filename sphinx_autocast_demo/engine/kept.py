@@ -266,8 +266,10 @@ class KeptWorker:
     def elsewhere(self, where: Path) -> tuple[str, ...]:
         """The projects it served that are not at, inside or around ``where``."""
         here = where.resolve()
+        # Both resolved: Sphinx 7.2 names a project through the links the build went through.
         return tuple(p for p in self.projects
-                     if not (here == Path(p) or here in Path(p).parents or Path(p) in here.parents))
+                     if not (here == (at := Path(p).resolve()) or here in at.parents
+                             or at in here.parents))
 
 
 def _note_project(runtime: Runtime, key: str, env: dict[str, str]) -> None:

@@ -238,6 +238,11 @@ def test_a_project_reached_through_a_symbolic_link_is_the_same_project(tmp_path)
     (tmp_path / "link").symlink_to(tmp_path / "repo")
     worker = KeptWorker("k", None, (str(tmp_path / "repo" / "docs"),))
     assert worker.serves(tmp_path / "link") and worker.serves(tmp_path / "link" / "docs")
+    # Sphinx 7.2 names the project as the build reached it (abspath, links kept); a shell's
+    # working directory, which stop-workers looks from, has them resolved.
+    through = KeptWorker("k", None, (str(tmp_path / "link" / "docs"),))
+    assert through.serves(tmp_path / "repo") and through.serves(tmp_path / "repo" / "docs")
+    assert not through.serves(tmp_path / "elsewhere")
 
 
 def test_a_system_that_cannot_tell_who_listens_on_a_socket_keeps_no_worker(base, monkeypatch):
