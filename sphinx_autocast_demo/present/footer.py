@@ -49,11 +49,6 @@ def page_parts(footers: list[list[Part]]) -> list[Part]:
     return shared
 
 
-def provenance(judged: Judgement) -> nodes.paragraph:
-    """The demo's whole footer, as a page with only this demo shows it."""
-    return footer_line(provenance_parts(judged))
-
-
 def footer_line(parts: Sequence[Part]) -> nodes.paragraph:
     """Parts as one line; marked unchecked when one says a value was not checked."""
     # The sentences' stops are the page language's (Chinese ends one with 。 and no space).
