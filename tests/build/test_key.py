@@ -23,6 +23,7 @@ def steps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     os.utime(src / "b" / "v2.txt", (old, old))  # (older than any build: Sphinx sees no change)
     done: dict[str, object] = {"src": src, "first": build("first")}
     done["again"] = build("again", "-E")
+    done["released"] = build("released", env={"AUTOCAST_DEMO_TEST_RELEASE": "0.1.99"})
     # A copy that keeps the old file time (cp -p), and a link moved to an older file.
     data = src / "a" / "scale.txt"
     st = os.stat(data)
@@ -47,6 +48,15 @@ def test_the_same_code_on_two_pages_reads_the_files_beside_each(steps):
     assert steps["first"].runs() == (8, 0)
     # -E reads every page again: each is served its own results from the cache.
     assert steps["again"].runs() == (0, 4)
+
+
+def test_a_later_release_of_the_extension_is_served_the_cached_results(steps):
+    """An upgrade that does not change what a result means (core.version.RESULTS_FORMAT) runs
+    nothing again: the pages are read again (they may render differently), every value cached."""
+    build = steps["released"]
+    assert build.returncode == 0, build.stderr
+    assert "scale 3.0" in build.html("a/page").get_text()
+    assert build.runs() == (0, 4)
 
 
 def test_a_file_changed_with_its_old_time_kept_is_read_again(steps):
