@@ -266,10 +266,13 @@ class KeptWorker:
     def elsewhere(self, where: Path) -> tuple[str, ...]:
         """The projects it served that are not at, inside or around ``where``."""
         here = where.resolve()
-        # Both resolved: Sphinx 7.2 names a project through the links the build went through.
-        return tuple(p for p in self.projects
-                     if not (here == (at := Path(p).resolve()) or here in at.parents
-                             or at in here.parents))
+
+        def near(project: str) -> bool:
+            # Resolved too: Sphinx 7.2 names a project through the links the build went through.
+            at = Path(project).resolve()
+            return here == at or here in at.parents or at in here.parents
+
+        return tuple(p for p in self.projects if not near(p))
 
 
 def _note_project(runtime: Runtime, key: str, env: dict[str, str]) -> None:

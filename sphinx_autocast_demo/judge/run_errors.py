@@ -53,28 +53,28 @@ def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
         return _error(
             vr, "nothing-compared", result.demo.location,
             said("nothing to compare: the snippet leaves no tensor reachable from its "
-                         "top-level names and prints nothing, so its compiled and eager runs "
-                         "cannot be told apart; bind what it computes (z = region(x, w), g = "
-                         "torch.autograd.grad(z, w)) or print it"),
+                 "top-level names and prints nothing, so its compiled and eager runs "
+                 "cannot be told apart; bind what it computes (z = region(x, w), g = "
+                 "torch.autograd.grad(z, w)) or print it"),
         )
     if vr.verdict.outcome == "error" and vr.verdict.cut:
         return _error(
             vr, "partial-view", result.demo.location,
             said("{note}; everything that was compared matches (if anything was), but "
-                         "a match cannot be confirmed from part of what a reader could see: keep "
-                         "less within reach of the snippet's names (del what is not the point), "
-                         "or add :partial-view: to accept a match from what was compared (the "
-                         "page then says so)", note=vr.verdict.note),
+                 "a match cannot be confirmed from part of what a reader could see: keep "
+                 "less within reach of the snippet's names (del what is not the point), "
+                 "or add :partial-view: to accept a match from what was compared (the "
+                 "page then says so)", note=vr.verdict.note),
         )
     if vr.compiled.status == "raised" and vr.compiled.error is not None:
         error = vr.compiled.error
         return _error(
             vr, "snippet-error", result.where(error),
-            (said("the snippet raised {error}: {message}\n{traceback}", error=error.type,
-                      message=error.message, traceback=result.traceback(error))
-                 if error.message else
-                 said("the snippet raised {error}\n{traceback}", error=error.type,
-                      traceback=result.traceback(error))),
+            said("the snippet raised {error}: {message}\n{traceback}", error=error.type,
+                 message=error.message, traceback=result.traceback(error))
+            if error.message else
+            said("the snippet raised {error}\n{traceback}", error=error.type,
+                 traceback=result.traceback(error)),
         )
     return None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -139,6 +140,10 @@ def visit_text_table(self: TextTranslator, node: nodes.table) -> None:
     self.table = _CodeKeepingTable()
 
 
+#: Starts a line of code in a results table's cell (text): no text of a page holds it.
+_CODE_LINE = "\x00"
+
+
 def visit_text_code(self: TextTranslator, node: nodes.literal_block) -> None:
     """Lines to copy: in a results table each is marked, for :class:`_CodeKeepingCell`."""
     if not isinstance(getattr(self, "table", None), _CodeKeepingTable):
@@ -150,30 +155,25 @@ def visit_text_code(self: TextTranslator, node: nodes.literal_block) -> None:
     raise nodes.SkipNode
 
 
-#: Starts a line of code in a results table's cell (text): no text of a page holds it.
-_CODE_LINE = "\x00"
-
-
 class _CodeKeepingTable(Table):
     def add_cell(self, cell: Cell) -> None:
+        # The translator makes every cell a plain Cell (visit_entry): ours wrap otherwise.
         cell.__class__ = _CodeKeepingCell
         super().add_cell(cell)
 
 
 class _CodeKeepingCell(Cell):
-    """Wraps its words as the text writer does, but a line of code alone and whole (up to
-    ``CODE_WIDTH``: a longer one breaks between its words, inside its brackets)."""
+    """Wraps its words as the text writer does, and each line of code alone and whole (one
+    over ``CODE_WIDTH`` breaks between its words, as the writer breaks them)."""
 
     def wrap(self, width: int) -> None:
-        self.wrapped, words = [], []
-        for line in [*self.text.splitlines(), _CODE_LINE]:
-            if not line.startswith(_CODE_LINE):
-                words.append(line)
+        self.wrapped = []
+        for code, lines in groupby(self.text.splitlines(), lambda line: line.startswith(_CODE_LINE)):
+            if not code:
+                self.wrapped += my_wrap("\n".join(lines), width)
                 continue
-            self.wrapped += my_wrap("\n".join(words), width) if any(words) else []
-            words, code = [], line[len(_CODE_LINE):]
-            if code:
-                self.wrapped += [code] if len(code) <= max(width, CODE_WIDTH) else my_wrap(code, width)
+            for line in (line.removeprefix(_CODE_LINE) for line in lines):
+                self.wrapped += [line] if len(line) <= max(width, CODE_WIDTH) else my_wrap(line, width)
 
 
 def widen(group: nodes.tgroup) -> None:
