@@ -190,13 +190,26 @@ class CliBuild:
 # bitwise those of a build's own worker (tests/build/test_kept_worker.py). A build that needs its
 # own worker says kept=False: one whose processes a test counts (tagged), one that sets
 # keep_worker itself, one that checks the worker's own start.
-SUITE_RUNTIME = Path(tempfile.mkdtemp(prefix="autocast-demo-suite-"))  # 0700, as a kept one needs
+#
+# pytest-xdist runs the test files side by side in processes of their own (pyproject.toml): the
+# first process to import this file (the controller) makes the runtime directory, and the
+# workers it starts inherit its name, so that their builds share one kept worker too.
+_RUNTIME = "AUTOCAST_DEMO_SUITE_RUNTIME"
+if _RUNTIME not in os.environ:
+    os.environ[_RUNTIME] = tempfile.mkdtemp(prefix="autocast-demo-suite-")  # 0700, as a kept one needs
+SUITE_RUNTIME = Path(os.environ[_RUNTIME])
 #: Seconds a kept worker waits for the next build; AUTOCAST_DEMO_SUITE_KEEP=0: every build its own.
 SUITE_KEEP = os.environ.get("AUTOCAST_DEMO_SUITE_KEEP", "120")
+#: pytest's own variables, which differ from test to test (the test's name) and from one xdist
+#: worker to another: the kept worker's key holds the build's environment, and each test (or
+#: each xdist worker) would start one of its own.
+PYTEST_VARIABLES = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
+                    "PYTEST_XDIST_TESTRUNUID")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    shutil.rmtree(SUITE_RUNTIME, ignore_errors=True)
+    if not hasattr(session.config, "workerinput"):  # the controller, or a run without xdist
+        shutil.rmtree(SUITE_RUNTIME, ignore_errors=True)
 
 
 def suite_kept(env: dict[str, str] | os._Environ[str], own: bool = False) -> bool:
@@ -209,9 +222,7 @@ def sphinx_build(src: Path, out: Path, *args: str, env: dict[str, str] | None = 
                  timeout: float = 600, kept: bool = True) -> CliBuild:
     doctrees = Path(args[args.index("-d") + 1]) if "-d" in args else out / ".doctrees"
     (doctrees / STATS).unlink(missing_ok=True)  # a build that writes none has none
-    # Not pytest's own variable, which names the test: the kept worker's key holds the build's
-    # environment, and each test would start one of its own.
-    full = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"} | (env or {})
+    full = {k: v for k, v in os.environ.items() if k not in PYTEST_VARIABLES} | (env or {})
     conf = src / "conf.py"
     own = any("autocast_demo_keep_worker" in a for a in args) or (
         conf.is_file() and "autocast_demo_keep_worker" in conf.read_text(encoding="utf-8"))
@@ -268,7 +279,8 @@ def app_build(src: Path, buildername: str = "html", kept: bool = False,
         if kept and suite_kept(os.environ):
             # The environment a CLI build of the suite has: the same kept worker's key.
             mp.setenv("XDG_RUNTIME_DIR", str(SUITE_RUNTIME))
-            mp.delenv("PYTEST_CURRENT_TEST", raising=False)
+            for name in PYTEST_VARIABLES:
+                mp.delenv(name, raising=False)
             confoverrides.setdefault("autocast_demo_keep_worker", float(SUITE_KEEP))
         app = SphinxTestApp(buildername, srcdir=src, status=status, warning=warning,
                             confoverrides=confoverrides)
