@@ -47,19 +47,23 @@ class Loud(gettext.NullTranslations):
 
 class Logger:
     """Stands in for a module's Sphinx logger (set over its ``logger``): what it was told, as
-    ``lines`` of (level, message, keyword arguments)."""
+    ``lines`` of (level, message, keyword arguments), colours taken off (a console line may
+    colour its parts as Sphinx's own do)."""
 
     def __init__(self) -> None:
         self.lines: list[tuple[str, str, dict[str, object]]] = []
 
+    def _say(self, level: str, message: str, kwargs: dict[str, object]) -> None:
+        self.lines.append((level, re.sub(r"\x1b\[[0-9;]*m", "", message), kwargs))
+
     def verbose(self, message: str, **kwargs: object) -> None:
-        self.lines.append(("verbose", message, kwargs))
+        self._say("verbose", message, kwargs)
 
     def info(self, message: str, **kwargs: object) -> None:
-        self.lines.append(("info", message, kwargs))
+        self._say("info", message, kwargs)
 
     def warning(self, message: str, **kwargs: object) -> None:
-        self.lines.append(("warning", message, kwargs))
+        self._say("warning", message, kwargs)
 
     def texts(self, level: str | None = None) -> list[str]:
         """The messages told at ``level`` (None: at every level), in order."""

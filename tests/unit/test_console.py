@@ -12,7 +12,7 @@ from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
-from fakes import APP, TORCH, demo, ran, result
+from fakes import APP, TORCH, Logger, demo, ran, result
 
 from sphinx_autocast_demo.core.model import RunRecord, VariantResult, Verdict, skipped
 from sphinx_autocast_demo.core.publish import publish
@@ -21,28 +21,9 @@ from sphinx_autocast_demo.plan.planned import Stats
 from sphinx_autocast_demo.report import console as report
 
 
-class Said:
-    """Stands in for the module's Sphinx logger: what it was told, colours taken off."""
-
-    def __init__(self) -> None:
-        self.lines: list[tuple[str, str, dict[str, object]]] = []
-
-    def _say(self, level: str, message: str, **kwargs: object) -> None:
-        self.lines.append((level, re.sub(r"\x1b\[[0-9;]*m", "", message), kwargs))
-
-    def info(self, message: str, **kwargs: object) -> None:
-        self._say("info", message, **kwargs)
-
-    def warning(self, message: str, **kwargs: object) -> None:
-        self._say("warning", message, **kwargs)
-
-    def texts(self, level: str = "info") -> list[str]:
-        return [text for said, text, _ in self.lines if said == level]
-
-
 @pytest.fixture
-def said(monkeypatch) -> Said:
-    found = Said()
+def said(monkeypatch) -> Logger:
+    found = Logger()
     monkeypatch.setattr(report, "logger", found)
     monkeypatch.setattr(engine_said, "logger", found)
     return found
@@ -51,7 +32,7 @@ def said(monkeypatch) -> Said:
 def test_the_summary_counts_the_runs_of_unnamed_values_as_such(said):
     held = result(demo(), ran("matches"), ran("differs"))
     report.summarize(APP, [held], [], Stats(executed=8, probes=4, seconds=1.0), TORCH)  # type: ignore[arg-type]
-    assert said.texts()[0] == (
+    assert said.texts("info")[0] == (
         "autocast-demo: 1 demo, 2 values checked (8 runs, 4 of them of the values a demo does "
         "not name, to check that it can fail, 0 from the cache) in 1.0 s")
 
@@ -61,7 +42,7 @@ def test_the_summary_of_a_build_that_ran_and_failed(said):
     stats = Stats(executed=4, fresh=1, seconds=2.0, per_demo={"/docs/index.rst:1": 2.0})
     found = report.summarize(APP, [broken], [], stats, TORCH)  # type: ignore[arg-type]
     assert (found.demos, found.checked, found.failures, found.forked) == (1, 2, 1, 3)
-    first, forked, slowest, failures = said.texts()
+    first, forked, slowest, failures = said.texts("info")
     assert first == "autocast-demo: 1 demo, 2 values checked (4 runs, 0 from the cache) in 2.0 s"
     assert forked == ("autocast-demo: 3 runs forked from the worker, 1 in a new interpreter (CUDA, or a "
                       "worker that could not fork: see above)")
@@ -78,7 +59,8 @@ def test_the_summary_of_a_build_that_ran_and_failed(said):
 def test_the_summary_names_a_kept_worker(said, kept, ended, says):
     held = result(demo(), ran("matches"), ran("matches"))
     report.summarize(APP, [held], [], Stats(executed=2, kept=kept, kept_ended=ended), TORCH)  # type: ignore[arg-type]
-    assert said.texts()[1] == f"autocast-demo: 2 runs forked from the worker{says}, 0 in a new interpreter"
+    assert said.texts("info")[1] == (
+        f"autocast-demo: 2 runs forked from the worker{says}, 0 in a new interpreter")
 
 
 def test_the_summary_says_what_no_warning_tells_and_nothing_without_demos(said):
@@ -87,7 +69,7 @@ def test_the_summary_says_what_no_warning_tells_and_nothing_without_demos(said):
     older = result(the_demo, ran("matches"), ran("matches"), torch="1.0.0")
     older = replace(older, variants=tuple(replace(v, cached=True) for v in older.variants))
     report.summarize(APP, [cuda, older], [], Stats(cached=2), TORCH)  # type: ignore[arg-type]
-    assert said.texts() == [
+    assert said.texts("info") == [
         "autocast-demo: 2 demos, 1 value checked, 3 not checked (0 runs, 2 from the cache) in 0.0 s",
         "autocast-demo: 1 CUDA demo skipped: the build machine has no CUDA "
         "(autocast_demo_cuda_unavailable = 'skip')",
@@ -202,13 +184,13 @@ def test_the_console_says_stored_findings_in_its_locale_and_the_finding_stays_en
 
     broken = result(demo(), ran("differs"), ran("matches"))
     report.summarize(APP, [broken], [], Stats(executed=2, seconds=1.0), TORCH)  # type: ignore[arg-type]
-    english = said.texts()
+    english = said.texts("info")
     stored = [f for f in broken.findings if f.failed] or None
     assert stored and "the page records" in stored[0].message
     said.lines.clear()
     monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), _Pirate())
     report.summarize(APP, [broken], [], Stats(executed=2, seconds=1.0), TORCH)  # type: ignore[arg-type]
-    translated = said.texts()
+    translated = said.texts("info")
     assert translated[0].startswith("AUTOCAST-DEMO: 1 DEMO, 2 VALUES CHECKED (2 RUNS")
     assert "THE PAGE RECORDS 'matches' BUT WITH torch" in translated[-1]  # the record is data
     assert "1 FAILURE:" in translated[-1] and english[-1].startswith("autocast-demo: 1 failure:")

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 import sphinx.locale
-from fakes import SRC, TEXT, WHERE, Loud, demo, ran, result
+from fakes import SRC, TEXT, WHERE, Logger, Loud, demo, ran, result
 
 from sphinx_autocast_demo.accept import rewrite
 from sphinx_autocast_demo.accept.newrecord import Blocked
@@ -154,32 +154,24 @@ class _Wrapped(gettext.NullTranslations):
         return f"<{message}>"
 
 
-class _Logger:
-    def __init__(self) -> None:
-        self.warnings: list[str] = []
-
-    def warning(self, message: str, **kwargs: object) -> None:
-        self.warnings.append(message)
-
-
 def test_a_directives_syntax_problem_is_said_in_the_consoles_language_and_the_pages(monkeypatch):
     with pytest.raises(syntax.SyntaxProblem) as raised:
         syntax.parse_values("same_as_forward, same_as_forward", "cpu", "bfloat16")
     problem = located(raised.value, 5, "values")  # as AutocastDemo.demo() names the option
     assert str(problem) == ":values: value 'same_as_forward' is given twice"  # no catalog: English
-    logged = _Logger()
+    logged = Logger()
     monkeypatch.setattr(directives, "logger", logged)
     monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), Loud())
     monkeypatch.setitem(sphinx.locale.translators, ("general", CATALOG), _Wrapped())
     directive = SimpleNamespace(source_path="/docs/index.rst", doc_line=3, name="autocast-demo",
                                 env=SimpleNamespace(docname="index"))
     nodes = directives._Base.problem(directive, problem.args[0], problem.line)  # type: ignore[arg-type, attr-defined]
-    assert logged.warnings == ["autocast-demo: :values: VALUE 'same_as_forward' IS GIVEN TWICE"]
+    assert logged.texts("warning") == ["autocast-demo: :values: VALUE 'same_as_forward' IS GIVEN TWICE"]
     assert nodes[0].astext() == ("<This demo was not checked: <:values: <value 'same_as_forward' "
                                  "is given twice>>>")  # the page's words, in the page's language
     finding = doc_state(directive.env, "index").problems[0]  # type: ignore[arg-type]
     assert finding.message == "autocast-demo: :values: value 'same_as_forward' is given twice"
-    assert in_console(finding.message) == logged.warnings[0]  # kept as words, said when printed
+    assert in_console(finding.message) == logged.texts("warning")[0]  # kept as words, said when printed
 
 
 def test_accepts_reason_not_to_rewrite_is_said_in_the_consoles_language(monkeypatch, tmp_path):
@@ -195,12 +187,12 @@ def test_accepts_reason_not_to_rewrite_is_said_in_the_consoles_language(monkeypa
     with pytest.raises(Blocked) as raised:  # no catalog: English, as the tests of accept read it
         rewrite.Files().take(timed_out)
     assert str(raised.value) == "value same_as_forward has no outcome to record (it timed out)"
-    logged = _Logger()
+    logged = Logger()
     monkeypatch.setattr(rewrite, "logger", logged)
     monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), Loud())
     assert rewrite.write(app) == {}  # type: ignore[arg-type]
     rewrite.finish(app, None)  # type: ignore[arg-type]
-    assert logged.warnings == [
+    assert logged.texts("warning") == [
         "AUTOCAST_DEMO_ACCEPT: NOTHING WAS CHANGED, BECAUSE:\n  "
         f"{SRC}:1: VALUE same_as_forward HAS NO OUTCOME TO RECORD (it timed out)"]
     assert page.read_text(encoding="utf-8") == "\n".join(TEXT) + "\n"  # nothing written
