@@ -193,9 +193,11 @@ class CliBuild:
 #
 # pytest-xdist runs the test files side by side in processes of their own (pyproject.toml): the
 # first process to import this file (the controller) makes the runtime directory, and the
-# workers it starts inherit its name, so that their builds share one kept worker too.
+# workers it starts inherit its name, so that their builds share one kept worker too. Only the
+# process that made it removes it.
 _RUNTIME = "AUTOCAST_DEMO_SUITE_RUNTIME"
-if _RUNTIME not in os.environ:
+_MADE_HERE = _RUNTIME not in os.environ
+if _MADE_HERE:
     os.environ[_RUNTIME] = tempfile.mkdtemp(prefix="autocast-demo-suite-")  # 0700, as a kept one needs
 SUITE_RUNTIME = Path(os.environ[_RUNTIME])
 #: Seconds a kept worker waits for the next build; AUTOCAST_DEMO_SUITE_KEEP=0: every build its own.
@@ -208,7 +210,7 @@ PYTEST_VARIABLES = ("PYTEST_CURRENT_TEST", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if not hasattr(session.config, "workerinput"):  # the controller, or a run without xdist
+    if _MADE_HERE:
         shutil.rmtree(SUITE_RUNTIME, ignore_errors=True)
 
 
