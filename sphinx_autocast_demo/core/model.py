@@ -36,8 +36,10 @@ Severity = Literal["ok", "mismatch", "error", "missing"]
 #: What a run's exception means when it is not the snippet's own: ``no-config``, the installed
 #: torch has no such config (a fact about the release); ``eager-compiled``, dynamo compiled
 #: frames in the eager run; ``compiled-nothing``, the compiled run compiled none of the
-#: snippet's code; ``config-set``, a setup wrote over the row's value before the demo ran.
-ErrorKind = Literal["", "no-config", "eager-compiled", "compiled-nothing", "config-set"]
+#: snippet's code; ``config-set``, a setup wrote over the row's value before the demo ran;
+#: ``config-other``, a compile read a value the row did not give nor the snippet write.
+ErrorKind = Literal["", "no-config", "eager-compiled", "compiled-nothing", "config-set",
+                    "config-other"]
 #: Where a demo's results in an environment come from: ``build``, this build (its runs or its
 #: cache); ``set``, a result set (autocast_demo_results); ``missing``, an expected environment
 #: that no result set holds.

@@ -16,7 +16,7 @@ WARNING_TYPE = "autocast_demo"
 
 Subtype = Literal[
     "mismatch", "default-changed", "output", "snippet-error", "nothing-compared", "partial-view",
-    "eager-compiled", "compiled-nothing", "config-set", "no-config", "timeout", "crash",
+    "eager-compiled", "compiled-nothing", "config-set", "config-other", "no-config", "timeout", "crash",
     "directive", "missing-expectation", "alike", "scope", "scope-overlap", "not-run",
     "environment", "results", "cache", "engine", "slow", "budget", "not-checked", "accept",
 ]
@@ -63,6 +63,11 @@ SUBTYPES: dict[Subtype, Said] = {
         "a setup (the page's, or ``autocast_demo_global_setup``) sets the varied config before "
         "the demo runs, so a row never ran under its own value: no verdict (points at the line "
         "that sets it)", True),
+    "config-other": Said(
+        "a compile of the compiled run read another value of the varied config than the row's, "
+        "one the snippet did not write (a thread, which starts from torch's defaults; a write "
+        "past the config module): no verdict of the row's value (points at the line of that "
+        "compile)", True),
     "no-config": Said(
         "the installed torch has no config of that name and the page does not record "
         "``no-config`` for this release (points at the ``:config:`` line)", True),

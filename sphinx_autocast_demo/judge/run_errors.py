@@ -102,6 +102,15 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
                        "it in the demo's own code where overriding it is the point)",
                        reason=error.message, config=demo.config)
         location = result.where(error)
+    elif error.kind == "config-other":
+        subtype = "config-other"
+        message = said("never ran under its own value: {reason} ({config}), a value the "
+                       "snippet never assigned to it: a thread starts from torch's defaults, "
+                       "and a patch that writes torch's config directly is not seen. Set the "
+                       "config in the thread that compiles, by assignment or config.patch, so "
+                       "that each row runs under its own value",
+                       reason=error.message, config=demo.config)
+        location = result.where(error)
     else:  # eager-compiled
         message = said("the eager run is not eager: {reason}. There torch.compile, "
                        "torch.compiler.compile, nn.Module.compile, torch._dynamo.optimize, "

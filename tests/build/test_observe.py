@@ -1,4 +1,4 @@
-"""What a run's walk reaches and reads (engine/observe.py, job.collect_tensors), in this
+"""What a run's walk reaches and reads (engine/observe.py, job.collect_tensors, steps.py), in this
 process, with real torch. How the parent holds each kind of tensor to its measure
 (compare.compare_tensor, no torch): tests/unit/test_compare.py. The end-to-end demos are in
 test_verdict.py."""
@@ -135,11 +135,13 @@ def test_a_parameter_only_an_optimizer_holds_is_found_once():
     assert set(found) == {"model.weight", "model.bias", "opt.param_groups[0]['params'][0]"}
 
 
-def collect(namespace, tmp_path):
+def collect(namespace, tmp_path, steps=None):
+    from sphinx_autocast_demo.engine.child.copies import Copies
     from sphinx_autocast_demo.engine.child.job import collect_tensors
 
     path = tmp_path / "data.bin"
-    records, cut = collect_tensors(namespace, str(path))
+    copies = steps.copies if steps is not None else Copies(str(path))
+    records, cut = collect_tensors(namespace, copies, steps)
     data = path.read_bytes()
     return {r["name"]: r for r in records}, data, cut
 
@@ -185,3 +187,97 @@ def test_every_dtype_is_hashed_and_copied_where_it_has_numbers(tmp_path, dtype):
 
     records, data, cut = collect({"t": torch.ones(3).to(getattr(torch, dtype))}, tmp_path)
     assert copy_of(records["t"], data) == [1.0, 1.0, 1.0] and not cut
+
+
+def stepped(tmp_path, run):
+    """The records of ``run(namespace)`` with every backward watched, as a run keeps them."""
+    import torch
+
+    from sphinx_autocast_demo.engine.child.copies import Copies
+    from sphinx_autocast_demo.engine.child.steps import Steps
+
+    steps = Steps(Copies(str(tmp_path / "data.bin")))
+    original = torch.autograd.backward
+    steps.install()
+    try:
+        namespace = run()
+    finally:
+        torch.autograd.backward = original
+    records, data, cut = collect(namespace, tmp_path, steps)
+    return records, data, cut
+
+
+def test_each_backward_of_a_loop_is_kept_where_zero_grad_leaves_nothing(tmp_path):
+    import torch
+
+    def run():
+        model = torch.nn.Linear(2, 1, bias=False)
+        torch.nn.init.ones_(model.weight)
+        opt = torch.optim.SGD(model.parameters(), lr=0.5)
+        for step in range(3):
+            loss = model(torch.full((1, 2), float(step + 1))).sum()
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+        return {"model": model, "opt": opt}
+
+    records, data, cut = stepped(tmp_path, run)
+    steps = {name: copy_of(r, data) for name, r in records.items() if name.startswith("backward")}
+    # d(loss)/dw = the input: each step's own, though .grad is None at the end
+    assert steps == {"backward 1: model.weight.grad": [1.0, 1.0],
+                     "backward 2: model.weight.grad": [2.0, 2.0],
+                     "backward 3: model.weight.grad": [3.0, 3.0]}
+    assert "model.weight.grad" not in records and not cut
+
+
+def test_a_gradient_still_held_at_the_end_is_not_kept_twice(tmp_path):
+    import torch
+
+    def run():
+        w = torch.ones(2, requires_grad=True)
+        (w * 2).sum().backward()  # accumulated into by the next: kept
+        (w * 3).sum().backward()  # still w.grad at the end: the walk's
+        hidden = torch.ones(2, requires_grad=True)
+        (hidden * 4).sum().backward()  # no name reaches it at the end
+        return {"w": w}
+
+    records, data, _ = stepped(tmp_path, run)
+    assert set(records) == {"w", "w.grad", "backward 1: w.grad"}
+    assert copy_of(records["backward 1: w.grad"], data) == [2.0, 2.0]
+    assert copy_of(records["w.grad"], data) == [5.0, 5.0]
+
+
+def test_a_compiled_backward_is_watched_like_an_eager_one(tmp_path):
+    import torch
+
+    def run():
+        model = torch.nn.Linear(2, 1)
+        fn = torch.compile(model, backend="aot_eager")
+        for _ in range(2):
+            fn(torch.ones(1, 2)).sum().backward()
+            model.zero_grad()
+        return {"model": model}
+
+    records, _, _ = stepped(tmp_path, run)
+    assert {name for name in records if name.startswith("backward")} == {
+        f"backward {i}: model.{p}.grad" for i in (1, 2) for p in ("weight", "bias")}
+
+
+def test_past_the_cap_a_leafs_later_backwards_are_folded_into_one_bitwise_entry(tmp_path, monkeypatch):
+    from sphinx_autocast_demo.engine.child import steps
+
+    monkeypatch.setattr(steps, "MAX_SNAPSHOTS", 2)
+
+    def run():
+        import torch
+
+        w = torch.ones(1, requires_grad=True)
+        for _ in range(5):
+            w.sum().backward()
+            w.grad = None
+        return {"w": w}
+
+    records, _, _ = stepped(tmp_path, run)
+    assert {name for name in records if name.startswith("backward")} == {
+        "backward 1: w.grad", "backward 2: w.grad", "backward 3-5: w.grad"}
+    assert records["backward 3-5: w.grad"]["offset"] is None

@@ -67,6 +67,26 @@ def test_a_setup_that_sets_the_config_makes_no_row_a_verdict(build):
     assert "[autocast_demo.config-set]" in build.warnings
 
 
+def test_a_compile_in_a_thread_under_torchs_default_is_no_verdict_of_the_rows_value(build):
+    # Before: the off row was taken for a verdict of "off" (it "differs", as the default does),
+    # though its thread compiled under the default: a false record "off: differs" held.
+    assert outcomes(build, "thread") == {"default": "differs", "off": "error"}
+    assert ("index.rst:185: WARNING: value off: never ran under its own value: a compile read "
+            "'same_as_forward', not this row's 'off', in the thread 'Thread-") in build.warnings, \
+        build.warnings
+    assert "[autocast_demo.config-other]" in build.warnings
+    cells = verdicts(build.html("index"), "thread")
+    assert cells[0].startswith("\u2717 differs") and not cells[1].startswith(("\u2713", "\u2717"))
+
+
+def test_a_write_that_no_compile_read_is_not_said_as_a_change(build):
+    # Before: the default row said "then set by the snippet itself to 'off'", though the
+    # backward it patched had been traced at the forward (the row differs, as without it).
+    assert outcomes(build, "patch-backward") == {"default": "differs", "off": "matches"}
+    rows = build.html("index").find(id="patch-backward").select("tbody tr")
+    assert not any(row.select_one(".autocast-demo-config-set") for row in rows)
+
+
 def test_a_view_cut_too_deep_is_not_fully_compared_never_a_match(build):
     # Before: under same_as_forward everything seen matched, the differing gradient lay deeper
     # than the walk goes, and the row said "matches eager".
@@ -95,8 +115,8 @@ def test_only_the_planted_problems_fail_the_build(build):
     assert build.app.statuscode == 1
     failing = sorted({line.rsplit("[", 1)[-1] for line in build.warnings.splitlines()
                       if "WARNING" in line})
-    assert failing == ["autocast_demo.compiled-nothing]", "autocast_demo.config-set]",
-                       "autocast_demo.partial-view]"], build.warnings
+    assert failing == ["autocast_demo.compiled-nothing]", "autocast_demo.config-other]",
+                       "autocast_demo.config-set]", "autocast_demo.partial-view]"], build.warnings
 
 
 def test_torch_compile_disable_gives_no_verdict_and_says_why(tmp_path_factory):

@@ -45,6 +45,19 @@ def test_a_difference_is_found_wherever_the_snippet_put_it(build, ident, path):
     assert cells[0].startswith(f"{DIFFER} ({path}") and cells[1].startswith(MATCH)
 
 
+def test_each_step_of_a_training_loop_is_compared_though_zero_grad_cleared_it(build):
+    # Before: .grad was None at the end, the parameters differed by ~1e-6 (within the output
+    # tolerance), and every row said "matches eager": the true record failed.
+    assert outcomes(build, "loop") == {"same_as_forward": "differs", "off": "matches",
+                                       "autocast": "differs"}
+    vr = build.result("index", "loop").variants[0]
+    differing = {d.name for d in vr.verdict.diffs if not d.equal}
+    assert differing == {f"backward {i}: model.w.grad" for i in (1, 2, 3)}, differing
+    assert {d.name for d in vr.verdict.diffs if d.equal} == {"model.w", "loss"}  # within the tolerance
+    cells = verdicts(build.html("index"), "loop")
+    assert cells[0].startswith(f"{DIFFER} (backward 1: model.w.grad") and cells[1].startswith(MATCH)
+
+
 def test_a_value_reached_by_name_though_no_container_holds_it_is_compared(build):
     # Before: each of these was skipped without a word, and x, which matches, made every row
     # "matches eager".
@@ -149,7 +162,8 @@ def diffs_by_name(build, ident, value="same_as_forward"):
 
 @pytest.mark.parametrize(("ident", "paths"), [
     ("helper-module", {"keeper._grad"}),  # a helper module's class, an underscored attribute
-    ("holders", {"model.noted.grad", "kept.grad", "step.args[0]"}),  # dataclass, slot, partial
+    # dataclass, slot, partial; and the gradient where its backward left it, cleared since
+    ("holders", {"model.noted.grad", "kept.grad", "step.args[0]", "backward 1: model.w.grad"}),
     ("wrapper", {"t.a", "t.b"}),  # TwoTensor: read through its inner tensors
 ])
 def test_a_tensor_is_found_whatever_class_keeps_it(build, ident, paths):

@@ -11,9 +11,7 @@ Sphinx or docutils, nor from the build's side of the engine.
 
 from __future__ import annotations
 
-import ctypes
 import faulthandler
-import hashlib
 import json
 import os
 import random
@@ -25,22 +23,19 @@ import types
 from typing import Any
 
 from ..protocol import CODE_FILE, Job
+from .copies import Copies
 from .imports import track_reads, writers_files
 from .observe import observe, track_autograd_grad, unreadable
 from .proofs import (
     SET,
-    SET_AT,
     not_a_verdict,
     patch_entries,
+    set_and_read,
     watch_compiles,
     watch_config,
 )
+from .steps import Steps
 from .warned import log_records_on_one_line, show_warnings_on_one_line
-
-#: Tensors larger than this are compared by hash only (no max |difference|), and so are those
-#: past this many elements in all (the copies go through a file).
-MAX_DIFF_ELEMENTS = 16_000_000
-MAX_DIFF_TOTAL = 64_000_000
 
 
 def decode_value(value: Any) -> Any:
@@ -67,92 +62,32 @@ def resolve_config(path: str) -> tuple[Any, str]:
     return module, attr
 
 
-def _dense(tensor: Any) -> Any:
-    """``tensor``'s values as a plain dense contiguous CPU tensor, read through torch alone."""
-    import torch
+def collect_tensors(namespace: dict[str, Any], copies: Copies,
+                    steps: Steps | None = None) -> tuple[list[dict[str, Any]], str]:
+    """Every tensor a reader could reach (:func:`.observe.observe`), then the gradients of
+    each backward that the end no longer holds (:mod:`.steps`), and why the view is cut.
 
-    # Not through a subclass's __torch_function__: the writer's code, which may print (the
-    # output is compared) or raise, and returns its subclass again.
-    with torch._C.DisableTorchFunctionSubclass():
-        t = tensor.detach()
-        if type(t) is not torch.Tensor:  # a subclass over a storage of its own (else: see below)
-            t = t.as_subclass(torch.Tensor)
-        t = t.cpu()
-        if t.is_quantized:
-            t = t.dequantize()
-        if t.layout != torch.strided:
-            t = t.to_dense()
-        # A conjugate or negative view keeps the values un-conjugated in memory, with a bit
-        # that says so: contiguous() leaves that bit, and the raw bytes would lie.
-        return t.resolve_conj().resolve_neg().contiguous()
-
-
-def _tensor_bytes(t: Any) -> bytes | memoryview:
-    """The bytes of a tensor :func:`_dense` made, in place (valid while ``t`` lives: hashed and
-    written without a copy); anything else is refused, never read."""
-    import torch
-
-    if (type(t) is not torch.Tensor or t.layout != torch.strided or t.device.type != "cpu"
-            or t.is_quantized or t.is_nested or t.is_conj() or t.is_neg() or not t.is_contiguous()):
-        raise TypeError("not a plain dense CPU tensor")
-    size = t.numel() * t.element_size()
-    if not size:
-        return b""
-    # A wrapper or fake tensor that slipped through has no memory of its own (address 0).
-    if not t.data_ptr() or t.storage_offset() * t.element_size() + size > t.untyped_storage().nbytes():
-        raise ValueError("its storage does not hold its values")
-    return memoryview((ctypes.c_char * size).from_address(t.data_ptr())).cast("B")
-
-
-def _float64(t: Any) -> Any | None:
-    """A float64 copy of ``t``'s numbers (a complex one's as (real, imaginary) pairs), or None
-    for a dtype with no numbers (bits, packed float4): those are compared by their bytes only."""
-    import torch
-
-    try:
-        if t.is_complex():
-            return torch.view_as_real(t.to(torch.complex128)).contiguous()
-        return t.to(torch.float64)
-    except (RuntimeError, TypeError):
-        return None
-
-
-def collect_tensors(namespace: dict[str, Any], data_path: str) -> tuple[list[dict[str, Any]], str]:
-    """Every tensor a reader could reach (:func:`.observe.observe`), and why the view is cut.
-
-    Exact bytes are hashed for bitwise comparison; float64 copies go to ``data_path`` so that
-    the parent can compute max |difference| without importing torch. A tensor that cannot be
-    read is a cut of the view, never the snippet's error.
+    Exact bytes are hashed for bitwise comparison; float64 copies go to the run's data file
+    so that the parent can compute max |difference| without importing torch. A tensor that
+    cannot be read is a cut of the view, never the snippet's error.
     """
     view = observe(namespace)
     records: list[dict[str, Any]] = []
-    copied = 0
-    with open(data_path, "wb") as data:
+    for name, kind, tensor in view.tensors:
+        try:
+            records.append(copies.record(name, kind, tensor))
+        except Exception as exc:  # whatever a subclass or a storage does: one tensor unread
+            view.cut_because(unreadable(name, exc))
+    if steps is not None:
+        names: dict[int, str] = {}
         for name, kind, tensor in view.tensors:
-            try:
-                t = _dense(tensor)
-                raw = _tensor_bytes(t)
-                # Within the budget before the copy is made: past it, none is (bitwise only).
-                values = t.numel() * (2 if t.is_complex() else 1)
-                copy = (_float64(t) if 0 < t.numel() <= MAX_DIFF_ELEMENTS
-                        and copied + values <= MAX_DIFF_TOTAL else None)
-                copied_raw = _tensor_bytes(copy) if copy is not None else None
-            except Exception as exc:  # whatever a subclass or a storage does: one tensor unread
-                view.cut_because(unreadable(name, exc))
-                continue
-            record: dict[str, Any] = {
-                "name": name,
-                "kind": kind,
-                "dtype": str(t.dtype).removeprefix("torch."),
-                "shape": list(t.shape),
-                "sha256": hashlib.sha256(raw).hexdigest(),
-                "offset": None,
-            }
-            if copied_raw is not None:
-                record["offset"] = data.tell()
-                data.write(copied_raw)
-                copied += values
-            records.append(record)
+            if kind == "value":
+                names.setdefault(id(tensor), name)
+        stepped, unread = steps.records(names)
+        records += stepped
+        for reason in unread:
+            view.cut_because(reason)
+    copies.close()
     return records, view.cut
 
 
@@ -270,6 +205,9 @@ def run_job(job: Job) -> dict[str, Any]:
     getattr(utils, "clear_compilation_metrics", lambda: None)()
     patch_entries(job["mode"], job["backend"])
     track_autograd_grad()
+    copies = Copies(job["data_path"])
+    steps = Steps(copies)
+    steps.install()
     track_reads()  # (a forked run has it from the worker already; a fresh interpreter not)
     reseed()
 
@@ -299,6 +237,7 @@ def run_job(job: Job) -> dict[str, Any]:
                                                 "kind": "no-config"}}
         return _finished(record, start, None)
     unset = job["value"] == {"__unset__": True}
+    given: Any = None
     try:
         if unset:  # the ``default`` row: torch's own value
             given = getattr(module, attr)
@@ -320,7 +259,7 @@ def run_job(job: Job) -> dict[str, Any]:
         record = {"status": "raised", "error": describe_error(exc, parts, texts)}
     else:
         try:
-            record["tensors"], record["cut"] = collect_tensors(namespace, job["data_path"])
+            record["tensors"], record["cut"] = collect_tensors(namespace, copies, steps)
         except Exception as exc:  # a tensor subclass or a storage we cannot read
             record = {"status": "raised", "error": describe_error(exc, parts, texts)}
             record["error"]["message"] = f"its tensors could not be read: {record['error']['message']}"
@@ -330,13 +269,15 @@ def run_job(job: Job) -> dict[str, Any]:
         # torch's own, as this process had it before any code of the page's ran.
         record["config_default"] = repr(given if SET else getattr(module, attr))
     held = job.get("held_to_compile", True)
-    return _finished(not_a_verdict(record, job["mode"], len(texts), held), start, failure)
+    return _finished(not_a_verdict(record, job["mode"], len(texts), held, repr(given)), start,
+                     failure)
 
 
 def _finished(record: dict[str, Any], start: float, failure: BaseException | None) -> dict[str, Any]:
-    record["config_set"] = SET
+    config_set, config_set_at = set_and_read()
+    record["config_set"] = config_set
     # Where the first of them was set (the row names the line): a frame of the writer's, if any.
-    record["config_set_at"] = SET_AT[:1] if SET_AT and SET_AT[0] else []
+    record["config_set_at"] = config_set_at[:1] if config_set_at and config_set_at[0] else []
     record["seconds"] = time.perf_counter() - start
     record["imports"] = writers_files(failure)
     # A pid the snippet prints differs between any two runs: the comparison names it as such.

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import threading
 import types
 from typing import Any
 
@@ -179,6 +180,20 @@ def patch_entries(mode: str, backend: str) -> None:
     state = getattr(aot_autograd, "create_aot_state", None)
     if state is not None:  # (called by its module's name: the module's attribute is the one)
         aot_autograd.create_aot_state = _aot_counted(state)
+    # A compile served from AOTAutograd's disk cache makes no state: it reads the config too.
+    cache = getattr(aot_autograd, "AOTAutogradCache", None)
+    if cache is not None and callable(getattr(cache, "try_load", None)):
+        cache.try_load = staticmethod(_compiling_first(cache.try_load))
+
+
+def _compiling_first(real: Any) -> Any:
+    @functools.wraps(real)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        for compiling in _COMPILING:
+            compiling()
+        return real(*args, **kwargs)
+
+    return call
 
 
 def _aot_counted(real: Any) -> Any:
@@ -186,6 +201,8 @@ def _aot_counted(real: Any) -> Any:
     def create_aot_state(*args: Any, **kwargs: Any) -> Any:
         if not _INTERNAL["depth"]:
             _AOT["states"] += 1
+            for compiling in _COMPILING:
+                compiling()
         return real(*args, **kwargs)
 
     return create_aot_state
@@ -252,14 +269,21 @@ def why_nothing_compiled() -> str:
 SET: list[str] = []
 SET_AT: list[list[Any]] = []
 MAX_SET = 8
+#: The values of the varied config that the snippet's compiles ran under, read in the thread
+#: (and context) of each compile as it began (``repr``, each once, at most :data:`MAX_SET`);
+#: for each, the writer's frame of its first compile and the thread it ran in.
+READ: list[str] = []
+READ_AT: list[list[Any]] = []
+READ_IN: list[str] = []
 
 
 def watch_config(module: Any, attr: str, given: Any, parts: list[str], texts: list[str],
                  frame_of: Any) -> None:
     """From now on, note each write of ``module.attr`` (assignment, ``setattr`` or
     ``config.patch``: all go through the config module's ``__setattr__``) of a value other than
-    ``given``, the row's, and the writer's line that made it: a row must not show a value the
-    snippet replaced as its own."""
+    ``given``, the row's, and the writer's line that made it; and the value each compile of the
+    snippet's reads (:data:`READ`), wherever it runs: a row must not show a value the snippet
+    replaced as its own, nor be a verdict of a value no compile ran under."""
     cls = type(module)
     super_setattr: Any = cls.__setattr__
 
@@ -276,6 +300,36 @@ def watch_config(module: Any, attr: str, given: Any, parts: list[str], texts: li
         types.ModuleType.__setattr__(module, "__class__",
                                      type(cls.__name__, (cls,), {"__setattr__": __setattr__}))
 
+    # AOTAutograd's config is read where the joint graph is traced, at the forward: the
+    # lowering of the backward that a first .backward() starts compiles that graph as traced.
+    traced_at_forward = module.__name__.startswith("torch._functorch")
+
+    def compiling(args: Any = None) -> None:
+        # Called in the compiling thread as dynamo begins a frame, or AOTAutograd a function:
+        # what torch reads from here on is what this thread's context holds now.
+        lazy = getattr(getattr(args, "callback_trigger", None), "name", "") == "LAZY_BACKWARD"
+        if _INTERNAL["depth"] or (lazy and traced_at_forward):
+            return
+        try:  # (raising here would fail the snippet's compile)
+            said = repr(getattr(module, attr))
+        except Exception as exc:
+            said = f"<unreadable: {type(exc).__name__}>"
+        if said not in READ and len(READ) < MAX_SET:
+            READ.append(said)
+            READ_AT.append(_writers_frame(parts, texts, frame_of))
+            READ_IN.append(threading.current_thread().name)
+
+    _COMPILING.append(compiling)
+    try:
+        from torch._dynamo.callback import callback_handler
+    except ImportError:  # (another torch: AOTAutograd's compiles are still read)
+        return
+    callback_handler.register_start_callback(compiling)
+
+
+#: What to call as an AOTAutograd compile of the snippet's begins (see :func:`_aot_counted`).
+_COMPILING: list[Any] = []
+
 
 def _writers_frame(parts: list[str], texts: list[str], frame_of: Any) -> list[Any]:
     """The innermost frame of the writer's code on the stack now; [] when there is none (a
@@ -289,12 +343,31 @@ def _writers_frame(parts: list[str], texts: list[str], frame_of: Any) -> list[An
     return []
 
 
-def not_a_verdict(record: dict[str, Any], mode: str, parts: int, held: bool) -> dict[str, Any]:
+def unset_reads(given: str) -> list[str]:
+    """The values compiles read that are neither the row's (``given``, its ``repr``) nor one
+    the snippet wrote: set where the row's value does not reach (a thread, which starts from
+    torch's defaults in releases whose config is per context; a write that bypassed the config
+    module's ``__setattr__``)."""
+    return [value for value in READ if value != given and value not in SET]
+
+
+def set_and_read() -> tuple[list[str], list[list[Any]]]:
+    """The values the snippet wrote that a compile then read, and where each was written: a
+    write that changed no compile (a ``config.patch`` around the backward alone, traced at the
+    forward) changed nothing a row should say."""
+    read = [i for i, value in enumerate(SET) if value in READ]
+    return [SET[i] for i in read], [SET_AT[i] for i in read]
+
+
+def not_a_verdict(record: dict[str, Any], mode: str, parts: int, held: bool,
+                  given: str) -> dict[str, Any]:
     """``record`` as an error of its kind where the run cannot give a verdict of its row: an
     eager run that compiled, a compiled run that compiled nothing (both would compare like
     with like), a row whose value a setup wrote over before the demo ran (it never ran under
-    its own). Said where it happened. A value the demo's own code writes over is its point
-    (a recipe with ``config.patch``): the row says so (``config_set``) and stays a verdict."""
+    its own), a compiled run whose compiles read a value the row did not give and the snippet
+    did not write (:func:`unset_reads`). Said where it happened. A value the demo's own code
+    writes over is its point (a recipe with ``config.patch``): the row says so
+    (``config_set``) and stays a verdict."""
     kind, message, frames = "", "", []
     setup_set = [at for at in SET_AT if at and at[0] < parts - 1]
     if setup_set:
@@ -306,6 +379,11 @@ def not_a_verdict(record: dict[str, Any], mode: str, parts: int, held: bool) -> 
         message = (f"dynamo compiled {', '.join(compiled[1])} in the eager run" if compiled[1]
                    else "AOTAutograd compiled a function in the eager run" if aot_compiles()
                    else "dynamo compiled a frame in the eager run")
+    elif mode == "compiled" and (elsewhere := unset_reads(given)):
+        kind, frames = "config-other", READ_AT[READ.index(elsewhere[0]):][:1]
+        thread = READ_IN[READ.index(elsewhere[0])]
+        message = (f"a compile read {elsewhere[0]}, not this row's {given}"
+                   + (f", in the thread {thread!r}" if thread != "MainThread" else ""))
     elif mode == "compiled" and held and record["status"] == "ok" and not compiled_anything():
         kind, message = "compiled-nothing", f"the compiled run compiled nothing: {why_nothing_compiled()}"
     if not kind:
