@@ -35,6 +35,15 @@ _NOISE = (
      r"<\1>"),
     # torch's own log lines start with a level, a timestamp, a pid and a source location.
     (re.compile(r"(?m)^(\[\w+\]:)?[IWEVD]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "), "<log> "),
+    # A moment: a date with or without its time (ISO 8601, logging's ``%(asctime)s``, a
+    # profiler's), a time of day, a datetime's repr, and a random UUID: two runs never share one.
+    (re.compile(r"\bdatetime\.datetime\(\d+(?:, \d+)*(?:, tzinfo=[^()]*(?:\([^()]*\))?)?\)"),
+     "<timestamp>"),
+    (re.compile(r"\b\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"
+                r"(?![\d:])"), "<timestamp>"),
+    (re.compile(r"(?<![\d:.])\d\d:\d\d:\d\d(?:[.,]\d+)?(?![\d:])"), "<timestamp>"),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\b"),
+     "<uuid>"),
     # Indentation is not recorded faithfully in an option (reST and MyST dedent it differently),
     # so a multi-line tensor print compares by its lines' content.
     (re.compile(r"^[ \t]+|[ \t]+$", re.M), ""),
@@ -42,7 +51,8 @@ _NOISE = (
 
 
 def normalize_output(text: str) -> str:
-    """Drop what varies between runs and machines: addresses, timings, warning locations."""
+    """Drop what varies between runs and machines: addresses, timings, moments, UUIDs,
+    warning locations."""
     for pattern, replacement in _NOISE:
         text = pattern.sub(replacement, text)
     return text.strip()

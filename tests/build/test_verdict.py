@@ -58,6 +58,14 @@ def test_each_step_of_a_training_loop_is_compared_though_zero_grad_cleared_it(bu
     assert cells[0].startswith(f"{DIFFER} (backward 1: model.w.grad") and cells[1].startswith(MATCH)
 
 
+def test_a_printed_moment_or_random_id_is_no_difference(build):
+    # Before: the off row "differs" at printed line 1 (the log line's time).
+    assert outcomes(build, "stamped") == {"same_as_forward": "differs", "off": "matches",
+                                          "autocast": "differs"}
+    vr = next(v for v in build.result("index", "stamped").variants if v.variant.name == "off")
+    assert vr.verdict.compared >= 4  # w, w.grad and the three printed lines at least
+
+
 def test_a_value_reached_by_name_though_no_container_holds_it_is_compared(build):
     # Before: each of these was skipped without a word, and x, which matches, made every row
     # "matches eager".

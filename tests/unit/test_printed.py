@@ -117,3 +117,27 @@ def test_two_runs_of_one_result_differ_in_their_pids_only():
     entry = results.Entry("2.13.0", Verdict("matches"), ran, ran)  # type: ignore[arg-type]
     other = replace(entry, compiled=replace(ran, pid=11), eager=replace(ran, pid=12))
     assert results.same_result(entry, other)
+
+
+def test_moments_and_random_ids_are_normal_form_and_no_difference():
+    # Before: each of these made a false "differs" (issue 46): two runs never print one moment.
+    compiled = ("2026-12-05 09:12:33,123 INFO step 1\n"
+                "saved at 2026-12-05T09:12:33.123456+00:00\n"
+                "now datetime.datetime(2026, 12, 5, 9, 12, 33, 123456)\n"
+                "took a while, done at 09:12:33\n"
+                "run 3f2b8c1e-5d4a-4e6f-9a1b-2c3d4e5f6a7b\n")
+    eager = ("2026-12-05 09:12:41,907 INFO step 1\n"
+             "saved at 2026-12-05T09:12:41.000001+00:00\n"
+             "now datetime.datetime(2026, 12, 5, 9, 12, 41, 7)\n"
+             "took a while, done at 09:12:41\n"
+             "run 0c9d1e2f-3a4b-4c5d-8e6f-7a8b9c0d1e2f\n")
+    assert compare_output(compiled, eager, 1e-3) == (5, None)
+    assert normalize_output(compiled).splitlines()[0] == "<timestamp> INFO step 1"
+
+
+def test_what_only_looks_like_a_moment_is_still_compared():
+    # A ratio, a year alone, a shape: no moment, compared as printed.
+    lines, diff = compare_output("ratio 12:30, year 2026, shape [4, 4]\n",
+                                 "ratio 12:31, year 2026, shape [4, 4]\n", 0.0)
+    assert lines == 1 and diff is not None and not diff.equal
+    assert compare_output("year 2026\n", "year 2027\n", 1e-3)[1] is not None

@@ -14,7 +14,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from sphinx_autocast_demo import cli
+from sphinx_autocast_demo import __version__, cli
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -78,7 +78,8 @@ def test_the_cpu_line_installs_what_the_torch_extra_accepts():
 
 def test_the_version_policy_is_stated_for_this_version():
     policy = words(section("## Versions and changes"))
-    version = Version(project()["version"])
+    version = Version(__version__)  # (pyproject reads it from there: written once)
+    assert project()["dynamic"] == ["version"] and "version" not in project()
     assert f"this is {version}" in policy
     assert f"sphinx-autocast-demo~={version.major}.{version.minor}.0" in policy
     for rule in ("A patch release", "A minor release", "Before 1.0", "CHANGELOG.md",
