@@ -17,7 +17,7 @@ from .text import MAX_OUTPUT, bounded, printable
 #: Most items one sequence of a record (tensors, frames, diffs, names, a shape) may hold: far
 #: more than a run produces (a traceback stops near the recursion limit, 1000), few enough that
 #: a page stays readable.
-MAX_ITEMS = 10_000
+MAX_ITEMS = 20_000
 # Room for the note that cutting a live run's output adds: a stored cut output is not cut again.
 _CUT_NOTE = 100
 

@@ -61,6 +61,21 @@ def normalize_output(text: str) -> str:
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")
 
 
+def text_parts(text: str) -> tuple[str, list[int], list[float]]:
+    """Text a run kept (a file it wrote, a ``StringIO``) as a printed line is compared:
+    normalised, its shape (every number as ``#``), its integers (held exactly) and its other
+    numbers (held to the tolerance)."""
+    text = normalize_output(text)
+    integers: list[int] = []
+    decimals: list[float] = []
+    for number in _NUMBER.findall(text):
+        if number.lstrip("+-").isdigit():
+            integers.append(int(number))
+        else:
+            decimals.append(float(number))
+    return _NUMBER.sub("#", text), integers, decimals
+
+
 def _same_line(a: str, b: str, tol: float) -> bool:
     """Equal, or equal but for decimal numbers within ``tol`` (inductor's float32 forward
     rounds otherwise than eager's, and so does its print); integers must be equal."""

@@ -43,6 +43,16 @@ def worker_command(*args: str) -> list[str]:
 KEEP_BYTES = max(8 << 20, 4 * MAX_OUTPUT)
 
 
+#: How a run stores each tensor's numbers in its data file, by dtype: as ``struct`` reads them
+#: (a complex tensor as (real, imaginary) pairs; ``bfloat16``, the upper half of a float32's
+#: bits). A dtype not listed is stored as float64 (``d``), converted by torch in the run.
+STORED = {
+    "float64": "d", "float32": "f", "float16": "e", "bfloat16": "bf16", "complex128": "d",
+    "complex64": "f", "int8": "b", "uint8": "B", "bool": "B", "int16": "h", "uint16": "H",
+    "int32": "i", "uint32": "I", "int64": "q", "uint64": "Q",
+}
+
+
 #: Prefix of the file names a run gives the writer's code (``compile()``), so that its frames
 #: are told from ours and mapped back to the docs: ``<autocast-demo-0>`` is the first setup.
 CODE_FILE = "<autocast-demo-"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+import struct
 from array import array
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..core.model import RunRecord, TensorDiff, TensorRecord, VariantResult, Verdict
 from ..core.printed import compare_printed
+from ..engine.protocol import STORED
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -16,15 +18,25 @@ if TYPE_CHECKING:
     from ..engine.execute import Ran
 
 
-def _values(data: bytes, offset: int | None, count: int) -> array[float] | None:
+def _values(data: bytes, offset: int | None, count: int, dtype: str) -> array[float] | None:
+    """The ``count`` numbers a run stored at ``offset`` for a tensor of ``dtype``
+    (:data:`..engine.protocol.STORED`), as float64; None where none were stored."""
     if offset is None:
         return None
-    chunk = data[offset : offset + 8 * count]
-    if len(chunk) != 8 * count:  # a data file cut short: no values, rather than the wrong ones
+    code = STORED.get(dtype, "d")
+    size = 2 if code in ("e", "bf16") else struct.calcsize(code)
+    chunk = data[offset : offset + size * count]
+    if len(chunk) != size * count:  # a data file cut short: no values, rather than the wrong ones
         return None
-    values = array("d")
-    values.frombytes(chunk)
-    return values
+    if code == "e":
+        return array("d", struct.unpack(f"{count}e", chunk))
+    if code == "bf16":  # the upper half of a float32's bits
+        halves = array("H")
+        halves.frombytes(chunk)
+        code, chunk = "f", array("I", (bits << 16 for bits in halves)).tobytes()
+    stored: array[Any] = array(code)
+    stored.frombytes(chunk)
+    return stored if code == "d" else array("d", stored)
 
 
 def _copied(dtype: str, shape: tuple[int, ...]) -> int:
@@ -101,8 +113,8 @@ def compare_tensor(
     if compiled.sha256 == eager.sha256:
         return _with(diff, equal=True, max_abs=0.0)
     count = _copied(eager.dtype, eager.shape)
-    a = _values(compiled_data[0], compiled_data[1], count)
-    b = _values(eager_data[0], eager_data[1], count)
+    a = _values(compiled_data[0], compiled_data[1], count, eager.dtype)
+    b = _values(eager_data[0], eager_data[1], count, eager.dtype)
     if a is None or b is None:
         return _with(diff, note="not bitwise equal (no values copied to measure by how much: "
                                 "too large, or a dtype without numbers)")

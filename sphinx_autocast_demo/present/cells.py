@@ -166,7 +166,7 @@ def outcome_text(vr: VariantResult) -> str:
         if not failing:
             return _("differs ({note})").format(note=v.note) if v.note else _("differs")
         first = failing[0]
-        if first.max_abs is not None:
+        if first.max_abs or (first.max_abs is not None and not first.note):
             what = _("{tensor}, max |\u0394| {diff}").format(tensor=first.name, diff=f"{first.max_abs:.2e}")
         else:
             what = (_("{tensor}: {note}").format(tensor=first.name, note=first.note) if first.note

@@ -8,9 +8,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from array import array
 
 import pytest
+
+from sphinx_autocast_demo.engine.protocol import CODE_FILE
 
 
 def walk(namespace):
@@ -147,10 +148,11 @@ def collect(namespace, tmp_path, steps=None):
 
 
 def copy_of(record, data):
+    """The numbers the run stored for ``record``, as the build reads them back."""
+    from sphinx_autocast_demo.judge.compare import _values
+
     count = math.prod(record["shape"]) * (2 if record["dtype"].startswith("complex") else 1)
-    values = array("d")
-    values.frombytes(data[record["offset"]: record["offset"] + 8 * count])
-    return list(values)
+    return list(_values(data, record["offset"], count, record["dtype"]))
 
 
 def test_complex_and_conjugate_tensors_are_copied_as_their_values(tmp_path):
@@ -281,3 +283,100 @@ def test_past_the_cap_a_leafs_later_backwards_are_folded_into_one_bitwise_entry(
     assert {name for name in records if name.startswith("backward")} == {
         "backward 1: w.grad", "backward 2: w.grad", "backward 3-5: w.grad"}
     assert records["backward 3-5: w.grad"]["offset"] is None
+
+
+_ALIVE: list[object] = []
+
+
+def catalogue():
+    """Every kind of holder a snippet may keep a result in, each holding one made from the
+    tensor ``t``: name -> value."""
+    import array
+    import ctypes
+    import io
+    import types
+    import weakref
+
+    import torch
+
+    t = torch.arange(4, dtype=torch.float32) / 3
+
+    class Box:
+        pass
+
+    box = Box()
+    box.t = t
+    _ALIVE.append(box)  # (alive where the walk does not look: reached through the reference)
+    buffer = io.BytesIO()
+    torch.save({"w": t}, buffer)
+    state = types.ModuleType("state")
+    state.t = t
+    model = torch.nn.Linear(2, 2)
+    # The hook as a snippet writes it (its code is the page's; only its closure keeps seen).
+    page: dict[str, object] = {}
+    exec(compile("def hooked(model):\n    seen = []\n"
+                 "    model.register_forward_hook(lambda m, a, out: seen.append(out.detach()))\n",
+                 f"{CODE_FILE}0>", "exec"), page)
+    page["hooked"](model)
+    model(torch.ones(1, 2))
+    kept = [t]
+
+    @functools.lru_cache
+    def cached():
+        return kept.pop()
+
+    cached()
+    return {
+        "raw": t.numpy().tobytes(), "mutable": bytearray(t.numpy().tobytes()),
+        "view": memoryview(t.numpy().tobytes()), "numbers": array.array("f", t.tolist()),
+        "native": (ctypes.c_float * 4)(*t.tolist()), "checkpoint": buffer,
+        "log": io.StringIO(f"loss {t[1].item():.6f}\n"), "ref": weakref.ref(box),
+        "state": state, "model": model, "cached": cached,
+    }
+
+
+def test_every_kind_the_walk_meets_is_compared_or_said(tmp_path):
+    from sphinx_autocast_demo.engine.child import observe
+
+    original = functools.lru_cache
+    observe.track_caches()  # (as every run does before the snippet)
+    try:
+        kinds = catalogue()
+    finally:
+        functools.lru_cache = original
+    found, cut = walk(kinds)
+    for name in kinds:
+        reached = [path for path in found if path == name or path.startswith(
+            (f"{name}.", f"{name}[", f"{name}(", f"{name} ", f"torch.load({name})"))]
+        assert reached or name in cut, (name, sorted(found), cut)
+    assert {"torch.load(checkpoint)['w']", "ref().t", "state.t", "model._forward_hooks[0]"
+            ".__closure__[0].cell_contents[0]", "cached result 1", "log.getvalue() (numbers)",
+            "native", "numbers", "raw"} <= set(found), sorted(found)
+    assert not cut
+
+
+def test_a_set_of_values_with_no_tensor_is_no_cut_a_set_of_tensors_is():
+    import torch
+
+    model = torch.nn.Linear(2, 2)
+    _, cut = walk({"dtypes": {p.dtype for p in model.parameters()},
+                   "devices": frozenset({torch.device("cpu")})})
+    assert not cut
+    _, cut = walk({"params": set(model.parameters())})
+    assert cut == "params is a set: its items have no order to be compared by"
+
+
+def test_the_files_a_snippet_wrote_are_compared(tmp_path):
+    import torch
+
+    from sphinx_autocast_demo.engine.child.observe import observe
+
+    torch.save({"w": torch.ones(2)}, tmp_path / "ckpt.pt")
+    (tmp_path / "losses.csv").write_text("step,loss\n1,0.25\n", encoding="utf-8")
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02")
+    view = observe({}, str(tmp_path))
+    assert {path for path, _kind, _t in view.tensors} == {
+        "torch.load('ckpt.pt')['w']", "open('losses.csv').read() (text)",
+        "open('losses.csv').read() (integers)", "open('losses.csv').read() (numbers)",
+        "open('blob.bin', 'rb').read()"}
+    assert not view.cut

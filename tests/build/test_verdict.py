@@ -66,6 +66,26 @@ def test_a_printed_moment_or_random_id_is_no_difference(build):
     assert vr.verdict.compared >= 4  # w, w.grad and the three printed lines at least
 
 
+def test_a_result_kept_in_bytes_a_file_an_array_or_a_module_is_compared(build):
+    # Before: each was skipped in silence, w was deleted, and every row "matched eager".
+    assert outcomes(build, "saved") == {"same_as_forward": "differs", "off": "matches",
+                                        "autocast": "differs"}
+    vr = build.result("index", "saved").variants[0]
+    differing = {d.name for d in vr.verdict.diffs if not d.equal}
+    assert differing == {"torch.load(buffer)['grad']", "torch.load('grad.pt')", "numbers",
+                         "state.grad"}, differing
+    assert not vr.verdict.cut
+
+
+def test_realistic_sizes_get_a_verdict_not_a_cut(build):
+    # Before: "not fully compared" (the first 2,000 tensors; a set; a cached function): the
+    # build failed on code any training script has.
+    assert outcomes(build, "sized") == {"same_as_forward": "differs", "off": "matches",
+                                        "autocast": "differs"}
+    for vr in build.result("index", "sized").variants:
+        assert not vr.verdict.cut and vr.verdict.compared > 4_000, vr.verdict
+
+
 def test_a_value_reached_by_name_though_no_container_holds_it_is_compared(build):
     # Before: each of these was skipped without a word, and x, which matches, made every row
     # "matches eager".

@@ -62,6 +62,10 @@ def diff(name: str, equal: bool = False, max_abs: float | None = None, note: str
     (Verdict("differs", diffs=(diff("y", note="shape [2], eager [3]"),)),
      "differs (y: shape [2], eager [3])"),
     (Verdict("differs", diffs=(diff("y"),)), "differs (y)"),
+    # Equal values, not bitwise (gradients are held bitwise): what differs, never "max 0".
+    (Verdict("differs", diffs=(diff("w.grad", max_abs=0.0,
+                                    note="equal values; differs only in the sign of zero"),)),
+     "differs (w.grad: equal values; differs only in the sign of zero)"),
     (Verdict("differs", note="printed line 1"), "differs (printed line 1)"),
     (Verdict("differs"), "differs"),
     (Verdict("raises", exception="RuntimeError"), "raises RuntimeError"),

@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 
 from sphinx_autocast_demo.core.model import RunRecord, SnippetError, TensorRecord, Tolerance
+from sphinx_autocast_demo.engine.protocol import STORED
 from sphinx_autocast_demo.judge.compare import compare_runs, compare_tensor
 from sphinx_autocast_demo.read import syntax
 
@@ -186,11 +187,30 @@ def test_output_normalisation_keeps_content_drops_noise():
 
 # -- each kind of tensor held to its measure (compare_tensor) ------------------------------------
 
+def stored(dtype, values):
+    """``values`` as a run stores a tensor of ``dtype``'s numbers (engine.protocol.STORED)."""
+    code = STORED.get(dtype, "d")
+    if code == "bf16":  # (values a bfloat16 holds exactly: the upper half of their float32)
+        return b"".join(struct.pack("<f", v)[2:] for v in values)
+    if code not in "efd":
+        values = [int(v) for v in values]
+    return struct.pack(f"<{len(values)}{code}", *values)
+
+
 def compared(dtype, shape, a, b, kind="value", tol=EXACT):
-    """compare_tensor of two records whose float64 copies are ``a`` and ``b``."""
-    left, right = struct.pack(f"<{len(a)}d", *a), struct.pack(f"<{len(b)}d", *b)
+    """compare_tensor of two records whose numbers are ``a`` and ``b``, stored as a run stores
+    them for ``dtype``."""
+    left, right = stored(dtype, a), stored(dtype, b)
     records = [TensorRecord("t", kind, dtype, tuple(shape), sha) for sha in ("x", "y")]
     return compare_tensor(records[0], records[1], (left, 0), (right, 0), tol)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "float8_e4m3fn"])
+def test_each_dtype_is_read_back_as_the_run_stored_it(dtype):
+    # A run stores most dtypes' numbers as they are (no float64 copy of a whole model): 0.5
+    # apart is read back as 0.5 apart, whatever the width.
+    diff = compared(dtype, [2], [1.5, -2.0], [1.0, -2.0])
+    assert diff.max_abs == 0.5 and not diff.equal
 
 
 def test_integers_and_booleans_are_compared_exactly_whatever_the_tolerance():

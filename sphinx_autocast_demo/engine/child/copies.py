@@ -1,17 +1,20 @@
-"""A run's tensors as the parent compares them: each one's exact bytes hashed, and a float64
-copy of its numbers written to the run's data file, so that the parent can measure a
-difference without importing torch. One :class:`Copies` per run serves the walk at the end and
-every backward's gradients on the way (:mod:`.steps`), under one budget.
+"""A run's tensors as the parent compares them: each one's exact bytes hashed, and its numbers
+written to the run's data file as the tensor holds them (:data:`..protocol.STORED`: no copy,
+no conversion for the usual dtypes), so that the parent can measure a difference without
+importing torch. One :class:`Copies` per run serves the walk at the end and every backward's
+gradients on the way (:mod:`.steps`), under one budget.
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
+from hashlib import sha256  # bound before any snippet runs: one may replace hashlib.sha256
 from typing import IO, Any
 
+from ..protocol import STORED
+
 #: Tensors larger than this are compared by hash only (no max |difference|), and so are those
-#: past this many numbers copied in all in one run.
+#: past this many numbers written in all in one run.
 MAX_DIFF_ELEMENTS = 16_000_000
 MAX_DIFF_TOTAL = 64_000_000
 
@@ -53,14 +56,15 @@ def _tensor_bytes(t: Any) -> bytes | memoryview:
     return memoryview((ctypes.c_char * size).from_address(t.data_ptr())).cast("B")
 
 
-def _float64(t: Any) -> Any | None:
-    """A float64 copy of ``t``'s numbers (a complex one's as (real, imaginary) pairs), or None
-    for a dtype with no numbers (bits, packed float4): those are compared by their bytes only."""
+def _numbers(t: Any) -> Any | None:
+    """``t``'s numbers as the data file stores them (:data:`..protocol.STORED`): ``t`` itself,
+    or a complex one's (real, imaginary) pairs, or a float64 copy for a dtype stored so; None
+    for a dtype with no numbers (bits, packed float4): compared by their bytes only."""
     import torch
 
     try:
-        if t.is_complex():
-            return torch.view_as_real(t.to(torch.complex128)).contiguous()
+        if str(t.dtype).removeprefix("torch.") in STORED:
+            return torch.view_as_real(t).contiguous() if t.is_complex() else t
         return t.to(torch.float64)
     except (RuntimeError, TypeError):
         return None
@@ -81,7 +85,7 @@ class Copies:
         raw = _tensor_bytes(t)
         # Within the budget before the copy is made: past it, none is (bitwise only).
         values = t.numel() * (2 if t.is_complex() else 1)
-        copy = (_float64(t) if 0 < t.numel() <= MAX_DIFF_ELEMENTS
+        copy = (_numbers(t) if 0 < t.numel() <= MAX_DIFF_ELEMENTS
                 and self.copied + values <= MAX_DIFF_TOTAL else None)
         copied_raw = _tensor_bytes(copy) if copy is not None else None
         record: dict[str, Any] = {
@@ -89,7 +93,7 @@ class Copies:
             "kind": kind,
             "dtype": str(t.dtype).removeprefix("torch."),
             "shape": list(t.shape),
-            "sha256": hashlib.sha256(raw).hexdigest(),
+            "sha256": sha256(raw).hexdigest(),
             "offset": None,
         }
         if copied_raw is not None:

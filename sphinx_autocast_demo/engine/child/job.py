@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import faulthandler
 import json
+import linecache
 import os
 import random
 import sys
@@ -25,7 +26,7 @@ from typing import Any
 from ..protocol import CODE_FILE, Job
 from .copies import Copies
 from .imports import track_reads, writers_files
-from .observe import observe, track_autograd_grad, unreadable
+from .observe import observe, track_autograd_grad, track_caches, unreadable
 from .proofs import (
     SET,
     not_a_verdict,
@@ -62,16 +63,17 @@ def resolve_config(path: str) -> tuple[Any, str]:
     return module, attr
 
 
-def collect_tensors(namespace: dict[str, Any], copies: Copies,
-                    steps: Steps | None = None) -> tuple[list[dict[str, Any]], str]:
-    """Every tensor a reader could reach (:func:`.observe.observe`), then the gradients of
+def collect_tensors(namespace: dict[str, Any], copies: Copies, steps: Steps | None = None,
+                    directory: str | None = None) -> tuple[list[dict[str, Any]], str]:
+    """Every tensor a reader could reach (:func:`.observe.observe`: from the snippet's names,
+    and in the files it wrote in ``directory``, its working directory), then the gradients of
     each backward that the end no longer holds (:mod:`.steps`), and why the view is cut.
 
     Exact bytes are hashed for bitwise comparison; float64 copies go to the run's data file
     so that the parent can compute max |difference| without importing torch. A tensor that
     cannot be read is a cut of the view, never the snippet's error.
     """
-    view = observe(namespace)
+    view = observe(namespace, directory)
     records: list[dict[str, Any]] = []
     for name, kind, tensor in view.tensors:
         try:
@@ -205,6 +207,7 @@ def run_job(job: Job) -> dict[str, Any]:
     getattr(utils, "clear_compilation_metrics", lambda: None)()
     patch_entries(job["mode"], job["backend"])
     track_autograd_grad()
+    track_caches()
     copies = Copies(job["data_path"])
     steps = Steps(copies)
     steps.install()
@@ -246,6 +249,9 @@ def run_job(job: Job) -> dict[str, Any]:
             setattr(module, attr, given)
         watch_config(module, attr, given, parts, texts, writers_frame)
         for filename, text in zip(parts, texts, strict=True):
+            # Where inspect looks a function's source up (torch.jit.script, inspect.getsource):
+            # no mtime, so that linecache.checkcache() keeps it.
+            linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
             exec(compile(text, filename, "exec"), namespace)
         left = _close_modes()
         if left:
@@ -259,7 +265,7 @@ def run_job(job: Job) -> dict[str, Any]:
         record = {"status": "raised", "error": describe_error(exc, parts, texts)}
     else:
         try:
-            record["tensors"], record["cut"] = collect_tensors(namespace, copies, steps)
+            record["tensors"], record["cut"] = collect_tensors(namespace, copies, steps, job.get("cwd"))
         except Exception as exc:  # a tensor subclass or a storage we cannot read
             record = {"status": "raised", "error": describe_error(exc, parts, texts)}
             record["error"]["message"] = f"its tensors could not be read: {record['error']['message']}"

@@ -45,6 +45,7 @@ import weakref
 from collections import deque
 from typing import Any, Literal
 
+from ...core.printed import text_parts
 from ..protocol import CODE_FILE
 from .imports import module_file, writers
 
@@ -52,7 +53,7 @@ from .imports import module_file, writers
 #: and how many tensors are kept: far more than a page's snippet leaves.
 MAX_DEPTH = 8
 MAX_OBJECTS = 20_000
-MAX_TENSORS = 2_000
+MAX_TENSORS = 8_000
 #: A numpy array is copied to be compared: one larger than this is said, not read.
 MAX_ARRAY_BYTES = 1 << 31
 
@@ -80,6 +81,36 @@ def track_autograd_grad() -> None:
         return result
 
     torch.autograd.grad = grad
+
+
+def track_caches() -> None:
+    """Make what the page's ``functools.lru_cache``'d (and ``functools.cache``'d) functions
+    return readable: their caches are C objects the walk cannot read, so each result is also
+    kept, in call order, on the function the cache wraps (compared as ``f result 1``...)."""
+    real = functools.lru_cache
+
+    def lru_cache(maxsize: Any = 128, typed: bool = False) -> Any:
+        if callable(maxsize) and not isinstance(maxsize, int):  # @lru_cache, no call
+            return real(128, typed)(_recording(maxsize))
+        decorate = real(maxsize, typed)
+        return lambda fn: decorate(_recording(fn))
+
+    functools.lru_cache = lru_cache
+
+
+def _recording(fn: Any) -> Any:
+    if not isinstance(fn, types.FunctionType) or not _pages_code(fn):
+        return fn  # (torch's and libraries' caches: their own state)
+    results: list[Any] = []
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        results.append(result)
+        return result
+
+    call._autocast_demo_results = results  # type: ignore[attr-defined]
+    return call
 
 
 @dataclasses.dataclass
@@ -110,29 +141,61 @@ def unreadable(path: str, exc: BaseException) -> str:
     return f"{path} could not be read ({type(exc).__name__}{': ' + lines[0] if lines else ''})"
 
 
-def observe(namespace: dict[str, Any]) -> View:
+def observe(namespace: dict[str, Any], directory: str | None = None) -> View:
     """Every tensor a reader could reach from ``namespace``, breadth first (so each container
-    is named by its shortest path), in a stable order."""
-    return _Walk(namespace).run()
+    is named by its shortest path), in a stable order; then what the files the snippet wrote
+    in ``directory`` (its working directory) hold."""
+    walk = _Walk(namespace)
+    if directory is not None:
+        for name, data in _written(directory):
+            if data is None:
+                walk.view.cut_because(f"the file {name!r} it wrote is too large to be read for "
+                                      "comparison")
+            else:
+                walk.file(name, data)
+    return walk.run()
+
+
+def _written(directory: str) -> list[tuple[str, bytes | None]]:
+    """The files under ``directory``, by their path from there, in order (no links, no
+    ``__pycache__``), with their data; None for one too large to be read."""
+    import os
+
+    found: list[tuple[str, bytes | None]] = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            if os.path.islink(path) or not os.path.isfile(path):
+                continue
+            rel = os.path.relpath(path, directory)
+            if os.path.getsize(path) > MAX_ARRAY_BYTES:
+                found.append((rel, None))
+                continue
+            with open(path, "rb") as file:
+                found.append((rel, file.read()))
+    return found
 
 
 #: Values with nothing of the page's inside (checked by exact type first: the common case).
-_ATOMS: tuple[type, ...] = (str, bytes, bytearray, int, float, complex, bool, type(None),
-                            range, slice, type(Ellipsis))
+_ATOMS: tuple[type, ...] = (str, int, float, complex, bool, type(None), range, slice,
+                            type(Ellipsis))
+#: Values a reader compares by their bytes (a checkpoint torch.save wrote, by what it holds).
+_BYTES: tuple[type, ...] = (bytes, bytearray, memoryview, array.array, io.BytesIO)
 _LEAVES: tuple[type, ...] = (
     *_ATOMS, type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
     types.MethodType, types.MethodWrapperType, types.WrapperDescriptorType,
     types.MethodDescriptorType, types.ClassMethodDescriptorType, types.GetSetDescriptorType,
     types.MemberDescriptorType, types.CodeType, types.FrameType, types.TracebackType,
     types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType, types.CellType,
-    property, staticmethod, classmethod, weakref.ReferenceType, io.IOBase,
-    memoryview, array.array)
+    property, staticmethod, classmethod, io.IOBase)
 
 
-def _leaf_types(torch: Any) -> tuple[type, ...]:
+def _torch_values(torch: Any) -> tuple[type, ...]:
+    """torch's types of values with no tensor inside (a dtype, a device, a size)."""
     names = ("dtype", "device", "Size", "layout", "memory_format", "finfo", "iinfo", "Generator",
              "Stream", "Event")
-    return (*_LEAVES, *(getattr(torch, name) for name in names if hasattr(torch, name)))
+    return tuple(getattr(torch, name) for name in names if hasattr(torch, name))
 
 
 #: The standard library's modules whose objects hold the interpreter's state, not a page's
@@ -164,7 +227,7 @@ def _torch_machinery(cls: type) -> bool:
 
 
 def _plain(value: Any) -> bool:
-    return type(value) in _ATOMS or (type(value) is tuple and all(_plain(v) for v in value))
+    return type(value) in (*_ATOMS, bytes) or (type(value) is tuple and all(_plain(v) for v in value))
 
 
 class _Walk:
@@ -175,7 +238,8 @@ class _Walk:
 
         self.torch = torch
         self.numpy: Any = sys.modules.get("numpy")
-        self.leaves = _leaf_types(torch)
+        self.values = _torch_values(torch)
+        self.leaves = (*_LEAVES, *self.values)
         self.view = View([])
         self.seen: set[int] = set()
         self.recorded: set[int] = set()  # the tensors found, by id (kept alive by the view)
@@ -226,8 +290,23 @@ class _Walk:
         if cls is types.MethodType:  # a bound method: what it is bound to
             self.todo.append((f"{path}.__self__", value.__self__, depth + 1))
             return
+        if issubclass(cls, _BYTES) or _ctypes_data(value):
+            self.raw(path, value, depth)
+            return
+        if issubclass(cls, io.StringIO):
+            self.text(f"{path}.getvalue()", value.getvalue())
+            return
+        if issubclass(cls, weakref.ReferenceType):  # (a WeakMethod too: what it refers to)
+            referent = value()
+            if referent is not None:
+                self.todo.append((f"{path}()", referent, depth + 1))
+            return
         if cls is functools._lru_cache_wrapper:
-            if value.cache_info().currsize:
+            results = getattr(value.__wrapped__, "_autocast_demo_results", None)
+            if isinstance(results, list):  # (track_caches: every result it returned)
+                self.todo.extend((f"{path} result {i}", item, depth + 1)
+                                 for i, item in enumerate(results, start=1))
+            elif value.cache_info().currsize:
                 self.view.cut_because(f"{path} is a cached function: what its cache holds "
                                       "cannot be read")
             value, cls = value.__wrapped__, type(value.__wrapped__)
@@ -235,7 +314,7 @@ class _Walk:
             # The page's own classes (their attributes: a class attribute, an enum's members)
             # and modules (a helper module's globals); torch's, the standard library's and
             # installed libraries' are theirs.
-            if _writers(_defined_in(value)) and id(value) not in self.seen:
+            if (_writers(_defined_in(value)) or _made_at_run_time(value)) and id(value) not in self.seen:
                 self.seen.add(id(value))
                 self.todo.extend((f"{path}.{name}", item, depth + 1) for name, item
                                  in list(vars(value).items())
@@ -296,6 +375,64 @@ class _Walk:
             if grad is not None:
                 self.tensor(f"{path}.grad", "grad", grad, inside + 1)
 
+    def file(self, name: str, data: bytes) -> None:
+        """A file the snippet wrote: a checkpoint by what it holds, text as printed lines are
+        compared, anything else byte by byte."""
+        if len(data) == 0:
+            return
+        loaded = _checkpoint(data, self.torch)
+        if loaded is not None:
+            self.todo.append((f"torch.load({name!r})", loaded, 1))
+            return
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            self.data(f"open({name!r}, 'rb').read()", data, 1)
+            return
+        if "\0" in text:
+            self.data(f"open({name!r}, 'rb').read()", data, 1)
+        else:
+            self.text(f"open({name!r}).read()", text)
+
+    def raw(self, path: str, value: Any, depth: int) -> None:
+        """Bytes as a reader compares them: what a checkpoint ``torch.save`` wrote holds, as
+        ``torch.load`` reads it; an ``array.array`` by its numbers; anything else (a buffer,
+        a ``memoryview``, a ``ctypes`` object) byte by byte."""
+        torch = self.torch
+        if isinstance(value, array.array) and value.typecode not in "uw":
+            dtype = {"f": torch.float32, "d": torch.float64}.get(value.typecode, torch.int64)
+            self.view.tensors.append((path, "value", torch.tensor(value.tolist(), dtype=dtype)))
+            return
+        data = (value.getvalue() if isinstance(value, io.BytesIO)
+                else value.tobytes() if isinstance(value, memoryview | array.array)
+                else bytes(memoryview(value)) if _ctypes_data(value) else bytes(value))
+        self.data(path, data, depth)
+
+    def data(self, path: str, data: bytes, depth: int) -> None:
+        if not data:
+            return
+        loaded = _checkpoint(data, self.torch)
+        if loaded is not None:
+            self.todo.append((f"torch.load({path})", loaded, depth + 1))
+            return
+        self.view.tensors.append((path, "value", self.torch.frombuffer(bytearray(data),
+                                                                        dtype=self.torch.uint8)))
+
+    def text(self, path: str, text: str) -> None:
+        """Text as a printed line is compared (:func:`...core.printed.text_parts`)."""
+        torch = self.torch
+        shape, integers, decimals = text_parts(text)
+        raw = shape.encode()
+        self.view.tensors.append((f"{path} (text)", "value",
+                                  torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw
+                                  else torch.zeros(0, dtype=torch.uint8)))
+        if integers:
+            self.view.tensors.append((f"{path} (integers)", "value",
+                                      torch.tensor(integers, dtype=torch.int64)))
+        if decimals:
+            self.view.tensors.append((f"{path} (numbers)", "value",
+                                      torch.tensor(decimals, dtype=torch.float64)))
+
     def array(self, path: str, value: Any, depth: int) -> None:
         kind = value.dtype.kind
         if kind in "biufc" and value.nbytes > MAX_ARRAY_BYTES:  # (a memory-mapped data set)
@@ -341,7 +478,9 @@ class _Walk:
         if isinstance(value, collections.UserList):
             return [(f"{path}[{i}]", item) for i, item in enumerate(value)]
         if isinstance(value, set | frozenset):
-            if not all(_plain(item) for item in value):
+            # Values with nothing to compare (dtypes, devices, names) are no cut: only what
+            # could hold a tensor, which no order names.
+            if not all(_plain(item) or isinstance(item, self.values) for item in value):
                 self.view.cut_because(f"{path} is a set: its items have no order to be compared by")
             return []
         items = []
@@ -369,8 +508,11 @@ class _Walk:
             self.seen.add(id(sub))
             # Of a writer's subclass, its underscored attributes too, but for nn.Module's own.
             private = not _from_torch(type(sub))
-            items += _attributes(f"{path}.{_unwrapped(name)}" if name else path, sub, private,
-                                 skip={*_module_own(self.torch), "_orig_mod"})
+            where = f"{path}.{_unwrapped(name)}" if name else path
+            items += _attributes(where, sub, private, skip={*_module_own(self.torch), "_orig_mod"})
+            # Its hooks, which the page wrote: what their closures keep (activations, counts).
+            items += [(f"{where}.{hooks}[{i}]", hook) for hooks in _HOOKS
+                      for i, hook in enumerate(getattr(sub, hooks, {}).values())]
         return items
 
     def optimizer(self, path: str, optimizer: Any) -> list[tuple[str, Any]]:
@@ -387,6 +529,34 @@ class _Walk:
             self.aliases += [(f"{path}.param_groups[{g}]['params'][{i}]", p)
                              for i, p in enumerate(group["params"])]
         return items + _attributes(path, optimizer, private=False, skip={"state", "param_groups"})
+
+
+def _ctypes_data(value: Any) -> bool:
+    """A ``ctypes`` number, array or structure: memory of the snippet's, read as bytes."""
+    ctypes = sys.modules.get("ctypes")
+    return ctypes is not None and isinstance(value, ctypes._SimpleCData | ctypes.Array
+                                             | ctypes.Structure | ctypes.Union)
+
+
+def _made_at_run_time(module: types.ModuleType) -> bool:
+    """A module the snippet made (``types.ModuleType("state")``), from no file or spec."""
+    return (type(module) is types.ModuleType and getattr(module, "__spec__", None) is None
+            and not hasattr(module, "__file__") and module.__name__ not in sys.builtin_module_names)
+
+
+#: How a zip file begins (``torch.save`` writes one).
+_ZIP = b"PK\x03\x04"
+
+
+def _checkpoint(data: bytes, torch: Any) -> Any:
+    """What a checkpoint holds, read as ``torch.load(..., weights_only=True)`` reads it (no
+    code of the checkpoint's runs); None for bytes that are none."""
+    if not data.startswith(_ZIP):
+        return None
+    try:
+        return torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
+    except Exception:  # a zip that is no checkpoint, or one weights_only refuses: its bytes
+        return None
 
 
 def _pages_code(value: Any) -> bool:
@@ -431,6 +601,9 @@ def _unwrapped(name: str) -> str:
     """A dotted module path without the ``_orig_mod`` of a compiled module between its parts."""
     return ".".join(part for part in name.split(".") if part != "_orig_mod")
 
+
+#: A module's hooks: the page's functions, with what their closures keep.
+_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
 
 _MODULE_OWN: set[str] = set()
 

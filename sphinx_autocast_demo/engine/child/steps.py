@@ -18,12 +18,13 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
+from hashlib import sha256
 from typing import Any
 
 from .copies import Copies
 
 #: How many snapshots are kept as tensors of their own; past this, each leaf's later ones are
-#: folded into one entry compared by their hashes alone (a record holds at most 10,000 tensors).
+#: folded into one entry compared by their hashes alone (a record holds at most 20,000 tensors).
 MAX_SNAPSHOTS = 4_000
 
 
@@ -104,11 +105,9 @@ class Steps:
 
 def _fold(path: str, snaps: list[_Snapshot]) -> dict[str, Any]:
     """One entry for many snapshots of one leaf: equal when every hash is (bitwise)."""
-    import hashlib
-
     last = snaps[-1].record
     assert last is not None
-    digest = hashlib.sha256("".join(s.record["sha256"] for s in snaps if s.record).encode())
+    digest = sha256("".join(s.record["sha256"] for s in snaps if s.record).encode())
     return {**last, "name": f"backward {snaps[0].call}-{snaps[-1].call}: {path}.grad",
             "sha256": digest.hexdigest(), "offset": None}
 

@@ -96,7 +96,7 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
         raw["cut"] = "; ".join(filter(None, (raw.get("cut"), cut)))
         try:
             record = run_record_from_json({**raw, "output": output})
-        except ValueError as exc:  # past the model's bounds (10,000 tensors, say)
+        except ValueError as exc:  # past the model's bounds (20,000 tensors, say)
             record = RunRecord(status="crashed", output=output, seconds=seconds,
                                detail=f"its result could not be read: {exc}")
     else:
