@@ -54,6 +54,11 @@ class FileStamp:
 
 #: A :class:`FileStamp`'s digest that is never current.
 MISSING = "missing"
+#: A stamp's path that names no file (``engine/child/imports.py`` gives them): a variable of
+#: the environment, an installed package, a directory's listing, where a module of the
+#: writer's is found on ``sys.path``.
+ENV, DIST, LISTING, MODULE = "env:", "dist:", "listing:", "module:"
+INPUTS = (ENV, DIST, LISTING, MODULE)
 
 #: Larger files are compared by size and time (a compiled module of the writer's, say).
 HASHED_BYTES = 64 << 20

@@ -16,7 +16,7 @@ from ..core.i18n import __
 from ..core.model import DemoResult, Variant, VariantResult, skipped
 from ..core.subtypes import ours
 from ..core.version import __version__
-from .cache import CorruptEntry, Entry, FileStamp, ResultCache, cache_root
+from .cache import INPUTS, CorruptEntry, Entry, FileStamp, ResultCache, cache_root
 from .environments import Environments
 from .keys import result_key, torch_key, torch_variables
 from .planned import Planned
@@ -316,7 +316,8 @@ class Planner:
         """(docname, file) for each writer's file a page's results stand for, in order."""
         for (docname, _), files in self.files.items():
             for path in sorted(files):
-                yield docname, path
+                if not path.startswith(INPUTS):  # (no file: the stamps compare them)
+                    yield docname, path
 
     def missing(self) -> tuple[dict[str, list[str]], dict[str, EnvironmentSet]]:
         """What the result sets lack (environment -> values), and every set, this one's too."""

@@ -1,5 +1,10 @@
 """The writer's files a cached result stands for: stamped when it is stored, compared when
-it is looked up (the runs list them, ``engine/imports.py``).
+it is looked up (the runs list them, ``engine/imports.py``). Beside files, what else its runs
+read: a variable of the environment (``env:NAME``, stamped by its value), a directory they
+listed (``listing:DIR``, by the names in it), an installed package the snippet imported
+(``dist:NAME``, by the files its installer recorded, wherever it is installed) and where a
+module of the writer's is found on this build's ``sys.path`` (``module:NAME``, relative to
+conf.py's directory).
 
 A stamp is a path relative to conf.py's directory and the file's sha256, read once a build.
 The content a run imported is the content stamped only if the file has not been written since
@@ -18,7 +23,7 @@ from sphinx.util import logging
 from ..core.fromjson import MAX_ITEMS
 from ..core.i18n import __
 from ..core.text import printable
-from .cache import MISSING, FileStamp, file_digest
+from .cache import DIST, ENV, INPUTS, LISTING, MISSING, MODULE, FileStamp, file_digest
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +53,7 @@ class Stamps:
         elif len(files) > MAX_ITEMS:
             why = f"its runs had more than {MAX_ITEMS} files of yours"
         else:
-            return tuple(FileStamp(os.path.relpath(p, self.confdir), self._current(p)) for p in files)
+            return tuple(FileStamp(self._name(p), self._current(p)) for p in files)
         self.unkept = self.unkept or f"{where} ({why})"
         return None
 
@@ -72,6 +77,10 @@ class Stamps:
         is there (renamed away for a moment: stamped as changed). Not one gone with its
         directory (a snippet's temporary one) or never on disk (a zip archive's module):
         stamped, it would read the page again and run it at every build."""
+        if path.startswith((ENV, DIST, MODULE)):
+            return True
+        if path.startswith(LISTING):
+            return os.path.isdir(path.removeprefix(LISTING))
         return os.path.isfile(path) or os.path.isdir(os.path.dirname(path))
 
     def stale(self, entry: Entry) -> str | None:
@@ -82,21 +91,33 @@ class Stamps:
             return "it does not record which of the writer's files its runs imported"
         for stamp in entry.files:
             if stamp.sha256 == MISSING or self.digest(self.resolve(stamp.path)) != stamp.sha256:
-                # (said on the page in "never" mode: nothing of the build machine's there)
-                name = stamp.path if not stamp.path.startswith("..") else os.path.join(
-                    *os.path.normpath(stamp.path).split(os.sep)[-2:])
-                return f"{name}, which its runs imported, changed"
+                return _changed(stamp.path)
         return None
 
     def resolve(self, path: str) -> str:
+        if path.startswith((ENV, DIST, MODULE)):
+            return path
+        if path.startswith(LISTING):
+            return LISTING + self.resolve(path.removeprefix(LISTING))
         return os.path.normpath(os.path.join(self.confdir, path))
+
+    def _name(self, path: str) -> str:
+        """``path`` as an entry keeps it (relative to conf.py's directory: a moved checkout)."""
+        if path.startswith((ENV, DIST, MODULE)):
+            return path
+        if path.startswith(LISTING):
+            return LISTING + self._name(path.removeprefix(LISTING))
+        return os.path.relpath(path, self.confdir)
 
     def digest(self, path: str) -> str:
         if path not in self.digests:
-            self.digests[path] = file_digest(path)
+            self.digests[path] = (_input_digest(path, self.confdir) if path.startswith(INPUTS)
+                                  else file_digest(path))
         return self.digests[path]
 
     def _current(self, path: str) -> str:
+        if path.startswith(INPUTS):
+            return self.digest(path)
         try:
             written_now = written_since(os.stat(path), self.began)
         except OSError:
@@ -105,6 +126,55 @@ class Stamps:
             self.late.add(path)
             return MISSING
         return self.digest(path)
+
+
+def _changed(path: str) -> str:
+    """Why a result whose stamp of ``path`` is not current is stale (said on the page in
+    "never" mode: nothing of the build machine's there)."""
+    if path.startswith(ENV):
+        return f"the environment variable {path.removeprefix(ENV)}, which its runs read, changed"
+    if path.startswith(DIST):
+        return f"the installed package {path.removeprefix(DIST)}, which it imported, changed"
+    if path.startswith(MODULE):
+        return f"the module {path.removeprefix(MODULE)}, which it imported, is found elsewhere"
+    listing = path.startswith(LISTING)
+    path = path.removeprefix(LISTING)
+    name = path if not path.startswith("..") else os.path.join(
+        *os.path.normpath(path).split(os.sep)[-2:])
+    return (f"the files in {name}, which its runs listed, changed" if listing
+            else f"{name}, which its runs imported, changed")
+
+
+def _input_digest(path: str, confdir: str) -> str:
+    """What a stamp of a variable, a package, a listing or a module's place holds now (never
+    :data:`MISSING` for a variable, a package or a module: unset, not installed and not found
+    are states, compared as any)."""
+    import hashlib
+    import importlib.machinery
+    import importlib.metadata
+    import sys
+
+    if path.startswith(ENV):
+        value = os.environ.get(path.removeprefix(ENV))
+        said = "unset" if value is None else "set:" + value
+    elif path.startswith(MODULE):
+        # (not importlib.util.find_spec: a module this process imported would be found where
+        # it was imported from, whatever sys.path says now)
+        spec = importlib.machinery.PathFinder.find_spec(path.removeprefix(MODULE), sys.path)
+        origin = spec.origin if spec is not None else None
+        said = os.path.relpath(origin, confdir) if origin and os.path.isabs(origin) else str(origin)
+    elif path.startswith(DIST):
+        try:
+            dist = importlib.metadata.distribution(path.removeprefix(DIST))
+            said = dist.read_text("RECORD") or "version:" + dist.version
+        except importlib.metadata.PackageNotFoundError:
+            said = "not installed"
+    else:
+        try:
+            said = "\n".join(sorted(os.listdir(path.removeprefix(LISTING))))
+        except OSError:
+            return MISSING
+    return hashlib.sha256(said.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _keepable(path: str) -> bool:

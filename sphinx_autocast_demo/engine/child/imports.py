@@ -19,6 +19,9 @@ import traceback
 from collections.abc import Iterable
 from typing import Any
 
+from ...plan.cache import DIST, ENV, LISTING, MODULE
+from ..protocol import CODE_FILE
+
 #: Set by :func:`remember_modules`: the modules the runs inherit (and the last of them), and
 #: which are the writer's. A forked run must not look at every module: each one it touches is
 #: a page of the zygote copied (~2,000 modules: 5.5 ms a run, measured).
@@ -50,6 +53,9 @@ def track_reads() -> None:
     skip = (*_NOT_READ_FROM, *_not_writers())
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event in ("os.listdir", "os.scandir"):
+            _listed(args[0] if args else None, skip)
+            return
         if event != "open" or not args or not isinstance(args[0], str):
             return
         mode = args[1] if len(args) > 1 else None
@@ -67,9 +73,64 @@ def track_reads() -> None:
     if not _TRACKING:  # (a hook cannot be removed: one per process, inherited by its forks)
         _TRACKING = True
         sys.addaudithook(hook)
+        _track_environ()
 
 
 _TRACKING = False
+
+#: What else a result stands for, as stamps the build keeps beside the files' (plan/stamps.py):
+#: a variable the writer's code read, a directory it listed (as :data:`...plan.cache.ENV`...).
+_INPUTS: set[str] = set()
+
+
+def _by_writer(depth: int) -> bool:
+    """Whether the call ``depth`` frames up came from the writer's code: the first frame
+    outside Python's own library (``os.getenv``, ``glob``, ``pathlib``) is the page's."""
+    frame = sys._getframe(depth + 1)
+    stdlib = _stdlib()
+    while frame is not None and (frame.f_code.co_filename.startswith(stdlib)
+                                 or frame.f_code.co_filename.startswith("<frozen")):
+        if "importlib" in frame.f_code.co_filename:  # the import system's own look-ups
+            return False
+        frame = frame.f_back  # type: ignore[assignment]
+    if frame is None:
+        return False
+    filename = frame.f_code.co_filename
+    return filename.startswith(CODE_FILE) or bool(writers([filename]))
+
+
+@functools.cache
+def _stdlib() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple({os.path.join(paths[name], "") for name in ("stdlib", "platstdlib")})
+
+
+def _listed(path: Any, skip: tuple[str, ...]) -> None:
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if path is not None and not isinstance(path, str):  # a descriptor: no name to stamp
+        return
+    directory = os.path.abspath(path or ".")
+    if not directory.startswith(skip) and _by_writer(2):
+        _INPUTS.add(LISTING + directory)
+
+
+def _track_environ() -> None:
+    """Note each variable of ``os.environ`` the writer's code reads (``os.environ[...]``,
+    ``.get``, ``os.getenv``, ``in``): its value is as much what a result stands for as a file.
+    torch's own reads are not noted: those that decide a result are in every key."""
+    environ_class = type(os.environ)
+
+    class Noting(environ_class):  # type: ignore[valid-type, misc]
+        def __getitem__(self, key: Any) -> Any:
+            if isinstance(key, str) and _by_writer(1):
+                _INPUTS.add(ENV + key)
+            return super().__getitem__(key)
+
+    with contextlib.suppress(TypeError):  # (another layout: the variables go unnoted)
+        os.environ.__class__ = Noting
 
 
 def read_files() -> list[str]:
@@ -77,18 +138,50 @@ def read_files() -> list[str]:
     return [path for path in _READ if os.path.isfile(path)]
 
 
-def writers_files(failure: BaseException | None = None) -> list[str] | None:
+def writers_files(failure: BaseException | None = None,
+                  namespace: dict[str, Any] | None = None) -> list[str] | None:
     """The writer's files this run had: its modules' (imported by the run, or by the worker,
     such as a config module beside the docs), those in ``failure``'s traceback (a module
-    that raised while it was imported), and the files it read; None where that cannot be
-    told."""
+    that raised while it was imported), and the files it read; then the variables and
+    directory listings its code read and the installed packages it imported (``namespace``:
+    the snippet's), as ``env:``, ``listing:`` and ``dist:`` names; None where that
+    cannot be told."""
     try:
         names, last, files = _INHERITED
-        new = [module_file(sys.modules[name]) for name in _added(names, last)]
-        return sorted(files | writers([*new, *_traceback_files(failure),
-                                         *read_files()]))
+        added = _added(names, last)
+        new = [module_file(sys.modules[name]) for name in added]
+        found = files | writers([*new, *_traceback_files(failure), *read_files()])
+        # Where each top-level module of the writer's was found: conf.py's sys.path may send
+        # the next build elsewhere (another helper directory) with this file unchanged.
+        found |= {MODULE + name for name, file in zip(added, new, strict=True)
+                  if "." not in name and writers([file])}
+        return sorted(found | _INPUTS | _distributions(namespace or {}))
     except Exception:  # a module object that refuses to be looked at: unknown, not a crash
         return None
+
+
+def _distributions(namespace: dict[str, Any]) -> set[str]:
+    """The installed packages whose modules the snippet's names hold (``import pkg``, ``from
+    pkg import f``), as ``dist:`` names: their version and files decide what it ran. Not
+    torch, nor this extension: the key holds their versions."""
+    import types
+
+    tops = set()
+    for value in namespace.values():
+        module = value.__name__ if isinstance(value, types.ModuleType) else getattr(
+            value, "__module__", None) if isinstance(value, type | types.FunctionType) else None
+        if isinstance(module, str) and module.partition(".")[0] not in ("torch", "__main__",
+                                                                        __name__.partition(".")[0]):
+            top = sys.modules.get(module.partition(".")[0])
+            place = module_file(top) if top is not None else None
+            if isinstance(place, str) and not writers([place]) and not place.startswith(_stdlib()):
+                tops.add(module.partition(".")[0])
+    if not tops:
+        return set()
+    import importlib.metadata
+
+    owners = importlib.metadata.packages_distributions()
+    return {DIST + name for top in tops for name in owners.get(top, ())}
 
 
 def _added(names: frozenset[str], last: str | None) -> list[str]:

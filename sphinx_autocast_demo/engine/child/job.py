@@ -238,7 +238,7 @@ def run_job(job: Job) -> dict[str, Any]:
         # This torch has no such config: a fact about the release, never the snippet's error.
         record = {"status": "raised", "error": {**describe_error(exc, parts, texts),
                                                 "kind": "no-config"}}
-        return _finished(record, start, None)
+        return _finished(record, start, None, namespace)
     unset = job["value"] == {"__unset__": True}
     given: Any = None
     try:
@@ -276,16 +276,17 @@ def run_job(job: Job) -> dict[str, Any]:
         record["config_default"] = repr(given if SET else getattr(module, attr))
     held = job.get("held_to_compile", True)
     return _finished(not_a_verdict(record, job["mode"], len(texts), held, repr(given)), start,
-                     failure)
+                     failure, namespace)
 
 
-def _finished(record: dict[str, Any], start: float, failure: BaseException | None) -> dict[str, Any]:
+def _finished(record: dict[str, Any], start: float, failure: BaseException | None,
+              namespace: dict[str, Any]) -> dict[str, Any]:
     config_set, config_set_at = set_and_read()
     record["config_set"] = config_set
     # Where the first of them was set (the row names the line): a frame of the writer's, if any.
     record["config_set_at"] = config_set_at[:1] if config_set_at and config_set_at[0] else []
     record["seconds"] = time.perf_counter() - start
-    record["imports"] = writers_files(failure)
+    record["imports"] = writers_files(failure, namespace)
     # A pid the snippet prints differs between any two runs: the comparison names it as such.
     record["pid"] = os.getpid()
     return record

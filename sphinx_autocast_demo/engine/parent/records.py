@@ -22,6 +22,7 @@ from ...core.model import Frame, RunRecord, SnippetError
 from ...core.printed import printed_digest
 from ...core.publish import python_places
 from ...core.text import bounded, printable
+from ...plan.cache import INPUTS
 from ..protocol import KEEP_BYTES, Exit, Job
 
 
@@ -89,7 +90,8 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
         offsets = {t["name"]: t.get("offset") for t in raw.get("tensors", ())}
         listed = raw.get("imports")
         if isinstance(listed, list):  # (one written in its scratch directory is relative now: gone)
-            imports = tuple(p for p in listed if isinstance(p, str) and os.path.isabs(p))
+            imports = tuple(p for p in listed if isinstance(p, str) and (
+                os.path.isabs(p) or p.startswith(INPUTS)))
         pid = raw.get("pid") if isinstance(raw.get("pid"), int) else None
         if output != printed:
             raw["printed"] = asdict(printed_digest(printed, pid))
