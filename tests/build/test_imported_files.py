@@ -258,12 +258,16 @@ def test_a_run_finds_the_modules_it_imported_from_the_end_of_sys_modules(tmp_pat
     assert before is not None
     import first_new  # noqa: F401
     assert imports._added(*imports._INHERITED[:2]) == ["first_new"]
-    assert imports.writers_files() == sorted([*before, str(tmp_path / "first_new.py")])
+    # (and where each was found on sys.path: conf.py's may find it elsewhere next time)
+    assert imports.writers_files() == sorted([*before, str(tmp_path / "first_new.py"),
+                                              "module:first_new"])
     monkeypatch.delitem(sys.modules, "json")  # an inherited module removed, then two imported
     import second_new  # noqa: F401
     import third_new  # noqa: F401
     assert sorted(imports._added(*imports._INHERITED[:2])) == ["first_new", "second_new", "third_new"]
-    every = sorted([*before, *(str(tmp_path / f"{n}.py") for n in ("first_new", "second_new", "third_new"))])
+    names = ("first_new", "second_new", "third_new")
+    every = sorted([*before, *(str(tmp_path / f"{n}.py") for n in names),
+                    *(f"module:{n}" for n in names)])
     assert imports.writers_files() == every
     monkeypatch.delitem(sys.modules, imports._INHERITED[1])  # the last one: all are read
     assert imports.writers_files() == every

@@ -244,7 +244,9 @@ def test_a_gradient_still_held_at_the_end_is_not_kept_twice(tmp_path):
         return {"w": w}
 
     records, data, _ = stepped(tmp_path, run)
-    assert set(records) == {"w", "w.grad", "backward 1: w.grad"}
+    # (hidden's, named by what it is: the only float32 [2] leaf of its backward)
+    assert set(records) == {"w", "w.grad", "backward 1: w.grad",
+                            "backward 3: <a float32 [2] leaf>.grad"}
     assert copy_of(records["backward 1: w.grad"], data) == [2.0, 2.0]
     assert copy_of(records["w.grad"], data) == [5.0, 5.0]
 
@@ -380,3 +382,17 @@ def test_the_files_a_snippet_wrote_are_compared(tmp_path):
         "open('losses.csv').read() (integers)", "open('losses.csv').read() (numbers)",
         "open('blob.bin', 'rb').read()"}
     assert not view.cut
+
+
+def test_leaves_no_name_reaches_are_told_apart_by_dtype_and_shape_or_said(tmp_path):
+    import torch
+
+    def run():
+        a, b = torch.ones(2, requires_grad=True), torch.ones(2, requires_grad=True)
+        (a * b).sum().backward()  # two float32 [2] leaves: no order tells them apart
+        return {}
+
+    records, _, cut = stepped(tmp_path, run)
+    assert not records
+    assert cut == ("backward 1: 2 leaves of float32 [2] that no name reaches (name them, so "
+                   "that their gradients can be told apart)")

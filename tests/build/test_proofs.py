@@ -71,7 +71,7 @@ def test_a_compile_in_a_thread_under_torchs_default_is_no_verdict_of_the_rows_va
     # Before: the off row was taken for a verdict of "off" (it "differs", as the default does),
     # though its thread compiled under the default: a false record "off: differs" held.
     assert outcomes(build, "thread") == {"default": "differs", "off": "error"}
-    assert ("index.rst:186: WARNING: value off: never ran under its own value: a compile read "
+    assert ("index.rst:183: WARNING: value off: never ran under its own value: a compile read "
             "'same_as_forward', not this row's 'off', in the thread 'Thread-") in build.warnings, \
         build.warnings
     assert "[autocast_demo.config-other]" in build.warnings

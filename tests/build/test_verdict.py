@@ -58,6 +58,25 @@ def test_each_step_of_a_training_loop_is_compared_though_zero_grad_cleared_it(bu
     assert cells[0].startswith(f"{DIFFER} (backward 1: model.w.grad") and cells[1].startswith(MATCH)
 
 
+def test_each_call_of_a_compiled_function_is_compared_though_its_output_is_gone(build):
+    # Before: no output was kept, kept matched, and every row said "matches eager".
+    assert set(outcomes(build, "calls").values()) == {"differs"}
+    vr = build.result("index", "calls").variants[0]
+    differing = {d.name for d in vr.verdict.diffs if not d.equal}
+    assert differing == {f"call {i} of scale" for i in (1, 2, 3)}, differing
+
+
+def test_what_a_function_produced_is_compared_though_no_name_keeps_it(build):
+    # Before: nothing was kept, so nothing was compared (an error for every value), though
+    # the compiled backward's gradient differed under same_as_forward.
+    assert outcomes(build, "inside") == {"same_as_forward": "differs", "off": "matches",
+                                         "autocast": "differs"}
+    vr = build.result("index", "inside").variants[0]
+    assert {d.name for d in vr.verdict.diffs if not d.equal} == {
+        "backward 1: <a float32 [64, 64] leaf>.grad"}
+    assert {d.name for d in vr.verdict.diffs if d.equal} == {"call 1 of region"}
+
+
 def test_a_printed_moment_or_random_id_is_no_difference(build):
     # Before: the off row "differs" at printed line 1 (the log line's time).
     assert outcomes(build, "stamped") == {"same_as_forward": "differs", "off": "matches",
@@ -127,7 +146,7 @@ def test_the_eager_run_of_dynamo_optimize_is_eager(build):
 
 def test_an_entry_point_left_compiled_in_the_eager_run_is_an_error_at_its_line(build):
     assert set(outcomes(build, "not-replaced").values()) == {"error"}
-    assert ("index.rst:118: WARNING: every value: the eager run is not eager: dynamo compiled "
+    assert ("index.rst:115: WARNING: every value: the eager run is not eager: dynamo compiled "
             "region in the eager run") in build.warnings
     assert "[autocast_demo.eager-compiled]" in build.warnings
 
@@ -139,8 +158,8 @@ def test_a_row_whose_snippet_sets_the_varied_config_says_what_it_ran_under(build
     rows = build.html("index").find(id="sets-config").select("tbody tr")
     said = [row.select_one(".autocast-demo-config-set") for row in rows]
     assert [s.get_text() if s else None for s in said] == [
-        "then set by the snippet itself to 'off' (line 127)", None,
-        "then set by the snippet itself to 'off' (line 127)"]  # (the patch line)
+        "then set by the snippet itself to 'off' (line 124)", None,
+        "then set by the snippet itself to 'off' (line 124)"]  # (the patch line)
 
 
 def test_the_seeds_third_layout_shows_its_verdicts_with_no_option_set(build):
@@ -173,7 +192,7 @@ def test_a_config_this_torch_lacks_is_its_own_outcome(build):
     # Recorded as the snippet's error, it is not one: the build says what torch lacks, at the
     # :config: line, and how to record it.
     assert outcomes(build, "no-config-unrecorded") == {"yes": "no-config"}
-    assert (f"index.rst:167: WARNING: value yes: torch {version('torch')} has no config "
+    assert (f"index.rst:164: WARNING: value yes: torch {version('torch')} has no config "
             "torch._functorch.config.not_in_any_release") in build.warnings
     assert "[autocast_demo.no-config]" in build.warnings
 
@@ -189,10 +208,13 @@ def diffs_by_name(build, ident, value="same_as_forward"):
 
 
 @pytest.mark.parametrize(("ident", "paths"), [
-    ("helper-module", {"keeper._grad"}),  # a helper module's class, an underscored attribute
+    # a helper module's class, an underscored attribute (and the gradient where its backward
+    # left it, its leaf w deleted since: named by what it is)
+    ("helper-module", {"keeper._grad", "backward 1: <a float32 [64, 64] leaf>.grad"}),
     # dataclass, slot, partial; and the gradient where its backward left it, cleared since
     ("holders", {"model.noted.grad", "kept.grad", "step.args[0]", "backward 1: model.w.grad"}),
-    ("wrapper", {"t.a", "t.b"}),  # TwoTensor: read through its inner tensors
+    # TwoTensor: read through its inner tensors
+    ("wrapper", {"t.a", "t.b", "backward 1: <a float32 [64, 64] leaf>.grad"}),
 ])
 def test_a_tensor_is_found_whatever_class_keeps_it(build, ident, paths):
     assert outcomes(build, ident) == {"same_as_forward": "differs", "off": "matches",

@@ -101,10 +101,11 @@ def _by_writer(depth: int) -> bool:
 
 @functools.cache
 def _stdlib() -> tuple[str, ...]:
+    """Python's own library (``stdlib``: in a virtual environment, ``platstdlib`` is the
+    environment's ``lib``, whose site-packages holds torch)."""
     import sysconfig
 
-    paths = sysconfig.get_paths()
-    return tuple({os.path.join(paths[name], "") for name in ("stdlib", "platstdlib")})
+    return (os.path.join(sysconfig.get_paths()["stdlib"], ""),)
 
 
 def _listed(path: Any, skip: tuple[str, ...]) -> None:

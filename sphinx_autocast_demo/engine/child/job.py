@@ -28,6 +28,7 @@ from .copies import Copies
 from .imports import track_reads, writers_files
 from .observe import observe, track_autograd_grad, track_caches, unreadable
 from .proofs import (
+    COMPILED,
     SET,
     not_a_verdict,
     patch_entries,
@@ -85,7 +86,7 @@ def collect_tensors(namespace: dict[str, Any], copies: Copies, steps: Steps | No
         for name, kind, tensor in view.tensors:
             if kind == "value":
                 names.setdefault(id(tensor), name)
-        stepped, unread = steps.records(names)
+        stepped, unread = steps.records(names, {id(tensor) for _, _, tensor in view.tensors})
         records += stepped
         for reason in unread:
             view.cut_because(reason)
@@ -211,6 +212,7 @@ def run_job(job: Job) -> dict[str, Any]:
     copies = Copies(job["data_path"])
     steps = Steps(copies)
     steps.install()
+    COMPILED.append(steps.wrap)
     track_reads()  # (a forked run has it from the worker already; a fresh interpreter not)
     reseed()
 
@@ -275,7 +277,9 @@ def run_job(job: Job) -> dict[str, Any]:
         # torch's own, as this process had it before any code of the page's ran.
         record["config_default"] = repr(given if SET else getattr(module, attr))
     held = job.get("held_to_compile", True)
-    return _finished(not_a_verdict(record, job["mode"], len(texts), held, repr(given)), start,
+    # (the default row: torch's default as the compiles found it, after the setups)
+    row = record.get("config_default") or repr(given)
+    return _finished(not_a_verdict(record, job["mode"], len(texts), held, row), start,
                      failure, namespace)
 
 
