@@ -28,7 +28,6 @@ from .copies import Copies
 from .imports import track_reads, writers_files
 from .observe import observe, track_autograd_grad, track_caches, unreadable
 from .proofs import (
-    COMPILED,
     SET,
     not_a_verdict,
     patch_entries,
@@ -86,7 +85,7 @@ def collect_tensors(namespace: dict[str, Any], copies: Copies, steps: Steps | No
         for name, kind, tensor in view.tensors:
             if kind == "value":
                 names.setdefault(id(tensor), name)
-        stepped, unread = steps.records(names, {id(tensor) for _, _, tensor in view.tensors})
+        stepped, unread = steps.records(names)
         records += stepped
         for reason in unread:
             view.cut_because(reason)
@@ -212,7 +211,6 @@ def run_job(job: Job) -> dict[str, Any]:
     copies = Copies(job["data_path"])
     steps = Steps(copies)
     steps.install()
-    COMPILED.append(steps.wrap)
     track_reads()  # (a forked run has it from the worker already; a fresh interpreter not)
     reseed()
 

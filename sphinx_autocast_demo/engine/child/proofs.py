@@ -94,23 +94,7 @@ def _given_aot(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
     return fn  # aot_function(fn, fw_compiler, ...) and aot_module(module, ...)
 
 
-#: What to make of a function the snippet compiles through ``torch.compile`` (in the eager
-#: run, of the function given back): ``wrap(made, fn)``, as :meth:`.steps.Steps.wrap`.
-COMPILED: list[Any] = []
-
-
-def _watched(made: Any, args: tuple[Any, ...]) -> Any:
-    """``made``, what the snippet's ``torch.compile(fn)`` gave, with its calls watched (a
-    function only: a module is compared through its parameters and their gradients)."""
-    fn = args[0] if args else None
-    if not isinstance(fn, types.FunctionType) or not callable(made):
-        return made
-    for wrap in COMPILED:
-        made = wrap(made, fn)
-    return made
-
-
-def _entry(real: Any, eager: Any, mode: str, aot: bool = False, watch: bool = False) -> Any:
+def _entry(real: Any, eager: Any, mode: str, aot: bool = False) -> Any:
     """An entry point as the run sees it: the snippet's calls get ``eager`` in the eager run,
     ``real`` in the compiled one. torch's own calls get ``real``, its compiles counted apart:
     a higher-order op's eager path, or a compile inside another one's (dynamo's backends call
@@ -123,13 +107,8 @@ def _entry(real: Any, eager: Any, mode: str, aot: bool = False, watch: bool = Fa
         if _from_torch(1) and not _SNIPPET["depth"] and (not aot or _INTERNAL["depth"]):
             return _internal(real(*args, **kwargs))
         if mode == "eager":
-            given = eager(*args, **kwargs)
-            if watch and (not args or args[0] is None):  # the decorator form, as compiled
-                return lambda fn: _watched(given(fn), (fn,))
-            return _watched(given, args) if watch else given
+            return eager(*args, **kwargs)
         made = _for_snippet(real)(*args, **kwargs)
-        if watch:
-            made = _watched(made, args)
         # The decorator form (torch.compile(backend=...)(fn)) compiles when its result is
         # called, through torch.compile again: that call is the snippet's too.
         return _for_snippet(made) if (not args or args[0] is None) and callable(made) else made
@@ -176,8 +155,8 @@ def patch_entries(mode: str, backend: str) -> None:
         return compile_(model, *args, **kwargs)
 
     real_compile = compile_with_backend if mode == "compiled" else compile_
-    torch.compile = _entry(real_compile, _given, mode, watch=True)
-    torch.compiler.compile = _entry(torch.compiler.compile, _given, mode, watch=True)
+    torch.compile = _entry(real_compile, _given, mode)
+    torch.compiler.compile = _entry(torch.compiler.compile, _given, mode)
     module_compile = torch.nn.Module.compile
     # (a method: the eager run's compiles nothing and returns None, as torch's does)
     torch.nn.Module.compile = _entry(module_compile, lambda self, *a, **k: None, mode)  # type: ignore[method-assign, unused-ignore]
