@@ -10,22 +10,28 @@ function, arguments and keywords; what a function of the page's code holds (its 
 values, its default arguments; a compiled one is named as the function it wraps) and a
 suspended generator's locals; every ``nn.Module``'s parameters, buffers and other
 attributes of any kind, its submodules' too; an optimizer's state, param groups and defaults;
-and the ``.grad`` of every reached tensor that has one (leaves, and non-leaves that retain
-it). Gradients returned by ``torch.autograd.grad`` count as gradients wherever they are put.
+the ``.grad`` of every reached tensor that has one (leaves, and non-leaves that retain
+it); a module's hooks (what their closures keep), a weak reference's referent, the modules the
+snippet made (``types.ModuleType``) and its helper modules' globals; what the page's cached
+functions returned (:func:`track_caches`); bytes, buffers, ``memoryview``s and ``ctypes`` data
+byte by byte, an ``array.array`` by its numbers, a checkpoint ``torch.save`` wrote (in bytes, a
+``BytesIO`` or a file) by what ``torch.load(..., weights_only=True)`` reads, text (a
+``StringIO``, a written file) as printed lines are compared; and the files the snippet wrote in
+its working directory. Gradients returned by ``torch.autograd.grad`` count as gradients
+wherever they are put.
 
 Tensors are read through torch: a wrapper subclass (one with ``__tensor_flatten__``, e.g.
 TwoTensor) by its inner tensors (``t.a``), a nested tensor by its components
 (``t.unbind()[0]``). Meta and fake tensors hold no values: they are said in the cut. An object
 that only claims to be a tensor (a mock with ``spec=torch.Tensor``) is an object, never read.
 
-Not reached: values that are not tensors (numbers, strings, numpy arrays of strings or dates:
-only what the snippet printed of them is compared); classes, bound methods, the functions
-and generators of torch and of the standard library (their own machinery);
-modules, and so other modules' globals; the standard library's objects other than its
-containers (a logger, a lock, a file: the interpreter's state); torch's own machinery (the
-objects of its private modules, the underscored attributes of its classes). A set is no view
-(its items have no order to name them by): one holding more than plain values is said in the
-cut. The walk is bounded, and an object it cannot read is said in the cut: a partial view is
+Not reached: numbers and strings (only what the snippet printed of them is compared); classes,
+bound methods, the functions and generators of torch and of the standard library (their own
+machinery); installed modules, and so their globals; the standard library's objects other than
+its containers and the kinds above (a logger, a lock, an open file: the interpreter's state);
+torch's own machinery (the objects of its private modules, the underscored attributes of its
+classes). A set is no view (its items have no order to name them by): one holding more than
+values with no tensor (numbers, strings, dtypes, devices) is said in the cut. The walk is bounded, and an object it cannot read is said in the cut: a partial view is
 never hidden.
 
 Over ~400 lines: what the walk reaches and what it cuts are one set of rules, read together;
