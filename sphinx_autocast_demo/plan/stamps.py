@@ -28,7 +28,7 @@ from .cache import DIST, ENV, INPUTS, LISTING, MISSING, MODULE, FileStamp, file_
 logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from .cache import Entry
 
@@ -95,19 +95,12 @@ class Stamps:
         return None
 
     def resolve(self, path: str) -> str:
-        if path.startswith((ENV, DIST, MODULE)):
-            return path
-        if path.startswith(LISTING):
-            return LISTING + self.resolve(path.removeprefix(LISTING))
-        return os.path.normpath(os.path.join(self.confdir, path))
+        """A stamp's path as this build finds it."""
+        return _on_place(path, lambda p: os.path.normpath(os.path.join(self.confdir, p)))
 
     def _name(self, path: str) -> str:
         """``path`` as an entry keeps it (relative to conf.py's directory: a moved checkout)."""
-        if path.startswith((ENV, DIST, MODULE)):
-            return path
-        if path.startswith(LISTING):
-            return LISTING + self._name(path.removeprefix(LISTING))
-        return os.path.relpath(path, self.confdir)
+        return _on_place(path, lambda p: os.path.relpath(p, self.confdir))
 
     def digest(self, path: str) -> str:
         if path not in self.digests:
@@ -126,6 +119,16 @@ class Stamps:
             self.late.add(path)
             return MISSING
         return self.digest(path)
+
+
+def _on_place(path: str, move: Callable[[str], str]) -> str:
+    """``path`` with ``move`` applied to the place it names (a file, a listed directory);
+    a variable, a package or a module names none."""
+    if path.startswith((ENV, DIST, MODULE)):
+        return path
+    if path.startswith(LISTING):
+        return LISTING + move(path.removeprefix(LISTING))
+    return move(path)
 
 
 def _changed(path: str) -> str:

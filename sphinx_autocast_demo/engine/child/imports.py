@@ -167,16 +167,20 @@ def _distributions(namespace: dict[str, Any]) -> set[str]:
     torch, nor this extension: the key holds their versions."""
     import types
 
+    ours = ("torch", "__main__", __name__.partition(".")[0])
     tops = set()
     for value in namespace.values():
-        module = value.__name__ if isinstance(value, types.ModuleType) else getattr(
-            value, "__module__", None) if isinstance(value, type | types.FunctionType) else None
-        if isinstance(module, str) and module.partition(".")[0] not in ("torch", "__main__",
-                                                                        __name__.partition(".")[0]):
-            top = sys.modules.get(module.partition(".")[0])
-            place = module_file(top) if top is not None else None
-            if isinstance(place, str) and not writers([place]) and not place.startswith(_stdlib()):
-                tops.add(module.partition(".")[0])
+        module: Any
+        if isinstance(value, types.ModuleType):
+            module = value.__name__
+        elif isinstance(value, type | types.FunctionType):
+            module = getattr(value, "__module__", None)
+        else:
+            continue
+        top = module.partition(".")[0] if isinstance(module, str) else ""
+        place = module_file(sys.modules.get(top)) if top and top not in ours else None
+        if isinstance(place, str) and not writers([place]) and not place.startswith(_stdlib()):
+            tops.add(top)
     if not tops:
         return set()
     import importlib.metadata

@@ -69,8 +69,8 @@ def collect_tensors(namespace: dict[str, Any], copies: Copies, steps: Steps | No
     and in the files it wrote in ``directory``, its working directory), then the gradients of
     each backward that the end no longer holds (:mod:`.steps`), and why the view is cut.
 
-    Exact bytes are hashed for bitwise comparison; float64 copies go to the run's data file
-    so that the parent can compute max |difference| without importing torch. A tensor that
+    Exact bytes are hashed for bitwise comparison; the numbers go to the run's data file
+    (:class:`.copies.Copies`) so that the parent can compute max |difference| without torch. A tensor that
     cannot be read is a cut of the view, never the snippet's error.
     """
     view = observe(namespace, directory)

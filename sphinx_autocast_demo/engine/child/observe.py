@@ -31,8 +31,8 @@ machinery); installed modules, and so their globals; the standard library's obje
 its containers and the kinds above (a logger, a lock, an open file: the interpreter's state);
 torch's own machinery (the objects of its private modules, the underscored attributes of its
 classes). A set is no view (its items have no order to name them by): one holding more than
-values with no tensor (numbers, strings, dtypes, devices) is said in the cut. The walk is bounded, and an object it cannot read is said in the cut: a partial view is
-never hidden.
+values with no tensor (numbers, strings, dtypes, devices) is said in the cut. The walk is
+bounded, and an object it cannot read is said in the cut: a partial view is never hidden.
 
 Over ~400 lines: what the walk reaches and what it cuts are one set of rules, read together;
 split, a rule would stand apart from its exceptions.
@@ -45,6 +45,7 @@ import collections.abc
 import dataclasses
 import functools
 import io
+import os
 import sys
 import types
 import weakref
@@ -165,8 +166,6 @@ def observe(namespace: dict[str, Any], directory: str | None = None) -> View:
 def _written(directory: str) -> list[tuple[str, bytes | None]]:
     """The files under ``directory``, by their path from there, in order (no links, no
     ``__pycache__``), with their data; None for one too large to be read."""
-    import os
-
     found: list[tuple[str, bytes | None]] = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")

@@ -189,11 +189,15 @@ def patch_entries(mode: str, backend: str) -> None:
 def _compiling_first(real: Any) -> Any:
     @functools.wraps(real)
     def call(*args: Any, **kwargs: Any) -> Any:
-        for compiling in _COMPILING:
-            compiling()
+        _began_compiling()
         return real(*args, **kwargs)
 
     return call
+
+
+def _began_compiling() -> None:
+    for compiling in _COMPILING:
+        compiling()
 
 
 def _aot_counted(real: Any) -> Any:
@@ -201,8 +205,7 @@ def _aot_counted(real: Any) -> Any:
     def create_aot_state(*args: Any, **kwargs: Any) -> Any:
         if not _INTERNAL["depth"]:
             _AOT["states"] += 1
-            for compiling in _COMPILING:
-                compiling()
+            _began_compiling()
         return real(*args, **kwargs)
 
     return create_aot_state
@@ -270,11 +273,9 @@ SET: list[str] = []
 SET_AT: list[list[Any]] = []
 MAX_SET = 8
 #: The values of the varied config that the snippet's compiles ran under, read in the thread
-#: (and context) of each compile as it began (``repr``, each once, at most :data:`MAX_SET`);
-#: for each, the writer's frame of its first compile and the thread it ran in.
-READ: list[str] = []
-READ_AT: list[list[Any]] = []
-READ_IN: list[str] = []
+#: (and context) of each compile as it began (``repr``, each once, at most :data:`MAX_SET`),
+#: each with the writer's frame of its first compile and the name of the thread it ran in.
+READ: dict[str, tuple[list[Any], str]] = {}
 
 
 def watch_config(module: Any, attr: str, given: Any, parts: list[str], texts: list[str],
@@ -315,9 +316,7 @@ def watch_config(module: Any, attr: str, given: Any, parts: list[str], texts: li
         except Exception as exc:
             said = f"<unreadable: {type(exc).__name__}>"
         if said not in READ and len(READ) < MAX_SET:
-            READ.append(said)
-            READ_AT.append(_writers_frame(parts, texts, frame_of))
-            READ_IN.append(threading.current_thread().name)
+            READ[said] = (_writers_frame(parts, texts, frame_of), threading.current_thread().name)
 
     _COMPILING.append(compiling)
     try:
@@ -343,12 +342,12 @@ def _writers_frame(parts: list[str], texts: list[str], frame_of: Any) -> list[An
     return []
 
 
-def unset_reads(given: str) -> list[str]:
-    """The values compiles read that are neither the row's (``given``, its ``repr``) nor one
+def foreign_reads(row: str) -> list[str]:
+    """The values compiles read that are neither the row's (``row``, its ``repr``) nor one
     the snippet wrote: set where the row's value does not reach (a thread, which starts from
     torch's defaults in releases whose config is per context; a write that bypassed the config
     module's ``__setattr__``)."""
-    return [value for value in READ if value != given and value not in SET]
+    return [value for value in READ if value != row and value not in SET]
 
 
 def set_and_read() -> tuple[list[str], list[list[Any]]]:
@@ -360,12 +359,12 @@ def set_and_read() -> tuple[list[str], list[list[Any]]]:
 
 
 def not_a_verdict(record: dict[str, Any], mode: str, parts: int, held: bool,
-                  given: str) -> dict[str, Any]:
+                  row: str) -> dict[str, Any]:
     """``record`` as an error of its kind where the run cannot give a verdict of its row: an
     eager run that compiled, a compiled run that compiled nothing (both would compare like
     with like), a row whose value a setup wrote over before the demo ran (it never ran under
     its own), a compiled run whose compiles read a value the row did not give and the snippet
-    did not write (:func:`unset_reads`). Said where it happened. A value the demo's own code
+    did not write (:func:`foreign_reads`). Said where it happened. A value the demo's own code
     writes over is its point (a recipe with ``config.patch``): the row says so
     (``config_set``) and stays a verdict."""
     kind, message, frames = "", "", []
@@ -379,10 +378,10 @@ def not_a_verdict(record: dict[str, Any], mode: str, parts: int, held: bool,
         message = (f"dynamo compiled {', '.join(compiled[1])} in the eager run" if compiled[1]
                    else "AOTAutograd compiled a function in the eager run" if aot_compiles()
                    else "dynamo compiled a frame in the eager run")
-    elif mode == "compiled" and (elsewhere := unset_reads(given)):
-        kind, frames = "config-other", READ_AT[READ.index(elsewhere[0]):][:1]
-        thread = READ_IN[READ.index(elsewhere[0])]
-        message = (f"a compile read {elsewhere[0]}, not this row's {given}"
+    elif mode == "compiled" and (foreign := foreign_reads(row)):
+        at, thread = READ[foreign[0]]
+        kind, frames = "config-other", [at] if at else []
+        message = (f"a compile read {foreign[0]}, not this row's {row}"
                    + (f", in the thread {thread!r}" if thread != "MainThread" else ""))
     elif mode == "compiled" and held and record["status"] == "ok" and not compiled_anything():
         kind, message = "compiled-nothing", f"the compiled run compiled nothing: {why_nothing_compiled()}"

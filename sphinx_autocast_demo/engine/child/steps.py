@@ -77,7 +77,7 @@ class Steps:
             record = self.copies.record("", "grad", grad)
         except Exception as exc:  # a subclass or storage we cannot read
             error = f"{type(exc).__name__}: {exc}".splitlines()[0]
-        self.snapshots.append(_Snapshot(self.backwards, leaf, weakref.ref(grad), _version(grad),
+        self.snapshots.append(_Snapshot(self.backwards, leaf, weakref.ref(grad), _writes(grad),
                                         record, error))
 
     def records(self, names: dict[int, str]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -129,10 +129,10 @@ class Steps:
     def _still_there(snap: _Snapshot) -> bool:
         """Is the gradient read still its leaf's ``.grad``, unchanged?"""
         grad = snap.grad()
-        return grad is not None and snap.leaf.grad is grad and _version(grad) == snap.version
+        return grad is not None and snap.leaf.grad is grad and _writes(grad) == snap.version
 
 
-def _version(tensor: Any) -> int:
+def _writes(tensor: Any) -> int:
     """How often ``tensor`` was written in place (-1: an inference tensor keeps no count)."""
     try:
         return int(tensor._version)
