@@ -35,6 +35,9 @@ _NOISE = (
      r"<\1>"),
     # torch's own log lines start with a level, a timestamp, a pid and a source location.
     (re.compile(r"(?m)^(\[\w+\]:)?[IWEVD]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "), "<log> "),
+    # The profiler's (kineto's) trace points: ``USDT:<date> <time> <pid>:<tid> <file>:<line>] ``.
+    (re.compile(r"(?m)^USDT:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? +\d+:\d+ \S+:\d+\] "),
+     "<log> "),
     # A moment: a date with or without its time (ISO 8601, logging's ``%(asctime)s``, a
     # profiler's), a time of day, a datetime's repr, and a random UUID: two runs never share one.
     (re.compile(r"\bdatetime\.datetime\(\d+(?:, \d+)*(?:, tzinfo=[^()]*(?:\([^()]*\))?)?\)"),

@@ -58,6 +58,14 @@ def test_each_step_of_a_training_loop_is_compared_though_zero_grad_cleared_it(bu
     assert cells[0].startswith(f"{DIFFER} (backward 1: model.w.grad") and cells[1].startswith(MATCH)
 
 
+def test_each_call_of_a_compiled_function_is_compared_though_its_output_is_gone(build):
+    # Before: no output was kept, kept matched, and every row said "matches eager".
+    assert set(outcomes(build, "calls").values()) == {"differs"}
+    vr = build.result("index", "calls").variants[0]
+    differing = {d.name for d in vr.verdict.diffs if not d.equal}
+    assert differing == {f"call {i} of scale" for i in (1, 2, 3)}, differing
+
+
 def test_what_a_function_produced_is_compared_though_no_name_keeps_it(build):
     # Before: nothing was kept, so nothing was compared (an error for every value), though
     # the compiled backward's gradient differed under same_as_forward.
@@ -66,14 +74,28 @@ def test_what_a_function_produced_is_compared_though_no_name_keeps_it(build):
     vr = build.result("index", "inside").variants[0]
     assert {d.name for d in vr.verdict.diffs if not d.equal} == {
         "backward 1: <a float32 [64, 64] leaf>.grad"}
+    assert {d.name for d in vr.verdict.diffs if d.equal} == {"call 1 of region"}
 
 
 def test_a_printed_moment_or_random_id_is_no_difference(build):
     # Before: the off row "differs" at printed line 1 (the log line's time).
     assert outcomes(build, "stamped") == {"same_as_forward": "differs", "off": "matches",
                                           "autocast": "differs"}
-    vr = next(v for v in build.result("index", "stamped").variants if v.variant.name == "off")
-    assert vr.verdict.compared >= 4  # w, w.grad and the three printed lines at least
+    for vr in build.result("index", "stamped").variants:
+        # Before: the printed id() and the profiler's trace points differed in every row.
+        assert not [d for d in vr.verdict.diffs if d.kind == "output" and not d.equal], vr
+        if vr.variant.name == "off":
+            assert vr.verdict.compared >= 5  # w, w.grad and the printed lines at least
+        assert "w is object <id> <id>" in vr.compiled.output, vr.compiled.output
+        assert "profiler_start" in vr.compiled.output, vr.compiled.output
+
+
+def test_torchs_report_of_its_compiles_and_a_scripted_function_work_in_both_runs(build):
+    # Before: explain was an "eager-compiled" error, torch.jit.script "Can't get source".
+    assert outcomes(build, "explained") == {"same_as_forward": "differs", "off": "matches",
+                                            "autocast": "differs"}
+    vr = build.result("index", "explained").variants[0]
+    assert "graphs 1 breaks 0" in vr.compiled.output and "graphs 1 breaks 0" in vr.eager.output
 
 
 def test_a_result_kept_in_bytes_a_file_an_array_or_a_module_is_compared(build):

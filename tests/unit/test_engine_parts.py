@@ -140,3 +140,13 @@ def test_a_finished_runs_result_is_read_with_its_data_and_its_absolute_imports(t
     record = collect(LOOP, bad, exit_event(0)).record  # type: ignore[arg-type]
     assert record.status == "crashed"
     assert record.detail.startswith("its result could not be read: status is 'bogus', not one of ok, raised")
+
+
+def test_the_numbers_id_gave_the_snippet_read_as_id_and_nothing_else():
+    from sphinx_autocast_demo.engine.parent.records import _without_ids
+
+    given = 140234567891232
+    text = f"w at {given} {hex(given)}; {given}0 and x{given} and 3.{given} stay; count 7\n"
+    assert _without_ids(text, [given, 7_000]) == (
+        f"w at <id> <id>; {given}0 and x{given} and 3.{given} stay; count 7\n")
+    assert _without_ids(text, None) == text

@@ -141,3 +141,14 @@ def test_what_only_looks_like_a_moment_is_still_compared():
                                  "ratio 12:31, year 2026, shape [4, 4]\n", 0.0)
     assert lines == 1 and diff is not None and not diff.equal
     assert compare_output("year 2026\n", "year 2027\n", 1e-3)[1] is not None
+
+
+def test_the_profilers_trace_points_are_log_lines_not_the_snippets():
+    # Before: the date was normal form but the pid:tid pair was not (issue 46, item 6).
+    compiled = ("USDT:2026-12-05 14:01:24 8303:8303 SyncActivityProfilerHandler.cpp:52] "
+                "profiler_start\nloss 0.5\n")
+    eager = ("USDT:2026-12-05 14:01:31 8311:8329 SyncActivityProfilerHandler.cpp:52] "
+             "profiler_start\nloss 0.5\n")
+    assert compare_output(compiled, eager, 1e-3) == (1, None)
+    # A line of the snippet's that starts alike is still compared.
+    assert compare_output("USDT: 1\n", "USDT: 2\n", 1e-3)[1] is not None

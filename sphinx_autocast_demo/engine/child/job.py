@@ -28,6 +28,7 @@ from .copies import Copies
 from .imports import track_reads, writers_files
 from .observe import observe, track_autograd_grad, track_caches, unreadable
 from .proofs import (
+    COMPILED,
     SET,
     not_a_verdict,
     patch_entries,
@@ -85,7 +86,7 @@ def collect_tensors(namespace: dict[str, Any], copies: Copies, steps: Steps | No
         for name, kind, tensor in view.tensors:
             if kind == "value":
                 names.setdefault(id(tensor), name)
-        stepped, unread = steps.records(names)
+        stepped, unread = steps.records(names, {id(tensor) for _, _, tensor in view.tensors})
         records += stepped
         for reason in unread:
             view.cut_because(reason)
@@ -194,6 +195,28 @@ def _close_modes() -> list[str]:
     return left
 
 
+#: The numbers ``id()`` gave the snippet's code (at most :data:`MAX_IDS`): printed, they
+#: differ between any two runs, so the parent reads them as ``<id>`` (records.py).
+IDS: set[int] = set()
+MAX_IDS = 10_000
+
+
+def _builtins_recording_ids() -> dict[str, Any]:
+    """Python's builtins for the snippet's code, with an ``id`` that notes what it gave
+    (torch's own calls of ``id`` are not the snippet's, and go on unwatched)."""
+    import builtins
+
+    real = builtins.id
+
+    def id(obj: object, /) -> int:  # (the name the snippet calls)
+        number = real(obj)
+        if len(IDS) < MAX_IDS:
+            IDS.add(number)
+        return number
+
+    return {**vars(builtins), "id": id}
+
+
 def run_job(job: Job) -> dict[str, Any]:
     """Execute ``job`` in this (fresh, forked) process and return the result record."""
     import torch
@@ -211,6 +234,7 @@ def run_job(job: Job) -> dict[str, Any]:
     copies = Copies(job["data_path"])
     steps = Steps(copies)
     steps.install()
+    COMPILED.append(steps.wrap)
     track_reads()  # (a forked run has it from the worker already; a fresh interpreter not)
     reseed()
 
@@ -227,7 +251,7 @@ def run_job(job: Job) -> dict[str, Any]:
     # needs the worker's ``__main__`` after this.)
     main = types.ModuleType("__main__")
     main.__file__ = job.get("page", "")
-    main.__builtins__ = __builtins__  # type: ignore[attr-defined]
+    main.__builtins__ = _builtins_recording_ids()  # type: ignore[attr-defined]
     sys.modules["__main__"] = main
     namespace: dict[str, Any] = main.__dict__
     record: dict[str, Any] = {"status": "ok"}
@@ -291,6 +315,7 @@ def _finished(record: dict[str, Any], start: float, failure: BaseException | Non
     record["imports"] = writers_files(failure, namespace)
     # A pid the snippet prints differs between any two runs: the comparison names it as such.
     record["pid"] = os.getpid()
+    record["ids"] = sorted(IDS)
     return record
 
 

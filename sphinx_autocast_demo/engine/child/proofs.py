@@ -2,14 +2,16 @@
 compiled, and the value of the row the one the run had. Runs in the child, with torch.
 
 Every entry point into the compiler stack a snippet may call is replaced in the eager run by
-one that returns what it was given, and counted in the compiled run: ``torch.compile``,
+one that returns what it was given (a function wrapped, as the compiled run's is, so that each
+call's output is recorded in both), and counted in the compiled run: ``torch.compile``,
 ``torch.compiler.compile``, ``nn.Module.compile``, ``torch._dynamo.optimize`` (and
 ``optimize_assert``), and AOTAutograd called directly (``aot_function``, ``aot_module`` and
 their aliases, as ``functorch.compile`` and ``torch._functorch`` export them). Only calls from
 outside torch are replaced: torch's own eager functions compile internally (``torch.cond``
 and the other higher-order ops), and must keep working; the frames they compile, and those
 ``torch.export`` traces, are not the snippet's compiles and are counted apart
-(:data:`_INTERNAL`). Whatever else reaches dynamo in the eager run is caught by its count.
+(:data:`_INTERNAL`), as are ``torch._dynamo.explain``'s, a report that reads the same in both
+runs. Whatever else reaches dynamo in the eager run is caught by its count.
 """
 
 from __future__ import annotations
@@ -94,7 +96,23 @@ def _given_aot(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
     return fn  # aot_function(fn, fw_compiler, ...) and aot_module(module, ...)
 
 
-def _entry(real: Any, eager: Any, mode: str, aot: bool = False) -> Any:
+#: What to make of a function the snippet compiles through ``torch.compile`` (in the eager
+#: run, of the function given back): ``wrap(made, fn)``, as :meth:`.steps.Steps.wrap`.
+COMPILED: list[Any] = []
+
+
+def _watched(made: Any, args: tuple[Any, ...]) -> Any:
+    """``made``, what the snippet's ``torch.compile(fn)`` gave, with its calls watched (a
+    function only: a module is compared through its parameters and their gradients)."""
+    fn = args[0] if args else None
+    if not isinstance(fn, types.FunctionType) or not callable(made):
+        return made
+    for wrap in COMPILED:
+        made = wrap(made, fn)
+    return made
+
+
+def _entry(real: Any, eager: Any, mode: str, aot: bool = False, watch: bool = False) -> Any:
     """An entry point as the run sees it: the snippet's calls get ``eager`` in the eager run,
     ``real`` in the compiled one. torch's own calls get ``real``, its compiles counted apart:
     a higher-order op's eager path, or a compile inside another one's (dynamo's backends call
@@ -107,8 +125,13 @@ def _entry(real: Any, eager: Any, mode: str, aot: bool = False) -> Any:
         if _from_torch(1) and not _SNIPPET["depth"] and (not aot or _INTERNAL["depth"]):
             return _internal(real(*args, **kwargs))
         if mode == "eager":
-            return eager(*args, **kwargs)
+            given = eager(*args, **kwargs)
+            if watch and (not args or args[0] is None):  # the decorator form, as compiled
+                return lambda fn: _watched(given(fn), (fn,))
+            return _watched(given, args) if watch else given
         made = _for_snippet(real)(*args, **kwargs)
+        if watch:
+            made = _watched(made, args)
         # The decorator form (torch.compile(backend=...)(fn)) compiles when its result is
         # called, through torch.compile again: that call is the snippet's too.
         return _for_snippet(made) if (not args or args[0] is None) and callable(made) else made
@@ -131,12 +154,15 @@ def _for_snippet(fn: Any) -> Any:
     return call
 
 
-def _traced(real: Any) -> Any:
-    """``torch.export.export`` and the like: a trace, not a compile of code that then runs."""
+def _traced(real: Any, curried: bool = False) -> Any:
+    """``torch.export.export`` and the like: a trace, not a compile of code that then runs.
+    ``curried``: ``real(fn)`` gives what traces when called (``torch._dynamo.explain(fn)(x)``,
+    whose report is the same in both runs, and whose outputs nobody keeps)."""
 
     @functools.wraps(real)
     def trace(*args: Any, **kwargs: Any) -> Any:
-        return _internal(real)(*args, **kwargs)
+        made = _internal(real)(*args, **kwargs)
+        return _traced(made) if curried and callable(made) else made
 
     return trace
 
@@ -155,8 +181,8 @@ def patch_entries(mode: str, backend: str) -> None:
         return compile_(model, *args, **kwargs)
 
     real_compile = compile_with_backend if mode == "compiled" else compile_
-    torch.compile = _entry(real_compile, _given, mode)
-    torch.compiler.compile = _entry(torch.compiler.compile, _given, mode)
+    torch.compile = _entry(real_compile, _given, mode, watch=True)
+    torch.compiler.compile = _entry(torch.compiler.compile, _given, mode, watch=True)
     module_compile = torch.nn.Module.compile
     # (a method: the eager run's compiles nothing and returns None, as torch's does)
     torch.nn.Module.compile = _entry(module_compile, lambda self, *a, **k: None, mode)  # type: ignore[method-assign, unused-ignore]
@@ -174,9 +200,10 @@ def patch_entries(mode: str, backend: str) -> None:
             real = getattr(holder, name, None)
             if real is not None and not getattr(real, "_autocast_demo_entry", False):
                 setattr(holder, name, _entry(real, _given_aot, mode, aot=True))
-    for holder, name in ((torch.export, "export"), (torch._dynamo, "export")):
+    for holder, name in ((torch.export, "export"), (torch._dynamo, "export"),
+                         (torch._dynamo, "explain")):
         if hasattr(holder, name):
-            setattr(holder, name, _traced(getattr(holder, name)))
+            setattr(holder, name, _traced(getattr(holder, name), curried=name == "explain"))
     state = getattr(aot_autograd, "create_aot_state", None)
     if state is not None:  # (called by its module's name: the module's attribute is the one)
         aot_autograd.create_aot_state = _aot_counted(state)

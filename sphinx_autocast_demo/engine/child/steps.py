@@ -1,18 +1,20 @@
 """What the code produced on the way, recorded where it was produced, in the compiled and the
-eager run alike: the gradients of every backward. A training loop's ``opt.zero_grad()`` (or
-the next step's accumulation) leaves the walk at the end nothing of them, while they are what
-the compiled backward is about. (Not yet the outputs of each call of a compiled function: the
-eager run's ``torch.compile`` returns the very function it was given, which a wrapper to
-watch its calls would not be.)
+eager run alike: the gradients of every backward, and the outputs of every call of a function
+given to ``torch.compile``. A training loop's ``opt.zero_grad()`` (or the next step's
+accumulation, or a loss overwritten each step) leaves the walk at the end nothing of them,
+while they are what the compiled code is about.
 
 Every call of ``torch.autograd.backward`` (``loss.backward()`` goes through it) is watched:
 before it runs, the leaves its graph accumulates into are found (its ``AccumulateGrad`` nodes,
 a compiled graph's as well as an eager one's); after it, each leaf's ``.grad`` is hashed and
-its numbers stored at once (:class:`.copies.Copies`): nothing is kept alive for it.
+its numbers stored at once (:class:`.copies.Copies`): nothing is kept alive for it. A compiled
+function's calls (:meth:`Steps.wrap`, the eager run's function as well) store each tensor of
+their output the same way.
 
 At the end a gradient is named by the path the walk found for its leaf (``backward 2:
-model.w.grad``), and kept unless that same tensor, unchanged since (same object, same
-version), is where the walk found it anyway: a demo with one backward and nothing after it
+model.w.grad``) and an output by its call (``call 3 of step``, ``call 3 of step, output 2``),
+and each is kept unless that same tensor, unchanged since (same object, same version), is
+where the walk found it anyway: a demo with one backward or one call and nothing after it
 records nothing more. A leaf no name reaches at the end (a model made inside a function) is
 named by its dtype and shape (``backward 1: <a float32 [64, 64] leaf>.grad``) where that tells
 it apart from the backward's other such leaves, and said in the cut where it does not.
@@ -20,6 +22,7 @@ it apart from the backward's other such leaves, and said in the cut where it doe
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from dataclasses import dataclass
@@ -28,20 +31,21 @@ from typing import Any
 
 from .copies import Copies
 
-#: How many snapshots are kept as tensors of their own; past this, each leaf's later ones are
-#: folded into one entry compared by their hashes alone (a record holds at most 20,000
-#: tensors; the walk at the end keeps 8,000).
+#: How many snapshots are kept as tensors of their own; past this, each leaf's (or each
+#: function's) later ones are folded into one entry compared by their hashes alone (a record
+#: holds at most 20,000 tensors; the walk at the end keeps 8,000).
 MAX_SNAPSHOTS = 4_000
 
 
 @dataclass
 class _Snapshot:
-    count: int  # which backward, from 1
-    leaf: Any  # kept alive: its id names it at the end
-    grad: Any  # a weak reference to the .grad read
+    count: int  # which backward, or which call of its function, from 1
+    tensor: Any  # a weak reference to what was read
     version: int
     record: dict[str, Any] | None  # None: it could not be read (a cut at the end)
     error: str = ""
+    leaf: Any = None  # a gradient's leaf, kept alive: its id names it at the end
+    name: str = ""  # an output's function, and which output of the call ("" for the only one)
 
 
 class Steps:
@@ -51,6 +55,7 @@ class Steps:
         self.copies = copies
         self.backwards = 0
         self.snapshots: list[_Snapshot] = []
+        self.compiled: dict[str, int] = {}  # a compiled function's name -> how many have it
         self.ambiguous: list[str] = []  # gradients of unnamed leaves that cannot be named
         self.lock = threading.Lock()
 
@@ -66,43 +71,76 @@ class Steps:
                 self.backwards += 1
                 for leaf in leaves:
                     if leaf.grad is not None:
-                        self._take(leaf, leaf.grad)
+                        self._take(self.backwards, leaf.grad, leaf=leaf)
             return result
 
         torch.autograd.backward = backward
 
-    def _take(self, leaf: Any, grad: Any) -> None:
+    def wrap(self, made: Any, fn: Any) -> Any:
+        """``made``, what ``torch.compile(fn)`` gave (in the eager run, ``fn`` itself), with
+        each call's output recorded under ``fn``'s name (the same in both runs: the snippet
+        compiles in the same order)."""
+        name = getattr(fn, "__name__", "") or "function"
+        name = "lambda" if name == "<lambda>" else name
+        with self.lock:
+            seen = self.compiled[name] = self.compiled.get(name, 0) + 1
+        label = name if seen == 1 else f"{name} #{seen}"
+        calls = [0]
+
+        @functools.wraps(made)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            import torch.utils._pytree as pytree
+
+            output = made(*args, **kwargs)
+            tensors = [t for t in pytree.tree_leaves(output) if _is_tensor(t)]
+            with self.lock:
+                calls[0] += 1
+                for i, tensor in enumerate(tensors, start=1):
+                    which = f", output {i}" if len(tensors) > 1 else ""
+                    self._take(calls[0], tensor, name=f"{label}{which}")
+            return output
+
+        return call
+
+    def _take(self, count: int, tensor: Any, leaf: Any = None, name: str = "") -> None:
         record, error = None, ""
         try:
-            record = self.copies.record("", "grad", grad)
+            record = self.copies.record("", "grad" if leaf is not None else "value", tensor)
         except Exception as exc:  # a subclass or storage we cannot read
             error = f"{type(exc).__name__}: {exc}".splitlines()[0]
-        self.snapshots.append(_Snapshot(self.backwards, leaf, weakref.ref(grad), _writes(grad),
-                                        record, error))
+        self.snapshots.append(_Snapshot(count, weakref.ref(tensor), _writes(tensor), record,
+                                        error, leaf, name))
 
-    def records(self, names: dict[int, str]) -> tuple[list[dict[str, Any]], list[str]]:
+    def records(self, names: dict[int, str], seen: set[int]) -> tuple[list[dict[str, Any]], list[str]]:
         """The snapshots to compare, each named as the module's docstring says, and the reasons
-        of a cut (a gradient that could not be read, leaves that cannot be told apart).
-        ``names``: the walk's path of each tensor it read, by id."""
+        of a cut (a tensor that could not be read). ``names``: the walk's path of each tensor
+        it read by id; ``seen``: the ids of every tensor it read."""
         kept: list[dict[str, Any]] = []
         folded: dict[str, list[_Snapshot]] = {}
         cut: list[str] = []
         unnamed = self._unnamed(names)
         for snap in self.snapshots:
-            path = names.get(id(snap.leaf))
-            if path is not None and self._still_there(snap):
-                continue  # (the walk reads it there)
-            path = path or unnamed.get(id(snap))
-            if path is None:
-                continue
-            name = f"backward {snap.count}: {path}.grad"
+            if snap.leaf is not None:
+                path = names.get(id(snap.leaf))
+                if path is not None and self._still_there(snap, snap.leaf.grad):
+                    continue  # (the walk reads it there)
+                path = path or unnamed.get(id(snap))
+                if path is None:
+                    continue
+                group, name = f"{path}.grad", f"backward {snap.count}: {path}.grad"
+            else:
+                if self._still_there(snap, None, seen):
+                    continue
+                function, _, which = snap.name.partition(", ")
+                group = snap.name
+                name = f"call {snap.count} of {function}" + (f", {which}" if which else "")
             if snap.record is None:
                 cut.append(f"{name} could not be read ({snap.error})")
             elif len(kept) < MAX_SNAPSHOTS:
                 kept.append({**snap.record, "name": name})
             else:
-                folded.setdefault(path, []).append(snap)
-        kept += [_fold(path, snaps) for path, snaps in folded.items()]
+                folded.setdefault(group, []).append(snap)
+        kept += [_fold(group, snaps, snaps[0].leaf is not None) for group, snaps in folded.items()]
         return kept, [*cut, *self.ambiguous]
 
     def _unnamed(self, names: dict[int, str]) -> dict[int, str]:
@@ -112,24 +150,27 @@ class Steps:
         so nothing else tells them apart)."""
         by_kind: dict[tuple[int, str], list[_Snapshot]] = {}
         for snap in self.snapshots:
-            if id(snap.leaf) not in names and snap.record is not None:
-                kind = f"{snap.record['dtype']} {snap.record['shape']}"
+            if snap.leaf is not None and id(snap.leaf) not in names and snap.record is not None:
+                kind = f"<a {snap.record['dtype']} {snap.record['shape']} leaf>"
                 by_kind.setdefault((snap.count, kind), []).append(snap)
         found = {}
         for (count, kind), snaps in by_kind.items():
             if len(snaps) == 1:
-                found[id(snaps[0])] = f"<a {kind} leaf>"
+                found[id(snaps[0])] = kind
             else:
-                self.ambiguous.append(f"backward {count}: {len(snaps)} leaves of {kind} that no "
-                                      "name reaches (name them, so that their gradients can be "
-                                      "told apart)")
+                self.ambiguous.append(f"backward {count}: {len(snaps)} leaves of {kind[3:-6]} "
+                                      "that no name reaches (name them, so that their "
+                                      "gradients can be told apart)")
         return found
 
     @staticmethod
-    def _still_there(snap: _Snapshot) -> bool:
-        """Is the gradient read still its leaf's ``.grad``, unchanged?"""
-        grad = snap.grad()
-        return grad is not None and snap.leaf.grad is grad and _writes(grad) == snap.version
+    def _still_there(snap: _Snapshot, holder: Any, seen: set[int] | None = None) -> bool:
+        """Is the tensor read still where the walk reads it, unchanged: a gradient still its
+        leaf's ``.grad`` (``holder``), an output among the tensors the walk read (``seen``)?"""
+        tensor = snap.tensor()
+        if tensor is None or _writes(tensor) != snap.version:
+            return False
+        return holder is tensor if seen is None else id(tensor) in seen
 
 
 def _writes(tensor: Any) -> int:
@@ -140,13 +181,24 @@ def _writes(tensor: Any) -> int:
         return -1
 
 
-def _fold(path: str, snaps: list[_Snapshot]) -> dict[str, Any]:
-    """One entry for many snapshots of one leaf: equal when every hash is (bitwise)."""
+def _is_tensor(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def _fold(group: str, snaps: list[_Snapshot], grads: bool) -> dict[str, Any]:
+    """One entry for many snapshots of one leaf or function: equal when every hash is."""
     last = snaps[-1].record
     assert last is not None
     digest = sha256("".join(s.record["sha256"] for s in snaps if s.record).encode())
-    return {**last, "name": f"backward {snaps[0].count}-{snaps[-1].count}: {path}.grad",
-            "sha256": digest.hexdigest(), "offset": None}
+    span = f"{snaps[0].count}-{snaps[-1].count}"
+    if grads:
+        name = f"backward {span}: {group}"
+    else:
+        function, _, which = group.partition(", ")
+        name = f"calls {span} of {function}" + (f", {which}" if which else "")
+    return {**last, "name": name, "sha256": digest.hexdigest(), "offset": None}
 
 
 def _leaves(tensors: Any, inputs: Any) -> list[Any]:

@@ -69,7 +69,11 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
     paths = {name: Path(p) for name, p in files.items()}
     # The scratch directory is the run's ".": its path is this build's, never the page's.
     scratch = str(paths["cwd"])
-    printed = _unscratch(_read_output(paths["output_path"]), scratch)
+    finished = paths["result_path"].exists() and event["returncode"] == 0 and not event["timed_out"]
+    raw = json.loads(_unscratch(paths["result_path"].read_text(encoding="utf-8"), scratch)) \
+        if finished else {}
+    printed = _without_ids(_unscratch(_read_output(paths["output_path"]), scratch),
+                           raw.pop("ids", None))
     output = bounded(printed, cut=event["dropped"] > 0)
     # The comparison reads all that was kept, not only what a page shows; past what was kept
     # its view is cut, and a cut view never confirms a match.
@@ -85,8 +89,7 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
             status="timeout", output=output, seconds=seconds, detail=detail,
             error=_stopped_at(paths["stack_path"], run.job, "Timeout", detail),
         )
-    elif paths["result_path"].exists() and event["returncode"] == 0:
-        raw = json.loads(_unscratch(paths["result_path"].read_text(encoding="utf-8"), scratch))
+    elif finished:
         offsets = {t["name"]: t.get("offset") for t in raw.get("tensors", ())}
         listed = raw.get("imports")
         if isinstance(listed, list):  # (one written in its scratch directory is relative now: gone)
@@ -114,6 +117,18 @@ def collect(run: Run, files: dict[str, str], event: Exit) -> Finished:
         path.unlink(missing_ok=True)
     return Finished(run=run, record=record, data=data, offsets=offsets,
                     fresh=event["fresh"], prefaulted=event["prefaulted"], imports=imports)
+
+
+_INTEGER = re.compile(r"(?<![\w.])(?:0x[0-9a-f]+|\d+)(?![\w.])")
+
+
+def _without_ids(text: str, ids: object) -> str:
+    """``text`` with each number ``id()`` gave the snippet (``ids``), decimal or hex, as
+    ``<id>``: an address, never the same in two runs."""
+    if not isinstance(ids, list) or not ids:
+        return text
+    given = {str(n) for n in ids if isinstance(n, int)} | {hex(n) for n in ids if isinstance(n, int)}
+    return _INTEGER.sub(lambda m: "<id>" if m.group() in given else m.group(), text)
 
 
 def _unscratch(text: str, scratch: str) -> str:
