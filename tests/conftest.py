@@ -200,6 +200,22 @@ _MADE_HERE = _RUNTIME not in os.environ
 if _MADE_HERE:
     os.environ[_RUNTIME] = tempfile.mkdtemp(prefix="autocast-demo-suite-")  # 0700, as a kept one needs
 SUITE_RUNTIME = Path(os.environ[_RUNTIME])
+# Sphinx saves each failed build's traceback (sphinx-err-*.log) in the temporary directory,
+# and the suite fails builds on purpose: the suite's processes and the builds they start keep
+# their temporary files in the suite's runtime directory, removed with it. Inductor's cache
+# stays where torch keeps it by default (beside the system's temporary files): the builds of
+# the suite share its compiled kernels, as a writer's builds do. (Set by the controller, so
+# that every xdist worker's builds have one environment, and so one kept worker.)
+if _MADE_HERE:
+    import getpass
+
+    (SUITE_RUNTIME / "tmp").mkdir()
+    # (pytest's own tmp_path directories stay where pytest keeps them, for a failed test's files)
+    os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(
+        tempfile.gettempdir(), "torchinductor_" + re.sub(r"[\\/:*?\"<>|]", "_", getpass.getuser())))
+    os.environ["TMPDIR"] = str(SUITE_RUNTIME / "tmp")
+    tempfile.tempdir = None  # (read again from TMPDIR: this process's files go there too)
 #: Seconds a kept worker waits for the next build; AUTOCAST_DEMO_SUITE_KEEP=0: every build its own.
 SUITE_KEEP = os.environ.get("AUTOCAST_DEMO_SUITE_KEEP", "120")
 #: pytest's own variables, which differ from test to test (the test's name) and from one xdist
