@@ -496,3 +496,25 @@ def test_the_matrix_explanation_is_true_of_the_table(build):
     backends = [p.get_text(" ", strip=True) for name in PAGES
                 for p in page(build, name).select("p.autocast-demo-provenance")]
     assert sum("backend aot_eager" in line for line in backends) == 1, backends
+
+
+def _masked(text: str) -> str:
+    """Text as a page and the README may both hold it on any machine: numbers as ``#`` (a
+    maximum difference and this build's torch vary with the CPU and the release)."""
+    return re.sub(r"\d+(?:\.\d+)?(?:e[-+]\d+)?", "#", " ".join(text.replace("`", "").split()))
+
+
+def test_the_readmes_sample_table_is_the_docs_first_demo_as_built(build):
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    sample = readme.split("The docs' first demo renders as", 1)[1].split("\n\n", 2)[1]
+    rows = [[cell.replace("\\|", "|").strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+            for line in sample.splitlines() if not line.startswith("| ---")]
+    table = page(build, "index").select_one("div.autocast-demo table.autocast-demo-results")
+    built = [[cell.get_text(" ", strip=True) for cell in tr.find_all(["th", "td"])]
+             for tr in table.find_all("tr") if tr.find_all(["th", "td"])]
+    assert len(rows) == len(built) and len(rows[0]) == len(built[0]), (rows, built)
+    assert [_masked(c) for c in rows[0]] == [_masked(c) for c in built[0]]
+    for said, shown in zip(rows[1:], built[1:], strict=True):
+        # A row's first cell holds the line that sets the value; its verdict the column's label.
+        assert _masked(shown[0]).startswith(_masked(said[0])), (said, shown)
+        assert _masked(shown[1]).endswith(_masked(said[1])), (said, shown)
