@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .core.version import STATIC, __version__
+from .core import STATIC, __version__
 
 __all__ = ["STATIC", "__version__", "setup"]
 

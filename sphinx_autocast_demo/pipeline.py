@@ -32,11 +32,10 @@ from sphinx.util import logging
 from sphinx.util.logging import is_suppressed_warning
 
 from .accept import rewrite as accept
-from .core import config, conflines, i18n, sphinxconf
+from .core import STATIC, __version__, config, conflines, i18n, sphinxconf
 from .core.model import WARNING_TYPE, Finding
 from .core.state import all_docs, merge, purge, state
 from .core.subtypes import ours
-from .core.version import STATIC, __version__
 from .engine import execute
 from .engine.build import BUILD, Build, build
 from .judge import check, compare
@@ -134,14 +133,13 @@ def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[s
     if state(env).fingerprint != b.planner.fingerprint() or not b.settings.execution.reuses:
         return [d for d, s in docs.items() if s.demos and d not in removed]
     return [d for d, s in docs.items()
-            if d not in removed and (s.failed or any(_said(app, f) for r in s.results.values()
+            if d not in removed and (s.failed or any(_warned(app, f) for r in s.results.values()
                                                      for f in r.findings)
                                      or any(b.planner.files_changed(demo, s) for demo in s.demos.values()))]
 
 
-def _said(app: Sphinx, finding: Finding) -> bool:
-    """A finding whose warning this build says, so its page is read again to say it again; one
-    that conf.py's suppress_warnings silences costs no rebuild."""
+def _warned(app: Sphinx, finding: Finding) -> bool:
+    """Does this build say ``finding``'s warning (not silenced by suppress_warnings)?"""
     return not is_suppressed_warning(WARNING_TYPE, finding.subtype, app.config.suppress_warnings)
 
 
@@ -193,7 +191,7 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
             if demo.ident not in doc.results and (demo.docname, demo.ident) in b.mine]
     planned = b.planner.plan(todo)  # plan: the cache answers what it can
     for ran in b.runner.run(planned):  # run: the rest, in the worker
-        ran.item.result = compare.judge(ran)  # compare: compiled against eager
+        ran.item.result = compare.verdict_of(ran)  # compare: compiled against eager
         b.planner.store(ran.item, ran.imports)
     b.runner.close()
     b.planner.after_runs(b.runner.device)

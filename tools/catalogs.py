@@ -8,7 +8,7 @@ translations brought up to it, each compiled.
     python tools/catalogs.py --add ko   start a language (an empty .po), then as above
 
 With Babel's API (a Sphinx dependency, so nothing to install): the words are those passed to
-``_``, ``__`` and ``said`` (and the first two arguments of ``n_``, ``n__`` and ``n_said``)
+``_``, ``__`` and ``msg`` (and the first two arguments of ``n_``, ``n__`` and ``n_msg``)
 anywhere in the package (core/i18n.py). Every file comes out the same from the same code:
 fixed dates, no line numbers (an edit elsewhere in a module moves none of them), messages in
 msgid order, so a diff shows only words that changed. A message the code no longer has leaves
@@ -37,9 +37,9 @@ LOCALE = PACKAGE / "locale"
 DOMAIN = "sphinx_autocast_demo"  # core/i18n.py's CATALOG
 TEMPLATE = LOCALE / f"{DOMAIN}.pot"
 #: Page text (``_``, ``n_``), console text (``__``, ``n__``) and words kept to be said later in
-#: either (``said``, ``n_said``: a finding's), as core/i18n.py defines them.
+#: either (``msg``, ``n_msg``: a finding's), as core/i18n.py defines them.
 KEYWORDS: dict[str, tuple[int, ...] | None] = {"_": None, "n_": (1, 2), "__": None, "n__": (1, 2),
-                                               "said": None, "n_said": (1, 2)}
+                                               "msg": None, "n_msg": (1, 2)}
 PROJECT = "sphinx-autocast-demo"
 #: Every header's date: a real one would change each file at each run.
 FIXED = datetime(2026, 1, 1, tzinfo=UTC)

@@ -44,9 +44,9 @@ def rows(directive: str) -> list[list[str]]:
 
 def warnings() -> list[tuple[str, str]]:
     """Each warning subtype and what it means (reST), with whether it fails the build."""
-    return [(f"``{name}``", said.meaning + (". Fails the build." if said.fails else
+    return [(f"``{name}``", info.meaning + (". Fails the build." if info.fails else
                                             ". A warning: fails only a ``-W`` build."))
-            for name, said in subtypes.SUBTYPES.items()]
+            for name, info in subtypes.SUBTYPES.items()]
 
 
 class Reference(SphinxDirective):

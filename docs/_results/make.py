@@ -47,7 +47,7 @@ def entries(root: Path) -> dict[str, dict[str, object]]:
     differ, how each run ended and what it printed (as the checks compare it). Not the tensors'
     hashes nor the exact differences, which another CPU may round otherwise: they would make a
     kept set look stale where nothing a reader sees has changed."""
-    from sphinx_autocast_demo.core.printed import normalize_output, said_by_snippet
+    from sphinx_autocast_demo.core.printed import normalize_output, snippets_lines
 
     out = {}
     for path in root.glob("??/*.json"):
@@ -58,7 +58,7 @@ def entries(root: Path) -> dict[str, dict[str, object]]:
             "differ": sorted(d["name"] for d in verdict["diffs"] if not d["equal"]),
             # Without the compiler's warnings: inductor says them when it compiles a kernel,
             # not when it loads one from its disk cache, so they vary with the machine's cache.
-            **{run: (data[run]["status"], said_by_snippet(normalize_output(data[run]["output"])))
+            **{run: (data[run]["status"], snippets_lines(normalize_output(data[run]["output"])))
                for run in ("compiled", "eager")},
         }
     return out

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.i18n import said
+from ..core.i18n import msg
 from ..core.scopes import Record, scoped_name
 from ..read import syntax
 from .newrecord import Blocked, new_expect, new_output
@@ -42,7 +42,7 @@ def find_block(lines: list[str], where: SourceMap) -> Block:
     opener = where.line - 1
     if not (0 <= opener < len(lines)) or not (RST_OPEN.match(lines[opener])
                                               or MYST_OPEN.match(lines[opener])):
-        raise Blocked(said("the directive is not where the build read it (edited during the "
+        raise Blocked(msg("the directive is not where the build read it (edited during the "
                            "build?)"))
     spans = {o.name: (o.first - 1, o.end - 1) for o in where.options}
     start, end = where.start - 1, where.end - 1
@@ -126,7 +126,7 @@ def expect_output_lines(result: DemoResult, lines: list[str], block: Block) -> l
     out = [marker + (" |" if block.style != "rst" else "")]
     for name, text in blocks:
         if "\n\n" in text and block.style == "rst":
-            raise Blocked(said("the output of {value} has a blank line, which ends a reST option",
+            raise Blocked(msg("the output of {value} has a blank line, which ends a reST option",
                                value=name))
         out.append(f"{prefix}[{name}]")
         out.extend(f"{prefix}{line}".rstrip() if line else prefix.rstrip() for line in
@@ -153,9 +153,9 @@ def plan(result: DemoResult, lines: list[str]) -> list[Change]:
         try:
             names = tuple(v.name for v in demo.variants)
             if syntax.parse_expect(old, names) != demo.expect:
-                raise Blocked(said("the file changed since the build read it: build again"))
+                raise Blocked(msg("the file changed since the build read it: build again"))
         except syntax.SyntaxProblem:
-            raise Blocked(said("the file changed since the build read it: build again")) from None
+            raise Blocked(msg("the file changed since the build read it: build again")) from None
     changes: list[Change] = []
     expect = new_expect(result)
     if expect is not None:
@@ -180,21 +180,20 @@ def unsafe_in_python(path: str, changes: list[Change], encoding: str = "utf-8") 
         return ""
     text = "\n".join(line for change in changes for line in change.new)
     if "\\" in text:
-        return said("the new record has a backslash, which a docstring reads as an escape")
+        return msg("the new record has a backslash, which a docstring reads as an escape")
     if '"""' in text or "'''" in text:
-        return said("the new record has three quotes, which would end the docstring")
+        return msg("the new record has three quotes, which would end the docstring")
     try:
         text.encode(encoding)
     except UnicodeEncodeError as err:
         held = repr(err.object[err.start:err.end])
-        return said("the new record has {text}, which the file's encoding ({encoding}) cannot hold",
+        return msg("the new record has {text}, which the file's encoding ({encoding}) cannot hold",
                     text=held, encoding=encoding)
     return ""
 
 
 def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split at ``\n`` only (``str.splitlines`` also splits at form
-    feeds and other separators, which would shift every index after them)."""
+    """Lines with their endings, split at ``\n`` only (not at form feeds, as splitlines)."""
     return re.findall(r"[^\n]*\n|[^\n]+$", text)
 
 

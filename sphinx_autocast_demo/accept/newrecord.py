@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..core.i18n import said
+from ..core.i18n import msg
 from ..core.printed import normalize_output
 from ..core.scopes import conflict, governing, records, scope_parts, scoped_name
 from ..read import syntax
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 class Blocked(Exception):
-    """A demo whose new record cannot be written; the message (a ``said()``, kept as words and
+    """A demo whose new record cannot be written; the message (a ``msg()``, kept as words and
     said in the console's language where accept mode prints it) says why."""
 
 
@@ -36,7 +36,7 @@ def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
     actual = {vr.variant.name: vr for vr in result.variants}
     for name, vr in actual.items():
         if vr.verdict.outcome == "error":
-            raise Blocked(said("value {value} has no outcome to record ({note})", value=name,
+            raise Blocked(msg("value {value} has no outcome to record ({note})", value=name,
                                note=vr.verdict.note))
     for name in actual:
         _refuse_conflict(demo.expect, name, result)
@@ -60,7 +60,7 @@ def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
         found = rule[name]
         if found is None or (found.name == "*" and star is not None and not holds(star, name)):
             changes.append((name, vr.verdict.text))  # nothing recorded, or * does not fit
-        elif found.name != "*" and not holds(found.said, name):
+        elif found.name != "*" and not holds(found.claim, name):
             # A shared *[scope] may hold for the other values: this one gets its own, which
             # outranks it in the same scope.
             changes.append((scoped_name(name, found.scope) if found.value == "*" else found.name,
@@ -83,7 +83,7 @@ def new_output(result: DemoResult) -> list[tuple[str, str]] | None:
     if all(normalize_output(demo.expected_output(n, here) or "") == printed[n] for n in covered):
         return None
     if any(record.scope is not None for record in records(demo.expect_output)):
-        raise Blocked(said("its :expect-output: has scoped blocks ([value[torch...]]): rewrite "
+        raise Blocked(msg("its :expect-output: has scoped blocks ([value[torch...]]): rewrite "
                            "the one that applies here by hand"))
     texts = {printed[n] for n in covered}
     if len(texts) == 1 and "*" in dict(demo.expect_output):
@@ -123,7 +123,7 @@ def scoped(result: DemoResult, changes: list[tuple[str, str]]) -> list[tuple[str
             name = vr.variant.name
             found = governing(_applied(result.demo.expect, changes + out), name, environment)
             names = vr.compiled.error.names if vr.compiled.error else ()
-            if found is not None and syntax.outcome_holds(found.said, vr.verdict.outcome, names):
+            if found is not None and syntax.outcome_holds(found.claim, vr.verdict.outcome, names):
                 continue
             scope = found.scope if found is not None and found.value == name else None
             if scope is None:
@@ -133,7 +133,7 @@ def scoped(result: DemoResult, changes: list[tuple[str, str]]) -> list[tuple[str
                 if (same.environment is not None and scope.holds(same.environment)
                         and not there.compiled.not_run and there.verdict.text != vr.verdict.text):
                     scope_text = str(scope)
-                    raise Blocked(said(
+                    raise Blocked(msg(
                         "value {value}: {here} did {did} and {there} did {there_did}, with the "
                         "same torch release and device ({value}[{scope}] would cover both); "
                         "record it by hand, scoped so as to tell them apart",
@@ -156,9 +156,9 @@ def _refuse_conflict(expect: tuple[tuple[str, str], ...], name: str, result: Dem
     for shown in (result, *result.others):
         pair = conflict(expect, name, shown.environment)
         if pair is not None:
-            label = shown.environment.label if shown.environment else said("this build")
+            label = shown.environment.label if shown.environment else msg("this build")
             first, second = pair[0][0], pair[1][0]
-            raise Blocked(said("value {value}: {first} and {second} both apply in {where} and "
+            raise Blocked(msg("value {value}: {first} and {second} both apply in {where} and "
                                "record different outcomes: narrow a scope by hand first",
                                value=name, first=first, second=second, where=label))
 
@@ -173,7 +173,7 @@ def _converges(result: DemoResult, changes: list[tuple[str, str]]) -> None:
     try:
         syntax.refuse_overlaps(list(final))
     except syntax.SyntaxProblem as exc:
-        raise Blocked(said("the new record would not be read: {problem}",
+        raise Blocked(msg("the new record would not be read: {problem}",
                            problem=exc.args[0])) from None
     for shown in (result, *result.others):
         for vr in shown.variants:
@@ -182,9 +182,9 @@ def _converges(result: DemoResult, changes: list[tuple[str, str]]) -> None:
             _refuse_conflict(final, vr.variant.name, shown)
             found = governing(final, vr.variant.name, shown.environment)
             names = vr.compiled.error.names if vr.compiled.error else ()
-            if found is None or not syntax.outcome_holds(found.said, vr.verdict.outcome, names):
-                label = shown.environment.label if shown.environment else said("this build")
+            if found is None or not syntax.outcome_holds(found.claim, vr.verdict.outcome, names):
+                label = shown.environment.label if shown.environment else msg("this build")
                 record = syntax.expect_text(list(final))
-                raise Blocked(said("value {value}: no record found that holds in {where} as well "
+                raise Blocked(msg("value {value}: no record found that holds in {where} as well "
                                    "as in the others ({record}); record it by hand",
                                    value=vr.variant.name, where=label, record=record))

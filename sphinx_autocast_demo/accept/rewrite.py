@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 
-from ..core.i18n import __, in_console, n__, said
+from ..core.i18n import __, in_console, msg, n__
 from ..core.publish import relative
 from ..core.state import all_docs
 from ..core.subtypes import ours
@@ -92,7 +92,7 @@ class Files:
             if new_expect(result) is None:
                 return ""
             why = docstrings.reason(path)
-            return said("{why}; record it by hand", why=why)
+            return msg("{why}; record it by hand", why=why)
         real = self.read(path)
         lines = [ln.rstrip("\r\n") for ln in split_lines(self.texts[real])]
         planned = plan(result, lines)
@@ -118,7 +118,7 @@ class Outcome:
     """What accept mode did in a build, before any page was written (:func:`write`), to be said
     at its end, after the summary (:func:`finish`), where a writer looks for it."""
 
-    said: list[tuple[bool, str]]  # (a warning?, the line)
+    lines: list[tuple[bool, str]]  # (a warning?, the line)
 
 
 def write(app: Sphinx) -> dict[tuple[str, str], Demo]:
@@ -147,7 +147,7 @@ def write(app: Sphinx) -> dict[tuple[str, str], Demo]:
             try:
                 bad = files.take(result)
             except (Blocked, OSError, UnicodeDecodeError, SyntaxError) as err:
-                # A Blocked's reason is kept as words (said()): said in the console's language.
+                # A Blocked's reason is kept as words (msg()): said in the console's language.
                 why = in_console(err.args[0]) if isinstance(err, Blocked) else str(err)
                 blocked.append(f"{result.demo.location}: {why}")
             else:
@@ -205,7 +205,7 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
             logger.info(__("{mode}: the {builder} builder runs no demo, so no record was checked "
                            "or changed").format(mode=ENV, builder=app.builder.name))
         return
-    for warning, line in outcome.said:
+    for warning, line in outcome.lines:
         if warning:
             logger.warning(line, **ours("accept"))
         else:

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from .i18n import said
+from .i18n import msg
 from .model import DEFAULT_CONFIG, DtypeFrom, Tolerance
 
 if TYPE_CHECKING:
@@ -31,10 +31,10 @@ MAX_TIMEOUT = 24 * 60 * 60.0
 _MAX_SECONDS = format(MAX_TIMEOUT, "g")
 #: What a number setting (and the directive option that mirrors it) must be: words kept to be
 #: said (English as text; a directive's error message says them in the console's language).
-TIMEOUT_RULE = said("a number of seconds > 0 and at most {seconds} (24 h)", seconds=_MAX_SECONDS)
-TOLERANCE_RULE = said("a finite number >= 0 (0: bitwise equal)")
-BUDGET_RULE = said("a finite number of seconds >= 0 (0: no budget)")
-KEEP_RULE = said("a number of seconds >= 0 and at most {seconds} (24 h; 0: none is kept)",
+TIMEOUT_RULE = msg("a number of seconds > 0 and at most {seconds} (24 h)", seconds=_MAX_SECONDS)
+TOLERANCE_RULE = msg("a finite number >= 0 (0: bitwise equal)")
+BUDGET_RULE = msg("a finite number of seconds >= 0 (0: no budget)")
+KEEP_RULE = msg("a number of seconds >= 0 and at most {seconds} (24 h; 0: none is kept)",
                  seconds=_MAX_SECONDS)
 
 
@@ -259,8 +259,8 @@ def parse_shard(text: str) -> tuple[int, int]:
     # Kept as words (said), so that the console says them in its language.
     if slash and index.isdigit() and count.isdigit():
         if len(count) > 9 or int(count) > MAX_SHARDS:  # (no int() of a thousand digits)
-            raise ValueError(said("{text} splits the demos into more than {most} shards: write "
+            raise ValueError(msg("{text} splits the demos into more than {most} shards: write "
                                   "i/n with 1 <= i <= n <= {most}", text=repr(text), most=MAX_SHARDS))
         if 1 <= int(index) <= int(count):
             return int(index), int(count)
-    raise ValueError(said("{text} is not a shard: write i/n with 1 <= i <= n, e.g. 1/2", text=repr(text)))
+    raise ValueError(msg("{text} is not a shard: write i/n with 1 <= i <= n, e.g. 1/2", text=repr(text)))

@@ -63,7 +63,7 @@ def n__(singular: str, plural: str, n: int) -> str:
     return translator.ngettext(singular, plural, n)
 
 
-class Said(str):
+class Message(str):
     """A message kept as its msgid and named arguments: English wherever it is used as text
     (a result, a record, a JUnit report), said in a language by :func:`in_console` and
     :func:`on_page`. A finding is stored in the environment and read by builds of other
@@ -74,18 +74,18 @@ class Said(str):
     n: int
     args: dict[str, object]
 
-    def __new__(cls, msgid: str, plural: str | None, n: int, args: dict[str, object]) -> Said:
+    def __new__(cls, msgid: str, plural: str | None, n: int, args: dict[str, object]) -> Message:
         self = super().__new__(cls, _render(msgid, plural, n, args, None))
         self.msgid, self.plural, self.n, self.args = msgid, plural, n, args
         return self
 
     def __reduce__(self) -> tuple[object, ...]:  # pickled with its words (the environment)
-        return (Said, (self.msgid, self.plural, self.n, self.args))
+        return (Message, (self.msgid, self.plural, self.n, self.args))
 
     def in_namespace(self, namespace: str) -> str:
-        return self.said_in(_translator(namespace))
+        return self.translated(_translator(namespace))
 
-    def said_in(self, translator: gettext.NullTranslations | None) -> str:
+    def translated(self, translator: gettext.NullTranslations | None) -> str:
         return _render(self.msgid, self.plural, self.n, self.args, translator)
 
 
@@ -95,29 +95,28 @@ def _render(msgid: str, plural: str | None, n: int, args: dict[str, object],
         text = msgid if plural is None or n == 1 else plural
     else:
         text = translator.gettext(msgid) if plural is None else translator.ngettext(msgid, plural, n)
-    values = {k: v.said_in(translator) if isinstance(v, Said) else v for k, v in args.items()}
+    values = {k: v.translated(translator) if isinstance(v, Message) else v for k, v in args.items()}
     return text.format(**values) if args else text
 
 
-def said(msgid: str, /, **args: object) -> str:
-    """``__(msgid).format(**args)``, kept to be said later (see :class:`Said`): for a message
-    stored before it is printed (a finding). Extracted like ``__``."""
-    return Said(msgid, None, 0, args)
+def msg(msgid: str, /, **args: object) -> str:
+    """``__(msgid).format(**args)``, kept to be said later (a finding's message)."""
+    return Message(msgid, None, 0, args)
 
 
-def n_said(singular: str, plural: str, n: int, /, **args: object) -> str:
+def n_msg(singular: str, plural: str, n: int, /, **args: object) -> str:
     """``n__(...).format(**args)``, kept to be said later."""
-    return Said(singular, plural, n, args)
+    return Message(singular, plural, n, args)
 
 
 def in_console(text: str) -> str:
-    """``text`` in the console's locale: a :class:`Said` translated, any other as it is."""
-    return text.in_namespace("console") if isinstance(text, Said) else text
+    """``text`` in the console's locale: a :class:`Message` translated, any other as it is."""
+    return text.in_namespace("console") if isinstance(text, Message) else text
 
 
 def on_page(text: str) -> str:
-    """``text`` in the project's language: a :class:`Said` translated, any other as it is."""
-    return text.in_namespace("general") if isinstance(text, Said) else text
+    """``text`` in the project's language: a :class:`Message` translated, any other as it is."""
+    return text.in_namespace("general") if isinstance(text, Message) else text
 
 
 def init_console() -> None:
@@ -135,6 +134,5 @@ def init_console() -> None:
 
 
 def register(app: Sphinx) -> None:
-    """At setup: the catalogs shipped in the package, for the project's language and the
-    console's."""
+    """At setup: the catalogs shipped in the package."""
     app.add_message_catalog(CATALOG, str(LOCALE_DIR))

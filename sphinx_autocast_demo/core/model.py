@@ -74,8 +74,7 @@ class Environment:
 
     @classmethod
     def only_named(cls, label: str) -> Environment:
-        """One that ``autocast_demo_environments`` expects and no result set holds: its torch,
-        Python and device are not known (every cell of it says it has no result)."""
+        """One expected by name that no result set holds (torch, Python, device unknown)."""
         return cls(label, torch="", python="")
 
     @property
@@ -198,16 +197,12 @@ class Demo:
 
     @property
     def held_to_alike(self) -> bool:
-        """Whether the demo must tell its values apart (check._alike): not one that says
-        :alike:, nor one shown as its printed output (no verdict shown; its output record is
-        what can fail)."""
+        """Must the demo tell its values apart: not ``:alike:``, nor ``:show: outputs``."""
         return not self.alike and self.show != "outputs"
 
     @property
     def held_to_compile(self) -> bool:
-        """Whether its compiled run must compile some of its code to be a verdict: not a demo
-        shown as its printed output (``:show: outputs``: what it prints is its point, and its
-        record; a fresh interpreter asked for torch's default compiles nothing)."""
+        """Must the compiled run compile some code (not under ``:show: outputs``)?"""
         return self.show != "outputs"
 
     @property
@@ -234,17 +229,16 @@ class Demo:
         return Location(self.code.source, line or self.lineno)
 
     def expected(self, variant: str, environment: Environment | None = None) -> str | None:
-        """What the page records for ``variant`` in ``environment``: a record scoped to it
-        (``off[torch>=2.15]``) over an unscoped one, then the value's own over ``*``. Two
-        that both apply and disagree are a finding of their own (scopes.conflicts)."""
+        """The record for ``variant`` in ``environment``: a scoped one over an unscoped one, the
+        value's own over ``*`` (two that disagree: scopes.conflicts)."""
         record = governing(self.expect, variant, environment)
-        return record.said if record is not None else None
+        return record.claim if record is not None else None
 
     def expected_output(self, variant: str, environment: Environment | None = None) -> str | None:
         """The printed output recorded for ``variant`` in ``environment``, chosen as
         :meth:`expected` chooses (``[off[torch>=2.16]]`` over ``[off]`` over ``[*]``)."""
         record = governing(self.expect_output, variant, environment)
-        return record.said if record is not None else None
+        return record.claim if record is not None else None
 
 
 @dataclass(frozen=True)

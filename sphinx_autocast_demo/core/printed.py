@@ -97,19 +97,15 @@ def _same_line(a: str, b: str, tol: float) -> bool:
     return True
 
 
-def _said(line: str | None) -> str:
+def _shown(line: str | None) -> str:
     return "nothing" if line is None else repr(line)
 
 
 _NOT_THE_SNIPPETS = re.compile(r"^(<\w*Warning>|<log> .*)$")
 
 
-def said_by_snippet(text: str) -> list[str]:
-    """The lines a snippet printed, without the warnings and log lines that only the compiler
-    stack says (inductor warns of mixed dtypes, eager has no such step): :expect-output:
-    still holds them, but they are no difference in what the code computes. No warning is:
-    one that torch raises from C++ is placed at the writer's line in eager and in generated
-    code when compiled, so where a warning comes from cannot tell the writer's from torch's."""
+def snippets_lines(text: str) -> list[str]:
+    """The lines a snippet printed, without the warnings and log lines only the compiler says."""
     return [line for line in text.splitlines() if not _NOT_THE_SNIPPETS.match(line)]
 
 
@@ -126,7 +122,7 @@ def _only_pids(a: str, b: str, tol: float, pids: tuple[int | None, int | None]) 
 
 
 def _lines(text: str) -> list[str]:
-    return said_by_snippet(normalize_output(text))
+    return snippets_lines(normalize_output(text))
 
 
 def _output_diff(name: str, note: str, equal: bool = False) -> TensorDiff:
@@ -137,10 +133,8 @@ def _output_diff(name: str, note: str, equal: bool = False) -> TensorDiff:
 def compare_output(compiled: str, eager: str, tol: float,
                    pids: tuple[int | None, int | None] = (None, None),
                    ) -> tuple[int, TensorDiff | None]:
-    """The printed output of the two runs of one value, normalised as ``:expect-output:`` is
-    (warnings and torch's log lines aside): how many lines were compared, and the first that
-    differs; where none does but a line differs only in each run's pid (``pids``: compiled,
-    eager), the first such line, equal, said so."""
+    """How many lines of the two runs' output were compared, and the first that differs (or
+    one that differs only in each run's pid, equal, said so)."""
     a, b = _lines(compiled), _lines(eager)
     return _compare_lines(a, b, tol, pids, len(a), len(b))
 
@@ -159,7 +153,7 @@ def _compare_lines(a: list[str], b: list[str], tol: float, pids: tuple[int | Non
                 note=f"differs only in the run's pid ({pids[0]} compiled, {pids[1]} eager)")
             continue
         return max(total_a, total_b), _output_diff(
-            f"printed line {number}", f"compiled printed {_said(x)}, eager {_said(y)}")
+            f"printed line {number}", f"compiled printed {_shown(x)}, eager {_shown(y)}")
     return total_a, pid_only
 
 

@@ -121,7 +121,7 @@ class Record(NamedTuple):
     (:func:`split_scope`, :func:`scope_parts`)."""
 
     name: str
-    said: str
+    claim: str
 
     @property
     def value(self) -> str:
@@ -135,7 +135,7 @@ class Record(NamedTuple):
 
 
 def records(pairs: Iterable[tuple[str, str]]) -> tuple[Record, ...]:
-    return tuple(Record(name, said) for name, said in pairs)
+    return tuple(Record(name, claim) for name, claim in pairs)
 
 
 def scoped_name(value: str, scope: Scope | None) -> str:
@@ -260,7 +260,7 @@ def conflict(expect: Iterable[tuple[str, str]], variant: str,
     top = max((rank for rank, _ in ranked), default=-1)
     applying = [record for rank, record in ranked if rank == top >= 0]
     for record in applying[1:]:
-        if record.said != applying[0].said:
+        if record.claim != applying[0].claim:
             return applying[0], record
     return None
 

@@ -39,10 +39,7 @@ _WORKFLOW_COMMAND = re.compile(r"^([ \t]*)::", re.MULTILINE)
 
 
 def for_log(text: str) -> str:
-    """``text`` as our messages may print it to a console or CI log: no line of it is read as
-    a workflow command (its ``::`` becomes ``\\::``). A result set is downloaded from other
-    jobs, so its text must not steer this job's runner; our own annotations
-    (``builder.annotate``) are printed apart from this."""
+    """``text`` with no line a CI runner reads as a workflow command (``::`` -> ``\\::``)."""
     return _WORKFLOW_COMMAND.sub(r"\1\\::", text)
 
 

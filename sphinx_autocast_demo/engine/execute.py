@@ -17,8 +17,8 @@ from sphinx.util.display import status_iterator
 from ..core.i18n import __, n__
 from ..core.model import skipped
 from ..core.subtypes import ours
-from . import said
-from .isolation import Words
+from . import notices
+from .isolation import WorkerSettings
 from .parent.cpus import cores
 from .parent.pool import EngineError, WorkerDied, WorkerPool
 from .parent.records import Finished, Run
@@ -88,7 +88,7 @@ class Runner:
         self.torch = torch
         self.stats = stats
         self.pool: WorkerPool | None = None
-        self.said_not_kept = False
+        self.not_kept_notice = False
         self.device = ""  # "cuda" or "cpu" once the worker said; "": it did not start
 
     def start(self) -> None:
@@ -105,15 +105,15 @@ class Runner:
                                 "autocast-demo: starting the worker ({n} runs at a time)", jobs)
                             ).format(n=jobs))
             # The config the demos set, and the backend whose compile the worker warms up.
-            words = Words(config=self.conf.config, backend=self.conf.backend)
+            words = WorkerSettings(config=self.conf.config, backend=self.conf.backend)
             self.pool = WorkerPool(jobs, keep=keep, words=words)
             self._say_not_kept()
 
     def _say_not_kept(self) -> None:
         """Once: why no kept worker serves this build, though one was asked for. The pool knows
         at its start, or when the kept one refused, ended or did not answer before serving."""
-        if self.pool is not None and not self.said_not_kept:
-            self.said_not_kept = said.not_kept(self.app, self.pool.not_kept)
+        if self.pool is not None and not self.not_kept_notice:
+            self.not_kept_notice = notices.not_kept(self.app, self.pool.not_kept)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -149,7 +149,7 @@ class Runner:
                                       status="refused" if refuse else "skipped", why="no-cuda")
             else:
                 runnable.append(item)
-        said_fresh = said.cannot_fork(self.app, info)  # (the warm worker may say so later)
+        fresh_notice = notices.cannot_fork(self.app, info)  # (the warm worker may say so later)
         runs, owners = [], {}
         for index, item in enumerate(runnable):
             fresh = item.demo.device == "cuda"  # CUDA: a new interpreter per run, never forked
@@ -182,9 +182,9 @@ class Runner:
         self.stats.kept = (self.pool.info or info).get("kept", {}).get("build", 0)
         self.stats.kept_ended = bool(self.stats.kept) and self.pool.kept_ended()
         self._say_not_kept()
-        said.engine_speed(self.stats, self.pool.info or info, self.pool.warm.ready is not None)
-        if not said_fresh:
-            said.cannot_fork(self.app, self.pool.info or info)
+        notices.engine_speed(self.stats, self.pool.info or info, self.pool.warm.ready is not None)
+        if not fresh_notice:
+            notices.cannot_fork(self.app, self.pool.info or info)
 
     def count(self, fin: Finished, item: Planned) -> None:
         where = str(item.demo.location)
@@ -220,7 +220,7 @@ class Runner:
                                              log=f":\n{log}" if log else "")
             location = running[0][0].demo.location
         else:
-            message, location = said.engine_problem(error, exc.fault, str(self.app.confdir),
+            message, location = notices.engine_problem(error, exc.fault, str(self.app.confdir),
                                                self.conf.config)
         logger.error(message, **ours("engine"), location=str(location))
         reason = (("not run: " if running else ENGINE_NOT_RUN) + error).splitlines()[0]

@@ -13,7 +13,7 @@ What every run (one demo under one value, compiled or eager) may assume:
   imported in the worker); ``sys.argv`` is the worker's, for every kind of worker alike.
 - **The user's environment**: the build's, with the thread-pool sizes the worker imported with
   (:data:`SINGLE_THREADED`, all 1) given back (:func:`restore_user_environment`) and none of
-  the build's words to the worker (:class:`Words`: taken before anything forks). A kept
+  the build's words to the worker (:class:`WorkerSettings`: taken before anything forks). A kept
   worker's session takes its build's whole environment and directory.
 - **Reset per run**: the signals the worker handles (``zygote.RESET_SIGNALS``) at their
   defaults, torch's and Python's seeds (``job.reseed``), the varied config's value, and the
@@ -49,7 +49,7 @@ NAMES = {
 
 
 @dataclass(frozen=True)
-class Words:
+class WorkerSettings:
     """The build's words to its worker (absent from the environment: the default)."""
 
     #: Dotted path of the config the demos set: the worker checks it exists before its warm-up.
@@ -66,13 +66,13 @@ class Words:
     kept: tuple[str, float] | None = None
 
 
-_DEFAULTS = Words()
+_DEFAULTS = WorkerSettings()
 
 
-def to_env(words: Words) -> dict[str, str]:
+def to_env(words: WorkerSettings) -> dict[str, str]:
     """The environment variables that say ``words`` (a default is left out)."""
     out = {}
-    for f in fields(Words):
+    for f in fields(WorkerSettings):
         value = getattr(words, f.name)
         if value == getattr(_DEFAULTS, f.name):
             continue
@@ -87,12 +87,12 @@ def to_env(words: Words) -> dict[str, str]:
     return out
 
 
-def take(environ: MutableMapping[str, str]) -> Words:
+def take(environ: MutableMapping[str, str]) -> WorkerSettings:
     """The words in ``environ``, removed from it: they are the worker's, not the runs'."""
     raw = {name: environ.pop(variable, None) for name, variable in NAMES.items()}
     kept = json.loads(raw["kept"]) if raw["kept"] else None
     fds = raw["eager_fds"].split(",") if raw["eager_fds"] else None
-    return Words(
+    return WorkerSettings(
         config=raw["config"] or _DEFAULTS.config,
         backend=raw["backend"] or _DEFAULTS.backend,
         user_env=json.loads(raw["user_env"]) if raw["user_env"] else None,

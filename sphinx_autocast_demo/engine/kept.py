@@ -33,7 +33,7 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-from .isolation import NAMES, Words, to_env
+from .isolation import NAMES, WorkerSettings, to_env
 from .protocol import RESET_SIGNALS, worker_command
 
 #: The per-build words of the pool's environment: a session's, never a kept worker's key.
@@ -190,8 +190,7 @@ class Joined:
 
 
 def warm_file(sock: Path) -> Path:
-    """The file that says the worker listening at ``sock`` (its pid inside) has warmed up: from
-    then on it answers a build at once."""
+    """The file that says the worker at ``sock`` has warmed up."""
     return sock.with_suffix(".warm")
 
 
@@ -230,7 +229,7 @@ def connect(env: dict[str, str], idle: float) -> Joined:
                 worker_command(),
                 # The socket by its name in the worker's directory, which is the one opened.
                 env={**{k: v for k, v in env.items() if k not in PER_BUILD},
-                     **to_env(Words(kept=(name, float(idle))))},
+                     **to_env(WorkerSettings(kept=(name, float(idle))))},
                 cwd=runtime.at(),  # (resolved in the child, which has the descriptor until exec)
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                 start_new_session=True,  # the terminal's Ctrl-C is for the build, not for it
@@ -259,8 +258,7 @@ class KeptWorker:
     projects: tuple[str, ...]
 
     def serves(self, where: Path) -> bool:
-        """Whether it served a build of a project at, inside or around ``where`` (a project
-        is its ``conf.py`` directory: from the repository's root, or from within the docs)."""
+        """Did it serve a build of a project at, inside or around ``where``?"""
         return len(self.elsewhere(where)) < len(self.projects)
 
     def elsewhere(self, where: Path) -> tuple[str, ...]:
@@ -300,9 +298,9 @@ def workers() -> list[KeptWorker]:
         key = Path(name).stem
         pid: int | None = None
         with contextlib.suppress(OSError, ValueError):
-            said = int(warm_file(runtime.at(name)).read_text())
-            os.kill(said, 0)  # (one that ended without removing its files: not shown as alive)
-            pid = said
+            written = int(warm_file(runtime.at(name)).read_text())
+            os.kill(written, 0)  # (one that ended without removing its files: not shown as alive)
+            pid = written
         projects: tuple[str, ...] = ()
         with contextlib.suppress(OSError):
             projects = tuple(runtime.at(f"{key}{PROJECTS}").read_text().splitlines())

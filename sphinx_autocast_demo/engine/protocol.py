@@ -31,9 +31,7 @@ EngineFault = Literal["", "no-torch", "torch-import", "no-config", "config-impor
 RESET_SIGNALS = (signal.SIGCHLD, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)
 
 def worker_command(*args: str) -> list[str]:
-    """How every worker process starts (:mod:`.child.worker`): the build's own, a kept one, a
-    run's fresh interpreter (``--job FILE``). By module name, so that a run sees the same
-    ``sys.argv`` whichever started it."""
+    """How every worker process starts (:mod:`.child.worker`), by module name."""
     return [sys.executable, "-m", f"{__package__}.child.worker", *args]
 
 

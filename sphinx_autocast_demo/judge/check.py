@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..core.i18n import n_said, said
+from ..core.i18n import msg, n_msg
 from ..core.model import Finding
 from ..core.printed import normalize_output
 from ..core.scopes import conflict
@@ -56,7 +56,7 @@ def check(result: DemoResult) -> DemoResult:
             label = shown.environment.label if shown.environment else ""
             findings.append(Finding(severity="missing", subtype="environment", environment=label,
                                     location=result.demo.location,
-                                    message=said("no result from {environment}", environment=label)))
+                                    message=msg("no result from {environment}", environment=label)))
     return replace(checked, others=others, findings=tuple(findings))
 
 
@@ -70,16 +70,16 @@ def conflicts(result: DemoResult) -> tuple[Finding, ...]:
             pair = conflict(demo.expect, vr.variant.name, shown.environment)
             if pair is None:
                 continue
-            (a, said_a), (b, said_b) = pair
-            where = shown.environment.label if shown.environment else said("this build")
+            (a, claim_a), (b, claim_b) = pair
+            where = shown.environment.label if shown.environment else msg("this build")
             found.append(Finding(
                 severity="error", subtype="scope-overlap", variants=(vr.variant.name,),
                 location=demo.at(demo.expect_line),
                 environment=shown.environment.label if shown.environment else "",
-                message=said("value {value} in {where}: both {a} ({said_a}) and {b} ({said_b}) "
+                message=msg("value {value} in {where}: both {a} ({claim_a}) and {b} ({claim_b}) "
                              "apply, and they overlap there: narrow a scope so that one applies, "
                              "or record one outcome", value=vr.variant.name, where=where, a=a,
-                             said_a=said_a, b=b, said_b=said_b)))
+                             claim_a=claim_a, b=b, claim_b=claim_b)))
     return tuple(found)
 
 
@@ -136,26 +136,26 @@ def _check_one(result: DemoResult, named: bool, releases: Releases) -> DemoResul
         findings.extend(replace(f, environment=label) for f in _output_finding(result, vr))
     for error, variant_names in errors.values():
         every = len(variant_names) == len(result.variants) and len(variant_names) > 1
-        which = said("every value") if every else n_said(
+        which = msg("every value") if every else n_msg(
             "value {values}", "values {values}", len(variant_names), values=", ".join(variant_names))
         if named:
-            which = said("{values} in {environment}", values=which, environment=label)
+            which = msg("{values} in {environment}", values=which, environment=label)
         message = error.message
         if error.subtype == "snippet-error":
             raised = f"raises {_raised(result, variant_names[0])}"
             record = syntax.expect_text([("*", raised)] if every else
                                         [(n, raised) for n in variant_names])
-            message = said("{error}\nFix the code, or record the error with  :expect: {record}",
+            message = msg("{error}\nFix the code, or record the error with  :expect: {record}",
                            error=message, record=record)
         findings.append(replace(error, variants=tuple(variant_names), environment=label,
-                                message=said("{values}: {message}", values=which,
+                                message=msg("{values}: {message}", values=which,
                                              message=message)))
     if missing:
         recorded = [(n, o) for n, o in demo.expect]
         suggestion = syntax.expect_text(recorded + missing)
         findings.append(Finding(
             severity="missing", subtype="missing-expectation", location=demo.location,
-            message=said("no recorded expectation for {values}; add to the directive:\n"
+            message=msg("no recorded expectation for {values}; add to the directive:\n"
                          "   :expect: {suggestion}",
                          values=", ".join(n for n, _ in missing), suggestion=suggestion),
         ))
@@ -173,19 +173,19 @@ def _mismatch(result: DemoResult, vr: VariantResult, expected: str, label: str) 
         return Finding(
             severity="mismatch", subtype="default-changed", variants=(name,),
             location=demo.at(demo.expect_line), environment=label, default=change,
-            message=said("value {value}: {torch}'s default of {config} is now {now}, the page "
+            message=msg("value {value}: {torch}'s default of {config} is now {now}, the page "
                          "records {recorded}. If the page is about the default, record what it "
                          "does now ({value}: {verdict}); if it is about {about}, name that value "
                          "instead of {value}", value=name, torch=torch, config=change.config,
                          now=change.now, recorded=_recorded(change, expected, result),
                          verdict=vr.verdict.text,
                          about=change.recorded[0] if change.recorded
-                         else said("the default torch had")))
+                         else msg("the default torch had")))
     hint = hints.tolerance_hint(demo, [vr.verdict]) if expected == "matches" else None
-    message = said("value {value}: the page records '{expected}' but with {torch} compiled "
+    message = msg("value {value}: the page records '{expected}' but with {torch} compiled "
                    "{outcome}", value=name, expected=expected, torch=torch, outcome=_describe(vr))
     if hint:
-        message = said("{message}; if that is rounding, not the value's doing, allow it: {hint}",
+        message = msg("{message}; if that is rounding, not the value's doing, allow it: {hint}",
                        message=message, hint=hint)
     return Finding(
         severity="mismatch", subtype="mismatch", variants=(name,),
@@ -199,14 +199,14 @@ def _recorded(change: DefaultChange, expected: str, result: DemoResult) -> str:
     if change.recorded:
         alike = [v.variant.name for v in result.variants if v is not default
                  and (v.variant.source or v.variant.name) in change.recorded]
-        return n_said("{values} (its {default} row records '{expected}', as its {rows} row "
+        return n_msg("{values} (its {default} row records '{expected}', as its {rows} row "
                       "does); the {default} row now {outcome}",
                       "{values} (its {default} row records '{expected}', as its {rows} rows "
                       "do); the {default} row now {outcome}", len(alike),
                       values=" or ".join(change.recorded), default=DEFAULT, expected=expected,
                       rows=" and ".join(alike), outcome=_describe(default))
     unlike = result.demo.expected(change.unlike, result.environment)
-    return said("a default other than {now} (its {default} row records '{expected}', its "
+    return msg("a default other than {now} (its {default} row records '{expected}', its "
                 "{unlike} row '{unlike_record}'); the {default} row now does what the {unlike} "
                 "row does: {outcome}", now=change.now, default=DEFAULT, expected=expected,
                 unlike=change.unlike, unlike_record=unlike, outcome=_describe(default))
@@ -218,7 +218,7 @@ def _no_config(result: DemoResult, reason: str, releases: Releases) -> str:
     demo = result.demo
     lacking = (result.torch_version, *(v for v in releases.lacking if v != result.torch_version))
     scope, why = hints.missing_scope(demo.config, lacking, releases.having)
-    return said("torch {torch} has no config {config} ({reason}): set :config: (or "
+    return msg("torch {torch} has no config {config} ({reason}): set :config: (or "
                 "autocast_demo_config) to one it has, or, where only some releases have it, "
                 "record that in :expect: (*[{scope}]: no-config; {why})",
                 torch=result.torch_version, config=demo.config, reason=reason, scope=scope, why=why)
@@ -230,7 +230,7 @@ def _torch(result: DemoResult) -> str:
     aside its own way and says ``made`` in its language too."""
     if result.source == "build" or result.environment is None:
         return f"torch {result.torch_version}"  # a name and a version: the same in any language
-    return said("torch {torch} ({environment}, {made})", torch=result.torch_version,
+    return msg("torch {torch} ({environment}, {made})", torch=result.torch_version,
                 environment=result.environment.label, made=result.made)
 
 
@@ -242,19 +242,19 @@ def _raised(result: DemoResult, name: str) -> str:
 def _describe(vr: VariantResult) -> str:
     verdict = vr.verdict
     if verdict.outcome == "matches":
-        return said("matches eager")
+        return msg("matches eager")
     if verdict.outcome == "differs":
-        return (said("differs from eager: {note}", note=verdict.note) if verdict.note
-                else said("differs from eager"))
+        return (msg("differs from eager: {note}", note=verdict.note) if verdict.note
+                else msg("differs from eager"))
     if verdict.outcome == "no-config":
-        return said("cannot run: {note}", note=verdict.note)
+        return msg("cannot run: {note}", note=verdict.note)
     if verdict.outcome == "raises":
         if verdict.eager_exception:
-            return said("raises {exception}: {note} (eager raises {eager} too)",
+            return msg("raises {exception}: {note} (eager raises {eager} too)",
                         exception=verdict.exception, note=verdict.note,
                         eager=verdict.eager_exception)
-        return said("raises {exception}: {note}", exception=verdict.exception, note=verdict.note)
-    return said("could not run: {note}", note=verdict.note)
+        return msg("raises {exception}: {note}", exception=verdict.exception, note=verdict.note)
+    return msg("could not run: {note}", note=verdict.note)
 
 
 def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
@@ -267,7 +267,7 @@ def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
     return [Finding(
         severity="mismatch", subtype="output", variants=(vr.variant.name,),
         location=result.demo.at(result.demo.expect_output_line),
-        message=said("value {value}: the printed output is not what the page records in "
+        message=msg("value {value}: the printed output is not what the page records in "
                      ":expect-output: (addresses, timings and warning locations aside); fix the "
                      "code or update the record\n  recorded: {recorded}\n  printed:  {printed}",
                      value=vr.variant.name, recorded=repr(normalize_output(expected)),

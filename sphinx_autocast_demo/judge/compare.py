@@ -40,8 +40,7 @@ def _values(data: bytes, offset: int | None, count: int, dtype: str) -> array[fl
 
 
 def _copied(dtype: str, shape: tuple[int, ...]) -> int:
-    """How many float64 numbers the child copied of a tensor: a complex one's are (real,
-    imaginary) pairs, each part held to the tolerance."""
+    """How many numbers the child stored of a tensor (a complex one's: two each)."""
     return math.prod(shape) * (2 if dtype.startswith("complex") else 1)
 
 
@@ -61,7 +60,7 @@ def _same_values(a: array[float], b: array[float]) -> str:
             zeros = True
         elif math.isnan(x):
             nans = True
-    what = " and ".join(said for said, found in (("the sign of zero", zeros),
+    what = " and ".join(what_differs for what_differs, found in (("the sign of zero", zeros),
                                                   ("NaN bit patterns", nans)) if found)
     # (else the bits differ where the float64 copy does not keep them: a NaN's signal bit)
     return f"equal values; differs only in {what}" if what else "equal values, not bitwise equal"
@@ -231,7 +230,7 @@ NOT_FULLY_COMPARED = "not fully compared"
 NOTHING_COMPARED = "nothing to compare: no tensor reachable from the snippet's names, nothing printed"
 
 
-def judge(ran: Ran) -> VariantResult:
+def verdict_of(ran: Ran) -> VariantResult:
     """The compare stage: one variant's compiled and eager runs -> its result."""
     compiled, eager = ran.compiled, ran.eager
     verdict = compare_runs(compiled.record, eager.record, (compiled.data, compiled.offsets),

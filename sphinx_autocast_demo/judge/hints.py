@@ -14,7 +14,7 @@ import ast
 import math
 from typing import TYPE_CHECKING, Literal
 
-from ..core.i18n import n_said, said
+from ..core.i18n import msg, n_msg
 from ..core.model import CONFIG_SINCE, DefaultChange, Environment, Finding
 from ..core.scopes import Scope, scope_parts
 from ..read import syntax
@@ -62,7 +62,7 @@ def tolerance_hint(demo: Demo, verdicts: Iterable[Verdict]) -> str | None:
     if worst is None:
         return None
     allow = [_allow(demo, kind, diff) for kind, diff in sorted(worst.items())]
-    return allow[0] if len(allow) == 1 else said("{grad}; {output}", grad=allow[0], output=allow[1])
+    return allow[0] if len(allow) == 1 else msg("{grad}; {output}", grad=allow[0], output=allow[1])
 
 
 def rounding_note(verdicts: Iterable[Verdict]) -> str:
@@ -73,7 +73,7 @@ def rounding_note(verdicts: Iterable[Verdict]) -> str:
         return ""
     diff = max(worst.values(), key=lambda d: d.max_abs or 0.0)
     difference = f"{diff.max_abs:.2e}"  # (formatted apart: Babel warns of an f-string in a call)
-    return said("at most {difference}, in {tensor}", difference=difference, tensor=diff.name)
+    return msg("at most {difference}, in {tensor}", difference=difference, tensor=diff.name)
 
 
 def _allow(demo: Demo, kind: Kind, diff: TensorDiff) -> str:
@@ -86,9 +86,9 @@ def _allow(demo: Demo, kind: Kind, diff: TensorDiff) -> str:
     span = demo.source_map.span(option)
     now_text, want_text = f"{now:g}", f"{want:g}"  # (apart: Babel warns of an f-string in a call)
     if span is not None:
-        return said("raise this demo's :{option}: {now} (line {line}) to {want}", option=option,
+        return msg("raise this demo's :{option}: {now} (line {line}) to {want}", option=option,
                     now=now_text, line=span.first, want=want_text)
-    return said("add :{option}: {want} to this demo (it names none, so conf.py's {setting} = "
+    return msg("add :{option}: {want} to this demo (it names none, so conf.py's {setting} = "
                 "{now} applies to it)", option=option, want=want_text, setting=setting,
                 now=now_text)
 
@@ -120,17 +120,17 @@ def missing_scope(config: str, lacking: Sequence[str], having: Sequence[str]) ->
     candidates: list[tuple[str, str]] = []
     since = CONFIG_SINCE.get(config)
     if since:
-        candidates.append((f"<{since}", said("{config} first shipped in torch {since}",
+        candidates.append((f"<{since}", msg("{config} first shipped in torch {since}",
                                              config=short, since=since)))
     newest = max(without, default=None)
     later = [v for v in having_parsed if newest is not None and v > newest]
     if later:
         first = min(later)
-        candidates.append((f"<{_release(first)}", said("torch {version} has it", version=str(first))))
+        candidates.append((f"<{_release(first)}", msg("torch {version} has it", version=str(first))))
     if newest is not None:
         major, minor = (*newest.release, 0)[:2]
         release = f"{major}.{minor}"
-        candidates.append((f"<{major}.{minor + 1}", said(
+        candidates.append((f"<{major}.{minor + 1}", msg(
             "every release up to {release}: move the bound up to the release that adds it, "
             "once you know it", release=release)))
     for specs, why in candidates:
@@ -144,7 +144,7 @@ def missing_scope(config: str, lacking: Sequence[str], having: Sequence[str]) ->
         public = Version(lacking[0]).public
     except InvalidVersion:
         public = lacking[0]
-    return scope_parts(f"torch=={public}"), said(
+    return scope_parts(f"torch=={public}"), msg(
         "torch {version}; widen it to the releases you know lack it", version=public)
 
 
@@ -175,11 +175,11 @@ def default_change(result: DemoResult, vr: VariantResult) -> DefaultChange | Non
     recorded: list[str] = []
     unlike = ""
     for other in result.variants:
-        said = demo.expected(other.variant.name, environment)
-        if other is vr or said is None or not _holds(said, other):
+        claim = demo.expected(other.variant.name, environment)
+        if other is vr or claim is None or not _holds(claim, other):
             continue
         its_own = _names(other.variant, now)
-        if said == expected:
+        if claim == expected:
             if its_own:  # the page records the default alike with the value it has
                 return None
             recorded.append(other.variant.source or other.variant.name)
@@ -190,11 +190,11 @@ def default_change(result: DemoResult, vr: VariantResult) -> DefaultChange | Non
     return DefaultChange(config=demo.config, now=now, recorded=tuple(recorded), unlike=unlike)
 
 
-def _holds(said: str, vr: VariantResult) -> bool:
+def _holds(claim: str, vr: VariantResult) -> bool:
     if vr.verdict.outcome in ("error", "no-config"):
         return False
     names = vr.compiled.error.names if vr.compiled.error else ()
-    return syntax.outcome_holds(said, vr.verdict.outcome, names)
+    return syntax.outcome_holds(claim, vr.verdict.outcome, names)
 
 
 def _names(variant: Variant, now: str) -> bool:
@@ -223,12 +223,12 @@ def alike(result: DemoResult) -> Finding | None:
     if outcome not in ("matches", "differs"):  # an error everywhere is said as that error
         return None
     names = [vr.variant.name for vr in judged]
-    listed = said("{values} and {last}", values=", ".join(names[:-1]), last=names[-1])
+    listed = msg("{values} and {last}", values=", ".join(names[:-1]), last=names[-1])
     also = [vr.variant.name for vr in probes]
-    run = (n_said(" ({values} was run too, to check)", " ({values} were run too, to check)",
+    run = (n_msg(" ({values} was run too, to check)", " ({values} were run too, to check)",
                   len(also), values=" and ".join(also)) if also else "")
-    every = said("matches eager") if outcome == "matches" else said("differs from eager")
-    depend = said("make the snippet depend on the value (a float32 matrix product in the "
+    every = msg("matches eager") if outcome == "matches" else msg("differs from eager")
+    depend = msg("make the snippet depend on the value (a float32 matrix product in the "
                   "backward does), or add :alike: if sameness is its point")
     verdicts = [vr.verdict for vr in judged]
     hint = tolerance_hint(demo, verdicts) if outcome == "differs" else None
@@ -237,13 +237,13 @@ def alike(result: DemoResult) -> Finding | None:
         # depend on the value when it already does, and the rows would still look alike.
         return Finding(
             severity="missing", subtype="alike", location=demo.location,
-            message=said("this demo cannot tell {values} apart{run}: every one differs from "
+            message=msg("this demo cannot tell {values} apart{run}: every one differs from "
                          "eager, but only by rounding ({rounding}), which no value decides; "
                          "allow it: {hint}. If its values then still give one verdict, {depend}",
                          values=listed, run=run, rounding=rounding_note(verdicts), hint=hint,
                          depend=depend))
     return Finding(
         severity="missing", subtype="alike", location=demo.location,
-        message=said("this demo cannot tell {values} apart{run}: every one {outcome}, so it "
+        message=msg("this demo cannot tell {values} apart{run}: every one {outcome}, so it "
                      "would look the same under the wrong value; {depend}", values=listed,
                      run=run, outcome=every, depend=depend))

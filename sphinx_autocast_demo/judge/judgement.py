@@ -191,8 +191,7 @@ class Judgement:
 
 
 def key(environment: Environment | None) -> str:
-    """An environment's identity: its label, which the result sets are keyed by and the
-    findings name; "" for results made before their environment is known."""
+    """An environment's label, by which result sets and findings name it ("" unknown)."""
     return environment.label if environment is not None else ""
 
 

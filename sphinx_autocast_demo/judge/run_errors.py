@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.i18n import said
+from ..core.i18n import msg
 from ..core.model import Finding
 
 if TYPE_CHECKING:
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
 
 def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
     """A run that did not finish normally: located at the failing statement when possible."""
-    # (Each said() a statement of its own: Babel reads none inside another's argument.)
-    where_it_was, where_it_crashed = said("where it was"), said("where it crashed")
+    # (Each msg() a statement of its own: Babel reads none inside another's argument.)
+    where_it_was, where_it_crashed = msg("where it was"), msg("where it crashed")
     for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager")):
         if run.status in ("skipped", "refused"):
             engine = run.status == "refused" and run.not_run in ("engine", "died")
@@ -29,7 +29,7 @@ def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
         if run.status == "timeout":
             return _error(
                 vr, "timeout", _stopped_location(result, run),
-                said("the {run} run did not finish: it was {detail}, with every "
+                msg("the {run} run did not finish: it was {detail}, with every "
                      "process it started; look for a loop that never ends or a wait "
                      "(a sleep, a read, input()) that nothing answers, or raise the "
                      ":timeout: option (or autocast_demo_timeout){tail}{trace}",
@@ -39,7 +39,7 @@ def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
         if run.status == "crashed":
             return _error(
                 vr, "crash", _stopped_location(result, run),
-                said("the {run} run died: {detail}{why}; find what ends the process "
+                msg("the {run} run died: {detail}{why}; find what ends the process "
                      "(the build went on without this run){tail}{trace}",
                      run=_RUNS[label], detail=run.detail, why=_why(run),
                      tail=_tail(run.output),
@@ -52,7 +52,7 @@ def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
             and vr.compiled.status == "ok"):
         return _error(
             vr, "nothing-compared", result.demo.location,
-            said("nothing to compare: the snippet leaves no tensor reachable from its "
+            msg("nothing to compare: the snippet leaves no tensor reachable from its "
                  "top-level names and prints nothing, so its compiled and eager runs "
                  "cannot be told apart; bind what it computes (z = region(x, w), g = "
                  "torch.autograd.grad(z, w)) or print it"),
@@ -60,7 +60,7 @@ def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
     if vr.verdict.outcome == "error" and vr.verdict.cut:
         return _error(
             vr, "partial-view", result.demo.location,
-            said("{note}; everything that was compared matches (if anything was), but "
+            msg("{note}; everything that was compared matches (if anything was), but "
                  "a match cannot be confirmed from part of what a reader could see: keep "
                  "less within reach of the snippet's names (del what is not the point), "
                  "or add :partial-view: to accept a match from what was compared (the "
@@ -70,10 +70,10 @@ def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
         error = vr.compiled.error
         return _error(
             vr, "snippet-error", result.where(error),
-            said("the snippet raised {error}: {message}\n{traceback}", error=error.type,
+            msg("the snippet raised {error}: {message}\n{traceback}", error=error.type,
                  message=error.message, traceback=result.traceback(error))
             if error.message else
-            said("the snippet raised {error}\n{traceback}", error=error.type,
+            msg("the snippet raised {error}\n{traceback}", error=error.type,
                  traceback=result.traceback(error)),
         )
     return None
@@ -90,21 +90,21 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
         location = demo.at(demo.source_map.line_of("config"))
     elif error.kind == "compiled-nothing":
         subtype = "compiled-nothing"
-        message = said("{reason}, so it would be compared with the eager run as if it were "
+        message = msg("{reason}, so it would be compared with the eager run as if it were "
                        "compiled: compile the code the page is about (torch.compile(fn), "
                        "model.compile(), or AOTAutograd's aot_function), and build without "
                        "TORCH_COMPILE_DISABLE", reason=error.message)
         location = demo.location
     elif error.kind == "config-set":
         subtype = "config-set"
-        message = said("never ran under its own value: {reason} ({config}), so this row would "
+        message = msg("never ran under its own value: {reason} ({config}), so this row would "
                        "be a verdict of that value; leave the config to the demo's values (set "
                        "it in the demo's own code where overriding it is the point)",
                        reason=error.message, config=demo.config)
         location = result.where(error)
     elif error.kind == "config-other":
         subtype = "config-other"
-        message = said("never ran under its own value: {reason} ({config}), a value the "
+        message = msg("never ran under its own value: {reason} ({config}), a value the "
                        "snippet never assigned to it: a thread starts from torch's defaults, "
                        "and a patch that writes torch's config directly is not seen. Set the "
                        "config in the thread that compiles, by assignment or config.patch, so "
@@ -112,7 +112,7 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
                        reason=error.message, config=demo.config)
         location = result.where(error)
     else:  # eager-compiled
-        message = said("the eager run is not eager: {reason}. There torch.compile, "
+        message = msg("the eager run is not eager: {reason}. There torch.compile, "
                        "torch.compiler.compile, nn.Module.compile, torch._dynamo.optimize, "
                        "optimize_assert and AOTAutograd's aot_function and aot_module return "
                        "what they are given; compile through one of them, or the demo would "
@@ -139,27 +139,27 @@ def _stopped_trace(result: DemoResult, run: RunRecord, where: str) -> str:
     if run.error is None or not run.error.frames:
         return ""
     trace = result.traceback(run.error).splitlines()[1:-1]  # frames only
-    return said("\n  {where}:\n{frames}", where=where, frames="\n".join(trace))
+    return msg("\n  {where}:\n{frames}", where=where, frames="\n".join(trace))
 
 
 def _why(run: RunRecord) -> str:
     """What usually sends a signal to a snippet, so the writer knows where to look."""
     if run.killed_by:
-        return said(" ({why})", why=_SIGNALS[run.killed_by]) if run.killed_by in _SIGNALS else ""
-    return "" if run.exit_status is None else said(" (os._exit(), or native code that exits)")
+        return msg(" ({why})", why=_SIGNALS[run.killed_by]) if run.killed_by in _SIGNALS else ""
+    return "" if run.exit_status is None else msg(" (os._exit(), or native code that exits)")
 
 
-# Said when a message is printed: the words stay data until then (said() keeps them).
+# Said when a message is printed: the words stay data until then (msg() keeps them).
 _SIGNALS = {
-    "SIGSEGV": said("a segmentation fault: native code read memory it does not own"),
-    "SIGABRT": said("native code aborted, often a failed assertion in a C++ library"),
-    "SIGKILL": said("killed from outside, often by the kernel for using too much memory"),
-    "SIGBUS": said("a bus error: native code read memory it does not own"),
-    "SIGFPE": said("an arithmetic fault in native code"),
+    "SIGSEGV": msg("a segmentation fault: native code read memory it does not own"),
+    "SIGABRT": msg("native code aborted, often a failed assertion in a C++ library"),
+    "SIGKILL": msg("killed from outside, often by the kernel for using too much memory"),
+    "SIGBUS": msg("a bus error: native code read memory it does not own"),
+    "SIGFPE": msg("an arithmetic fault in native code"),
 }
-_RUNS = {"compiled": said("compiled"), "eager": said("eager")}
+_RUNS = {"compiled": msg("compiled"), "eager": msg("eager")}
 
 
 def _tail(output: str) -> str:
     lines = [line for line in output.strip().splitlines() if line.strip()][-3:]
-    return said("\n  last output: {lines}", lines="\n  ".join(lines)) if lines else ""
+    return msg("\n  last output: {lines}", lines="\n  ".join(lines)) if lines else ""

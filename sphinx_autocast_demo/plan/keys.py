@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..core.version import RESULTS_FORMAT
+from ..core import RESULTS_FORMAT
 from .cache import make_key
 
 if TYPE_CHECKING:

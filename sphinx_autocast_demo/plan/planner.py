@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from sphinx.util import logging
 
+from ..core import __version__
 from ..core.conflines import conf_line
 from ..core.i18n import __
 from ..core.model import DemoResult, Variant, VariantResult, skipped
 from ..core.subtypes import ours
-from ..core.version import __version__
 from .cache import INPUTS, CorruptEntry, Entry, FileStamp, ResultCache, cache_root
 from .environments import Environments
 from .keys import result_key, torch_key, torch_variables
@@ -89,9 +89,7 @@ class Planner:
         return result_key(demo, codes, variant, str(self.app.confdir), self.variables)
 
     def set_key(self, demo: Demo, codes: Sequence[Code], variant: Variant) -> str:
-        """The key of the result in a result set: without this machine's variables (a set is
-        a record of what torch did where it was made, and names that place; it must be found
-        on a machine whose environment differs, one without torch included)."""
+        """The key of the result in a result set: without this machine's variables."""
         return result_key(demo, codes, variant, str(self.app.confdir), {})
 
     def for_set(self, demo: Demo, codes: Sequence[Code], result: VariantResult,

@@ -27,7 +27,7 @@ from typing import TypeVar
 
 from ..core.config import parse_shard
 from ..core.fromjson import from_json
-from ..core.i18n import said
+from ..core.i18n import msg
 from ..core.model import Environment
 from ..core.publish import without_paths
 from .cache import CorruptEntry, Entry, ResultCache
@@ -91,10 +91,10 @@ class EnvironmentSet:
     def when(self) -> str:
         """When the results were made, for a reader: ``on 2026-11-30``; empty: not known."""
         dates = sorted({run.date for run in self.runs})
-        # (Words kept to be said in the page's language: core.i18n.Said.)
+        # (Words kept to be said in the page's language: core.i18n.Message.)
         if len(dates) == 1:
-            return said("on {date}", date=dates[-1])
-        return said("from {first} to {last}", first=dates[0], last=dates[-1]) if dates else ""
+            return msg("on {date}", date=dates[-1])
+        return msg("from {first} to {last}", first=dates[0], last=dates[-1]) if dates else ""
 
     @property
     def made(self) -> str:
@@ -105,9 +105,9 @@ class EnvironmentSet:
         when = self.when
         if len(commands) == 1:
             by = commands[0]
-            return said("made {when} by {command}", when=when, command=by) if when else said(
+            return msg("made {when} by {command}", when=when, command=by) if when else msg(
                 "made by {command}", command=by)
-        return said("made {when}", when=when) if when else said("made")
+        return msg("made {when}", when=when) if when else msg("made")
 
     def missing_shards(self) -> list[str]:
         """Shards of an ``i/n`` split of which no run is in the set (``2/2``)."""

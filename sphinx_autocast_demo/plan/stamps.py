@@ -159,25 +159,25 @@ def _input_digest(path: str, confdir: str) -> str:
 
     if path.startswith(ENV):
         value = os.environ.get(path.removeprefix(ENV))
-        said = "unset" if value is None else "set:" + value
+        state = "unset" if value is None else "set:" + value
     elif path.startswith(MODULE):
         # (not importlib.util.find_spec: a module this process imported would be found where
         # it was imported from, whatever sys.path says now)
         spec = importlib.machinery.PathFinder.find_spec(path.removeprefix(MODULE), sys.path)
         origin = spec.origin if spec is not None else None
-        said = os.path.relpath(origin, confdir) if origin and os.path.isabs(origin) else str(origin)
+        state = os.path.relpath(origin, confdir) if origin and os.path.isabs(origin) else str(origin)
     elif path.startswith(DIST):
         try:
             dist = importlib.metadata.distribution(path.removeprefix(DIST))
-            said = dist.read_text("RECORD") or "version:" + dist.version
+            state = dist.read_text("RECORD") or "version:" + dist.version
         except importlib.metadata.PackageNotFoundError:
-            said = "not installed"
+            state = "not installed"
     else:
         try:
-            said = "\n".join(sorted(os.listdir(path.removeprefix(LISTING))))
+            state = "\n".join(sorted(os.listdir(path.removeprefix(LISTING))))
         except OSError:
             return MISSING
-    return hashlib.sha256(said.encode("utf-8", "surrogateescape")).hexdigest()
+    return hashlib.sha256(state.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def _keepable(path: str) -> bool:
@@ -190,10 +190,8 @@ def _keepable(path: str) -> bool:
 
 
 def written_since(st: os.stat_result, began_ns: int) -> bool:
-    """Whether the file ``st`` describes may have been written after ``began_ns`` (so after a
-    process that began then read it). The change time too: a copy that keeps the old file time
-    (cp -p, rsync -t, tar) is a write now. Whole-second file times (FAT: two) round a write
-    down by up to that much; finer ones lag the clock by a tick."""
+    """May the file ``st`` describes have been written after ``began_ns``? The change time
+    too (``cp -p`` keeps the old file time), with a margin for coarse clocks."""
     written = max(st.st_mtime_ns, st.st_ctime_ns)
     margin = 2_000_000_000 if written % 1_000_000_000 == 0 else 100_000_000
     return written >= began_ns - margin

@@ -16,6 +16,7 @@ from .cells import (
     LOOKS,
     and_list,
     broken_text,
+    headers,
     heading,
     labelled,
     marked,
@@ -28,7 +29,6 @@ from .cells import (
     verdict_kind,
     verdict_text,
 )
-from .columns import headers
 from .set_lines import settable, value_cell
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def environments_table(judged: Judgement, html: bool = False,
     by all of them. ``listed``: the lines to copy the page lists once (value_cell)."""
     result = judged.result
     record_only = result.demo.show == "record"
-    said = [[outcome_as_recorded(column.values[index], column.torch) if record_only
+    texts = [[outcome_as_recorded(column.values[index], column.torch) if record_only
              else verdict_text(column.values[index], column.torch) for column in judged.columns]
             for index in range(len(result.variants))]
     names = [heading(column) for column in judged.columns]
@@ -54,12 +54,12 @@ def environments_table(judged: Judgement, html: bool = False,
     # tolerance otherwise, and that is no difference between the releases.
     if len(names) > 1 and all(len({_kind(column.values[index], cell) for column, cell
                                    in zip(judged.columns, row, strict=True)}) == 1
-                              for index, row in enumerate(said)):
+                              for index, row in enumerate(texts)):
         rest = [name.removeprefix("torch ") if names[0].startswith("torch ") else name
                 for name in names[1:]]
         names = [_("same in {environments}").format(environments=" \u00b7 ".join([names[0], *rest]))]
-        said = [[_merged([column.values[index] for column in judged.columns], row)]
-                for index, row in enumerate(said)]
+        texts = [[_merged([column.values[index] for column in judged.columns], row)]
+                for index, row in enumerate(texts)]
     recorded_column = not record_only and not records_hold(judged)
     heads = [short_config(result), *names]
     heads += [headers()["recorded"]] if recorded_column else []
@@ -67,7 +67,7 @@ def environments_table(judged: Judgement, html: bool = False,
     for index, vr in enumerate(result.variants):
         row = [value_cell(result, vr, listed, settable(judged, vr.variant.name))]
         row += [env_cell(name if html else "", text, classes)
-                for name, (text, classes) in zip(names, said[index], strict=True)]
+                for name, (text, classes) in zip(names, texts[index], strict=True)]
         if recorded_column:
             row.append(labelled("recorded", *recorded(judged.across[index])))
         rows.append(row)
@@ -107,8 +107,8 @@ def recorded(across: Across) -> tuple[str, list[str]]:
     if across.record == "unrecorded":
         return marked("unrecorded", _("not recorded"))
     records = {column.key: (column, expected) for column, expected in across.recorded}
-    said = {expected for _column, expected in records.values()}
-    what = next(iter(said)) if len(said) == 1 else "; ".join(
+    texts = {expected for _column, expected in records.values()}
+    what = next(iter(texts)) if len(texts) == 1 else "; ".join(
         _("{environment}: {expected}").format(environment=column.key,
                                               expected=expected or _("not recorded"))
         for column, expected in records.values())

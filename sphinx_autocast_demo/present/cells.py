@@ -15,7 +15,6 @@ from docutils import nodes
 
 from ..core.i18n import _, n_
 from ..judge.compare import largest_first
-from .columns import headers
 from .why import why_words
 
 if TYPE_CHECKING:
@@ -30,14 +29,27 @@ class Look(NamedTuple):
     css: str  # its colour (static/autocast_demo.css)
 
 
+#: The name over each column a results table may have, by the column's ``autocast-demo-col-*``
+#: class, in English: the docs quote them, and a test checks that what they quote is a column
+#: of their tables. The page says them in its language (:func:`headers`).
+HEADERS = {"verdict": "compiled = eager?", "recorded": "as recorded?",
+           "outcome": "outcome, as recorded?", "grads": "gradient dtypes"}
+
+
+def headers() -> dict[str, str]:
+    """:data:`HEADERS` in the page's language (literals, for the catalog's extraction)."""
+    return {"verdict": _("compiled = eager?"), "recorded": _("as recorded?"),
+            "outcome": _("outcome, as recorded?"), "grads": _("gradient dtypes")}
+
+
 #: What a cell can say of a value: a verdict, by its outcome, or the page's record, by whether
 #: it holds here.
-Said = Literal["matches", "differs", "raises", "no-config", "error",
-               "holds", "broken", "unchecked", "unrecorded"]
+CellState = Literal["matches", "differs", "raises", "no-config", "error",
+                    "holds", "broken", "unchecked", "unrecorded"]
 
 #: Every mark and colour a results cell shows, in one table: a verdict's (of the page's tables,
 #: the matrix, the table across environments) and a record's.
-LOOKS: dict[Said, Look] = {
+LOOKS: dict[CellState, Look] = {
     "matches": Look("\u2713", "autocast-demo-matches"),
     "differs": Look("\u2717", "autocast-demo-differs"),
     "raises": Look("\u26a0", "autocast-demo-raises"),
@@ -52,15 +64,15 @@ LOOKS: dict[Said, Look] = {
 MARK = {outcome: LOOKS[outcome].mark for outcome in ("matches", "differs", "raises", "no-config", "error")}
 
 
-def marked(said: Said, text: str, *more: str) -> tuple[str, list[str]]:
-    """``text`` with the mark of ``said`` before it, and its CSS class (then ``more``)."""
-    look = LOOKS[said]
+def marked(state: CellState, text: str, *more: str) -> tuple[str, list[str]]:
+    """``text`` with the mark of ``state`` before it, and its CSS class (then ``more``)."""
+    look = LOOKS[state]
     return (f"{look.mark} {text}" if look.mark else text), [look.css, *more]
 
 
-def plain(said: Said, text: str) -> tuple[str, list[str]]:
-    """``text`` in the colour of ``said``, without its mark (nothing was checked to mark)."""
-    return text, [LOOKS[said].css]
+def plain(state: CellState, text: str) -> tuple[str, list[str]]:
+    """``text`` in the colour of ``state``, without its mark (nothing was checked to mark)."""
+    return text, [LOOKS[state].css]
 
 
 def heading(column: Column) -> str:
@@ -96,8 +108,7 @@ def cell(content: nodes.Node | str, classes: list[str] | None = None) -> nodes.e
 
 
 def labelled(column: str, text: str, classes: list[str]) -> nodes.entry:
-    """A cell that says which column it is in (``autocast-demo-col-*``): on a phone the rows
-    stack into cards, and the stylesheet puts the column's name before each cell."""
+    """A cell that names its column (a phone shows rows as cards)."""
     return cell(text, [*classes, f"autocast-demo-col-{column}"])
 
 
@@ -288,8 +299,6 @@ def outcome_as_recorded(value: Value, torch: str) -> tuple[str, list[str]]:
         return marked("broken", _("{happened}, but the page records {expected}").format(
             happened=happened, expected=value.expected))
     return marked("holds", _("{happened}, as recorded").format(happened=happened))
-
-
 
 
 def legend_line(recorded: bool) -> nodes.paragraph:

@@ -40,10 +40,10 @@ def page_parts(footers: list[list[Part]]) -> list[Part]:
     most of them say (a demo that says otherwise keeps its own part)."""
     shared = []
     for key in [part.key for part in footers[0]]:
-        said = [part for footer in footers for part in footer if part.key == key]
-        if len(said) < len(footers):
+        parts = [part for footer in footers for part in footer if part.key == key]
+        if len(parts) < len(footers):
             continue  # (a demo without it would seem to have it)
-        best, count = Counter(said).most_common(1)[0]
+        best, count = Counter(parts).most_common(1)[0]
         if count * 2 > len(footers):
             shared.append(best)
     return shared
@@ -52,9 +52,9 @@ def page_parts(footers: list[list[Part]]) -> list[Part]:
 def footer_line(parts: Sequence[Part]) -> nodes.paragraph:
     """Parts as one line; marked unchecked when one says a value was not checked."""
     # The sentences' stops are the page language's (Chinese ends one with 。 and no space).
-    said = _(". ").join(part.text for part in parts if not part.how)
+    sentences = _(". ").join(part.text for part in parts if not part.how)
     how = " \u00b7 ".join(part.text for part in parts if part.how)
-    text = (said + " \u00b7 " + how if said and how else said or how) + _(".")
+    text = (sentences + " \u00b7 " + how if sentences and how else sentences or how) + _(".")
     unchecked = any(part.missed for part in parts)
     classes = ["autocast-demo-provenance"] + (["autocast-demo-unchecked"] if unchecked else [])
     return nodes.paragraph(text=text, classes=classes)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from docutils import nodes
 
 from ..core.i18n import _
-from .columns import headers
+from .cells import headers
 
 if TYPE_CHECKING:
     from sphinx.writers.html5 import HTML5Translator

@@ -18,6 +18,7 @@ from . import tables
 from .across import environments_table
 from .cells import (
     grads_text,
+    headers,
     labelled,
     legend_line,
     outcome_as_recorded,
@@ -27,7 +28,6 @@ from .cells import (
     table,
     verdict_text,
 )
-from .columns import headers
 from .footer import Part, footer_line, page_parts, provenance_parts
 from .printed import printed, use_tabs
 from .set_lines import lines_to_copy, settable, shared_lines, value_cell
@@ -90,12 +90,12 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
                 recorded = any(shows_recorded(j) for j in tabled)
                 box.parent[at:at] = [legend_line(recorded), *lines_to_copy(lines)]
                 legend = True
-            node.replace_self(result_nodes(result, app, tabs, said=shared, page=page,
+            node.replace_self(result_nodes(result, app, tabs, shared_footer=shared, page=page,
                                            named=_caption(node), listed=listed))
             page = None  # (said once, under the first table)
 
 
-def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, said: Sequence[Part] = (),
+def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, shared_footer: Sequence[Part] = (),
                  page: nodes.paragraph | None = None, named: str = "",
                  listed: Mapping[str, str] | None = None) -> list[nodes.Node]:
     """The demo's table (unless it shows only outputs), what it printed, its footer and, when
@@ -114,7 +114,7 @@ def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, said: Seque
     elif result.demo.show != "outputs":
         out.append(tables.results(results_table(judged, listed), caption))
     out.extend(printed(result, app, tabs))
-    own = [part for part in provenance_parts(judged) if part not in said]
+    own = [part for part in provenance_parts(judged) if part not in shared_footer]
     if own:
         out.append(footer_line(own))
     if page is not None:
@@ -183,7 +183,6 @@ def results_table(judged: Judgement, listed: Mapping[str, str] | None = None) ->
 
 
 def shows_recorded(judged: Judgement) -> bool:
-    """Does the demo's table have an "as recorded?" column: a table of verdicts (not of
-    ``:show: record``'s outcomes, which say it in each cell) where some record does not hold."""
+    """Does the demo's table have an "as recorded?" column?"""
     return judged.result.demo.show == "table" and not records_hold(judged)
 

@@ -59,8 +59,7 @@ def listed() -> str:
 
 
 def settable(judged: Judgement, name: str) -> bool:
-    """Can a reader run the lines that set value ``name``: some torch the demo was checked with
-    has its config (where none has, they raise AttributeError in each)."""
+    """Does some torch the demo was checked with have the config value ``name`` sets?"""
     return any(column.value(name).result.verdict.outcome != "no-config" for column in judged.columns)
 
 
@@ -73,9 +72,9 @@ def value_cell(result: DemoResult, vr: VariantResult, listed: Mapping[str, str] 
     entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
     if vr.variant.name == DEFAULT:  # nothing to copy: the row is about what torch has
         found = vr.compiled.config_default or vr.eager.config_default
-        said = (_("not set: torch's default, here {value}").format(value=found) if found
+        label = (_("not set: torch's default, here {value}").format(value=found) if found
                 else _("not set: torch's default"))
-        entry += nodes.paragraph(text=said, classes=["autocast-demo-set-default"])
+        entry += nodes.paragraph(text=label, classes=["autocast-demo-set-default"])
     elif not runs:
         entry += nodes.paragraph("", "", *words(_("{code}: no torch checked has the config to set"),
                                                 code=nodes.literal(text=vr.variant.source)),
@@ -88,10 +87,10 @@ def value_cell(result: DemoResult, vr: VariantResult, listed: Mapping[str, str] 
     if vr.compiled.config_set:  # the row did not run under its value alone
         at = vr.compiled.config_set_at
         values = ", ".join(vr.compiled.config_set)
-        said = (_("then set by the snippet itself to {values} (line {line})").format(
+        label = (_("then set by the snippet itself to {values} (line {line})").format(
             values=values, line=result.where_frame(at[0]).line) if at
                 else _("then set by the snippet itself to {values}").format(values=values))
-        entry += nodes.paragraph(text=said, classes=["autocast-demo-config-set"])
+        entry += nodes.paragraph(text=label, classes=["autocast-demo-config-set"])
     return entry
 
 

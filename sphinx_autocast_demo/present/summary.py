@@ -101,8 +101,8 @@ def _verdict(value: Value | None, torch: str = "") -> tuple[str, list[str]]:
             "no-config": _("no such config"), "error": _("not checked")}[verdict.outcome]
     if why is not None:  # never the mark of a checked result
         short = why_words(value, why, torch).short
-        said = _("{why}: {verdict}").format(why=short, verdict=text) if why.other_torch else short
-        return marked("error", said, LOOKS["unchecked"].css)
+        text_why = _("{why}: {verdict}").format(why=short, verdict=text) if why.other_torch else short
+        return marked("error", text_why, LOOKS["unchecked"].css)
     if value.result.compiled.config_set:  # not a verdict of the value the column names
         # (which value: the demo's table says; a long literal here would widen the matrix)
         text = _("{verdict} under the snippet's own value").format(verdict=text)
@@ -171,9 +171,9 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
     replaced = sum(bool(v.result.compiled.config_set) for v in checked)
     # SOURCE_DATE_EPOCH, when set, is the date (a reproducible build's), as for Sphinx's own.
     day = format_date("%Y-%m-%d", language=app.config.language)
-    said = (("matches", _("compiled equals eager in {n}")), ("differs", _("differs in {n}")),
+    text_why = (("matches", _("compiled equals eager in {n}")), ("differs", _("differs in {n}")),
             ("raises", _("raises in {n}")), ("no-config", _("no such config in {n}")))
-    split = ", ".join(text.format(n=outcomes[outcome]) for outcome, text in said
+    split = ", ".join(text.format(n=outcomes[outcome]) for outcome, text in text_why
                       if outcomes[outcome] or outcome == "matches")
     pages = len({d for d, _ident, _result in rows})
     lead = nodes.paragraph(

@@ -108,14 +108,8 @@ def setup(app: Sphinx) -> None:
 
 
 def by_name(app: Sphinx) -> None:
-    """Our visitors of the builder's format also under the builder's name, where an extension
-    registered visitors under that name (sphinx-proof and sphinx-exercise: ``singlehtml``;
-    sphinxcontrib-mermaid: ``epub``).
-
-    Sphinx gives a translator the visitors registered under its builder's name and, only where
-    there are none, those under its format (``create_translator``), so ours would be left out.
-    Registered under a name where nobody else did, they would leave out everybody else's.
-    """
+    """Our visitors also under the builder's name where another extension registered some
+    there: Sphinx then gives a translator only those (``create_translator``)."""
     name, kind_of_output = app.builder.name, app.builder.format
     if name == kind_of_output or name not in app.registry.translation_handlers:
         return

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..judge.judgement import NotChecked, Value
 
 
-class Words(NamedTuple):
+class WhyText(NamedTuple):
     """Why a value was not checked, as each presenter says it."""
 
     text: str  # a table cell's: ``skipped: no CUDA on the build machine``
@@ -24,7 +24,7 @@ class Words(NamedTuple):
     short: str  # the matrix's: ``skipped: no CUDA``
 
 
-def why_words(value: Value, why: NotChecked, torch: str) -> Words:
+def why_words(value: Value, why: NotChecked, torch: str) -> WhyText:
     """Why ``value`` was not checked with ``torch``, in the page's language, from the
     judgement's cause and the runs' own facts (never from its English words): a cell's, a
     footer's and the matrix's."""
@@ -68,7 +68,7 @@ def why_words(value: Value, why: NotChecked, torch: str) -> Words:
         short = kind
         reason = vr.verdict.note or _("no verdict")
     sentence = reason if unchecked else _("{kind} ({reason})").format(kind=kind, reason=reason)
-    return Words(_("{kind}: {reason}").format(kind=kind, reason=reason), sentence, short)
+    return WhyText(_("{kind}: {reason}").format(kind=kind, reason=reason), sentence, short)
 
 
 def _stopped(vr: VariantResult) -> tuple[str, RunRecord]:

@@ -84,12 +84,8 @@ class DemoLabels(SphinxPostTransform):
 
 
 def documents(doctree: nodes.document, docname: str) -> Iterator[tuple[nodes.Element, str]]:
-    """Each document's part of ``doctree``, innermost first, with its name.
-
-    LaTeX, Texinfo, manual pages and singlehtml resolve one tree assembled from the root
-    document and every document its toctrees include (each under a ``start_of_file`` node), as
-    ``docname``'s: the results of an included page are that page's, not the root's.
-    """
+    """Each document's part of ``doctree``, innermost first, with its name: LaTeX, singlehtml
+    and the like assemble one tree of the included documents (each under a ``start_of_file``)."""
     parts = sorted(doctree.findall(addnodes.start_of_file), key=_depth, reverse=True)
     for part in parts:
         yield part, part["docname"]
@@ -126,14 +122,9 @@ CODE_WIDTH = 72
 
 
 def visit_text_table(self: TextTranslator, node: nodes.table) -> None:
-    """Plain text: each column of a results table at least as wide as its longest word and its
-    longest line of code (up to ``CODE_WIDTH``), and each line of code on a line of its own.
-
-    The text writer wraps a cell as one text to its column's width: it runs the lines of a cell
-    together (``**off**  import torch._functorch.config``) and cuts any word longer than the
-    column (``torch._functorch.co|nfig``); a line that sets a value is for copying, so it stays
-    whole and alone.
-    """
+    """Plain text: each column of a results table as wide as its longest word and line of code
+    (up to ``CODE_WIDTH``), each line of code alone, where the text writer would run a cell's
+    lines together and cut words at the column's edge."""
     for group in node.findall(nodes.tgroup):
         widen(group)
     self.visit_table(node)

@@ -16,7 +16,7 @@ from sphinx.util import logging
 from sphinx.util.logging import is_suppressed_warning
 
 from ..core.config import Settings, autocast_dtype, settings
-from ..core.i18n import _, __, in_console, on_page, said
+from ..core.i18n import _, __, in_console, msg, on_page
 from ..core.model import (
     DEFAULT_CONFIG,
     Demo,
@@ -92,14 +92,14 @@ class _Base(SourceLines):
 
     def problem(self, message: str, line: int | None = None) -> list[nodes.Node]:
         """Report a writer's mistake at its line and keep the build going: ``message`` (a
-        :func:`.said` one) in the console's language in the log, in the page's on the page."""
+        :func:`.msg` one) in the console's language in the log, in the page's on the page."""
         location = Location(self.source_path, line or self.doc_line)
         logger.warning(__("{directive}: {problem}").format(directive=self.name,
                                                            problem=in_console(message)),
                        **ours("directive"), location=str(location))
         doc_state(self.env, self.env.docname).problems.append(
             Finding(severity="error", subtype="directive", location=location,
-                    message=said("{directive}: {problem}", directive=self.name, problem=message))
+                    message=msg("{directive}: {problem}", directive=self.name, problem=message))
         )
         warning = nodes.warning()
         warning += nodes.paragraph(text=_("This demo was not checked: {problem}").format(
@@ -110,8 +110,8 @@ class _Base(SourceLines):
         for name, value in self.options.items():
             if isinstance(value, Unknown):
                 close = difflib.get_close_matches(name, self.known, n=1)
-                hint = said("; did you mean :{option}:?", option=close[0]) if close else ""
-                return said("unknown option :{option}:{hint} (options: {known})",
+                hint = msg("; did you mean :{option}:?", option=close[0]) if close else ""
+                return msg("unknown option :{option}:{hint} (options: {known})",
                             option=name, hint=hint, known=", ".join(self.known))
         return None
 
@@ -136,7 +136,7 @@ class AutocastDemo(_Base):
 
     def make(self) -> list[nodes.Node]:
         if not "".join(self.content).strip():
-            return self.problem(said("the body is empty: write the Python snippet to run under it"))
+            return self.problem(msg("the body is empty: write the Python snippet to run under it"))
         try:
             demo = self.demo()
         except syntax.SyntaxProblem as exc:
@@ -160,7 +160,7 @@ class AutocastDemo(_Base):
                 where = Location(self.source_path, self.option_line("expect"))
                 logger.warning(__("{directive}: :expect: {value}: {record} never applies: no "
                                   "torch release falls in its scope").format(
-                                      directive=self.name, value=record.name, record=record.said),
+                                      directive=self.name, value=record.name, record=record.claim),
                                **ours("scope"), location=str(where))
 
     def demo(self) -> Demo:
@@ -241,24 +241,24 @@ class AutocastDemo(_Base):
             return f"autocast-demo-{number}"
         ident = nodes.make_id(name)
         if not ident:
-            raise located(syntax.SyntaxProblem(said(
+            raise located(syntax.SyntaxProblem(msg(
                 ":name: {name} gives no HTML id: use letters and digits, e.g. :name: fp16-overflow",
                 name=repr(name))), self.option_line("name"))
         taken = demos.get(ident)
         if taken is None:
             return ident
-        where = (said("line {line}", line=taken.lineno) if taken.code.source == self.code().source
+        where = (msg("line {line}", line=taken.lineno) if taken.code.source == self.code().source
                  else str(taken.location))
-        automatic = (said(" (demos without :name: get autocast-demo-<n>)")
+        automatic = (msg(" (demos without :name: get autocast-demo-<n>)")
                      if AUTOMATIC_ID.match(ident) else "")
         free = next(f"{ident}-{n}" for n in range(2, len(demos) + 3) if f"{ident}-{n}" not in demos)
         if ident == name:
-            taken_by = said(
+            taken_by = msg(
                 ":name: {name} is already the id of the demo at {where}{automatic}; each demo "
                 "needs its own, or one would show the other's results: choose another name, "
                 "e.g. :name: {free}", name=repr(name), where=where, automatic=automatic, free=free)
         else:
-            taken_by = said(
+            taken_by = msg(
                 ":name: {name} gives the HTML id {ident}, which is already the id of the demo at "
                 "{where}{automatic}; each demo needs its own, or one would show the other's "
                 "results: choose another name, e.g. :name: {free}", name=repr(name),
@@ -297,7 +297,7 @@ class AutocastDemoSetup(_Base):
 
     def make(self) -> list[nodes.Node]:
         if not "".join(self.content).strip():
-            return self.problem(said("the body is empty: write the setup code in it"))
+            return self.problem(msg("the body is empty: write the setup code in it"))
         code = self.code()
         doc_state(self.env, self.env.docname).setups.append(
             Setup(code=code, group=self.options.get("group") or None)

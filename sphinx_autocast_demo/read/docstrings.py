@@ -27,7 +27,7 @@ import tokenize
 import warnings
 from dataclasses import dataclass
 
-from ..core.i18n import said
+from ..core.i18n import msg
 
 #: The source name autodoc gives a docstring's lines.
 DOCSTRING_SOURCE = re.compile(r"^(?P<path>.+\.pyw?):docstring of (?P<name>.+)$")
@@ -201,14 +201,14 @@ def _read(path: str, stamp: tuple[int, int]) -> Module:
         tree = ast.parse(text, path)
     except OSError as err:
         problem = err.strerror or str(err)
-        raise Unreadable(said("{path} cannot be read: {problem}", path=path, problem=problem)) from None
+        raise Unreadable(msg("{path} cannot be read: {problem}", path=path, problem=problem)) from None
     except SyntaxError as err:
         line, problem = err.lineno or 1, err.msg
-        raise Unreadable(said("{path}:{line}: it is not Python that parses ({problem})",
+        raise Unreadable(msg("{path}:{line}: it is not Python that parses ({problem})",
                               path=path, line=line, problem=problem)) from None
     except (UnicodeDecodeError, ValueError) as err:
         problem = str(err)
-        raise Unreadable(said("{path} cannot be decoded ({problem}): declare its encoding as PEP "
+        raise Unreadable(msg("{path} cannot be decoded ({problem}): declare its encoding as PEP "
                               "263 says", path=path, problem=problem)) from None
     source = [ln.rstrip("\r") for ln in text.split("\n")]
     literals = {_place(node): found for node in _string_nodes(tree)
@@ -222,7 +222,7 @@ def read_module(path: str) -> Module:
         status = os.stat(path)
     except OSError as err:
         problem = err.strerror or str(err)
-        raise Unreadable(said("{path} cannot be read: {problem}", path=path, problem=problem)) from None
+        raise Unreadable(msg("{path} cannot be read: {problem}", path=path, problem=problem)) from None
     return _read(path, (status.st_mtime_ns, status.st_size))
 
 
@@ -315,7 +315,7 @@ def reason(source: str) -> str:
     or its lines are not the file's."""
     split = split_source(source)
     if split is None:
-        return said("it is not a docstring")
+        return msg("it is not a docstring")
     path, name = split
     try:
         module = read_module(path)
@@ -328,23 +328,23 @@ def reason(source: str) -> str:
             if owner == ("" if of_module else last)]
     if made:
         places = "; ".join(made)
-        return said("its docstring is made at run time ({places})", places=places)
+        return msg("its docstring is made at run time ({places})", places=places)
     if not tail and not of_module:
-        return said("{path} defines no {name} (is it made at run time?)", path=path, name=last)
+        return msg("{path} defines no {name} (is it made at run time?)", path=path, name=last)
     docs = [doc for node in nodes if (doc := _docstring(node)) is not None]
     where = ", ".join(f"{path}:{getattr(node, 'lineno', 1)}" for node in nodes)
     label = tail or name
     if not docs:
-        return said("{name} ({where}) has no docstring written in the file (made or inherited at "
+        return msg("{name} ({where}) has no docstring written in the file (made or inherited at "
                     "run time)", name=label, where=where)
     if len(docs) > 1:
         count = len(nodes)
-        return said("{name} is defined {n} times ({where}): which one is documented is decided "
+        return msg("{name} is defined {n} times ({where}): which one is documented is decided "
                     "at run time", name=label, n=count, where=where)
     literal = module.literals.get(_place(docs[0]))
     if literal is None or not literal.one_for_one:
-        return said("the docstring at {path}:{line} has a line break escaped (\\n) or a line "
+        return msg("the docstring at {path}:{line} has a line break escaped (\\n) or a line "
                     "that ends in a backslash, so its lines are not the file's",
                     path=path, line=docs[0].lineno)
-    return said("the docstring at {path}:{line} does not hold this directive as autodoc shows it "
+    return msg("the docstring at {path}:{line} does not hold this directive as autodoc shows it "
                 "(it is changed at run time)", path=path, line=docs[0].lineno)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..core.config import OPTIONS, PREFIX, Option, Settings, number_problem
-from ..core.i18n import said
+from ..core.i18n import msg
 from ..core.model import SHOWS
 from . import syntax
 
@@ -68,8 +68,8 @@ class DirectiveOption:
 def _choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         close = difflib.get_close_matches(value, choices, n=1)
-        hint = said(" (did you mean {word}?)", word=close[0]) if close else ""
-        raise syntax.SyntaxProblem(said(":{option}: {value} is not known{hint}; choose one of "
+        hint = msg(" (did you mean {word}?)", word=close[0]) if close else ""
+        raise syntax.SyntaxProblem(msg(":{option}: {value} is not known{hint}; choose one of "
                                         "{choices}", option=name, value=repr(value), hint=hint,
                                         choices=", ".join(choices)))
     return value
@@ -81,10 +81,10 @@ def _number(option: DirectiveOption, raw: str, default: float) -> float:
     except ValueError:
         value = math.nan
     if number_problem(option.rule, value):
-        why = (said("; leave the option out to use {setting} ({seconds} s)",
+        why = (msg("; leave the option out to use {setting} ({seconds} s)",
                     setting=PREFIX + option.mirrors, seconds=format(default, "g"))
                if option.names_its_default else "")
-        raise syntax.SyntaxProblem(said(":{option}: {value} must be {rule}{why}",
+        raise syntax.SyntaxProblem(msg(":{option}: {value} must be {rule}{why}",
                                         option=option.name, value=repr(raw), rule=option.rule,
                                         why=why))
     return value

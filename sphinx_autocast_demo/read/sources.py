@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
-from ..core.i18n import said
+from ..core.i18n import msg
 from ..core.model import Code, OptionSpan, SourceMap
 from . import docstrings, syntax
 
@@ -171,7 +171,7 @@ class SourceLines(SphinxDirective):
     def myst_yaml(self, head: list[str], fence: int) -> tuple[SourceMap, int]:
         close = next((i for i in range(1, len(head)) if head[i].startswith("---")), None)
         if close is None:
-            raise located(syntax.SyntaxProblem(said(
+            raise located(syntax.SyntaxProblem(msg(
                 "the option block opened by --- has no closing ---, so the whole body would be "
                 "read as options: put a line --- under the last option")), fence + 1)
         block = textwrap.dedent("\n".join(head[1:close])).split("\n")
@@ -193,7 +193,7 @@ class SourceLines(SphinxDirective):
             items, _state = options_to_items("\n".join(texts))
         except TokenizeError as err:
             line = lines[min(max(err.problem_mark.line, 0), len(lines) - 1)] if lines else None
-            raise located(syntax.SyntaxProblem(said(
+            raise located(syntax.SyntaxProblem(msg(
                 "this option block cannot be read (myst-parser: {problem}), so none of its "
                 "options would apply; write it like this:\n{form}", problem=err.problem,
                 form=form)), line or self.doc_line) from None
@@ -209,12 +209,12 @@ class SourceLines(SphinxDirective):
             return
         first, line = head[start], fence + 1 + start
         if syntax.is_option_line(first) and syntax.FIELD_RE.match(first.lstrip()):
-            raise located(syntax.SyntaxProblem(said(
+            raise located(syntax.SyntaxProblem(msg(
                 "{line} is below the blank line or --- that ends the options, so it would be "
                 "read as code: move it up to the other options (no blank line between the "
                 "fence and the options, or among them)", line=repr(first.strip()))), line)
         if blank and continued and first[:1].isspace():
-            raise located(syntax.SyntaxProblem(said(
+            raise located(syntax.SyntaxProblem(msg(
                 "this line is indented like a continuation of :{option}:, but the blank line "
                 "above it ends the options, so it would be read as code: remove the blank line "
                 "to continue :{option}:, or unindent the code", option=continued)), line)
@@ -223,7 +223,7 @@ class SourceLines(SphinxDirective):
 def located(exc: syntax.SyntaxProblem, line: int, option: str = "") -> syntax.SyntaxProblem:
     """``exc`` as raised at ``line`` (and about ``option``, named in its text)."""
     if option:  # name the option: the writer sees the message away from the source
-        exc = syntax.SyntaxProblem(said(":{option}: {problem}", option=option,
+        exc = syntax.SyntaxProblem(msg(":{option}: {problem}", option=option,
                                         problem=exc.args[0]))
     exc.line = line  # type: ignore[attr-defined]
     return exc

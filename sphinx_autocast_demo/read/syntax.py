@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..core.i18n import said
+from ..core.i18n import msg
 from ..core.model import Variant
 from ..core.scopes import Record, records, scope_parts, scoped_name
 
@@ -136,7 +136,7 @@ def literal(source: str) -> Any:
     try:
         tree = ast.parse(source.strip(), mode="eval").body
     except SyntaxError as exc:
-        raise SyntaxProblem(said("{source} is not a Python literal ({error})",
+        raise SyntaxProblem(msg("{source} is not a Python literal ({error})",
                                  source=repr(source.strip()), error=exc.msg)) from None
 
     def convert(node: ast.expr) -> Any:
@@ -155,7 +155,7 @@ def literal(source: str) -> Any:
             for k, v in zip(node.keys, node.values, strict=True):
                 key = convert(k) if k is not None else None
                 if not isinstance(key, str):
-                    raise SyntaxProblem(said("dict keys must be strings, e.g. {example}",
+                    raise SyntaxProblem(msg("dict keys must be strings, e.g. {example}",
                                              example='{"device_type": "cpu"}'))
                 out[key] = convert(v)
             return out
@@ -165,7 +165,7 @@ def literal(source: str) -> Any:
             and node.value.id == "torch"
         ):
             return {"__torch__": node.attr}
-        raise SyntaxProblem(said(
+        raise SyntaxProblem(msg(
             "{source} is not allowed in a value: use strings, numbers, lists, "
             "dicts and torch dtypes such as torch.float16", source=repr(ast.unparse(node))))
 
@@ -188,12 +188,12 @@ def parse_values(text: str | Sequence[str], device: str, dtype: str,
         name = name.strip()
         if eq:
             if not NAME_RE.match(name):
-                raise SyntaxProblem(said("{name} is not a value name; write name=<value>, e.g. "
+                raise SyntaxProblem(msg("{name} is not a value name; write name=<value>, e.g. "
                                          "fp16=[...]", name=repr(name)))
             try:
                 value = literal(rest)
             except SyntaxProblem as exc:
-                raise SyntaxProblem(said(
+                raise SyntaxProblem(msg(
                     "value {name}: {problem}; write a list of torch.amp.autocast kwargs dicts, "
                     "e.g. {example}", name=name, problem=exc.args[0],
                     example=_autocast_example(name, device))) from None
@@ -207,16 +207,16 @@ def parse_values(text: str | Sequence[str], device: str, dtype: str,
             variants.append(Variant(name=name, value=name, source=repr(name)))
         else:
             known = ", ".join((*BUILTIN_VALUES, DEFAULT) if builtins else (DEFAULT,))
-            raise SyntaxProblem(said(
+            raise SyntaxProblem(msg(
                 "unknown value {name}{hint}: use one of {known}, or name it, e.g. {example}",
                 name=repr(name), hint=_did_you_mean(name, BUILTIN_VALUES if builtins else ()),
                 known=known, example=_autocast_example("fp16", device)))
     names = [v.name for v in variants]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        raise SyntaxProblem(said("value {value} is given twice", value=repr(duplicates[0])))
+        raise SyntaxProblem(msg("value {value} is given twice", value=repr(duplicates[0])))
     if not variants:
-        raise SyntaxProblem(said("no values given: write e.g. same_as_forward, off, autocast"))
+        raise SyntaxProblem(msg("no values given: write e.g. same_as_forward, off, autocast"))
     return tuple(variants)
 
 
@@ -236,15 +236,15 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[Record, ...]:
     for item in split_top_level(text):
         match = re.match(r"^([\w*-]+)\s*(?:\[([^\]]*)\])?\s*[:=]\s*(.+)$", item)
         if not match:
-            raise SyntaxProblem(said("{item}: write value: outcome, e.g. off: matches",
+            raise SyntaxProblem(msg("{item}: write value: outcome, e.g. off: matches",
                                      item=repr(item)))
         name, scope, outcome = match.group(1), match.group(2), " ".join(match.group(3).split())
         if name != "*" and name not in names:
-            raise SyntaxProblem(said("{name} is not a value of this demo{hint} (its values: "
+            raise SyntaxProblem(msg("{name} is not a value of this demo{hint} (its values: "
                                      "{values})", name=repr(name), hint=_did_you_mean(name, names),
                                      values=", ".join(names)))
         if not OUTCOME_RE.match(outcome):
-            raise SyntaxProblem(said(
+            raise SyntaxProblem(msg(
                 "{outcome} is not an outcome{hint}: write matches, differs, raises "
                 "<ExceptionName> or no-config", outcome=repr(outcome),
                 hint=_did_you_mean(outcome, ("matches", "differs"))))
@@ -252,7 +252,7 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[Record, ...]:
             try:
                 name = record_name(name, scope)
             except ValueError as exc:
-                raise SyntaxProblem(said(
+                raise SyntaxProblem(msg(
                     "{record}: {scope} is not a scope; write torch releases and/or devices, "
                     "e.g. off[torch>=2.15]: matches or off[torch>=2.14,<2.16 cuda]: differs",
                     record=_scoped(name, scope), scope=repr(str(exc) or "nothing"))) from None
@@ -260,15 +260,13 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[Record, ...]:
     written = [n for n, _ in pairs]
     twice = sorted({n for n in written if written.count(n) > 1})
     if twice:
-        raise SyntaxProblem(said("{record} is recorded twice", record=repr(twice[0])))
+        raise SyntaxProblem(msg("{record} is recorded twice", record=repr(twice[0])))
     refuse_overlaps(pairs)
     return tuple(pairs)
 
 
 def record_name(name: str, scope: str) -> str:
-    """A scoped record's name as the build keeps it: ``off``, ``torch >= 2.15, cuda`` ->
-    ``off[torch>=2.15 cuda]`` (accept mode finds a written record by it). Raises
-    :class:`ValueError` for what is not a scope."""
+    """A scoped record's name as the build keeps it (``off[torch>=2.15 cuda]``)."""
     return scoped_name(name, scope_parts(scope))
 
 
@@ -279,16 +277,16 @@ def refuse_overlaps(pairs: Sequence[tuple[str, str]]) -> None:
     scoped = [r for r in records(pairs) if r.scope is not None]
     for i, first in enumerate(scoped):
         for second in scoped[i + 1:]:
-            if second.value != first.value or second.said == first.said:
+            if second.value != first.value or second.claim == first.claim:
                 continue
             assert first.scope is not None and second.scope is not None
             where = first.scope.overlap(second.scope)
             if where is not None:
-                raise SyntaxProblem(said(
+                raise SyntaxProblem(msg(
                     "{first}: {first_outcome} and {second}: {second_outcome} overlap (both apply "
                     "to {where}): narrow a scope so that only one applies, or record one outcome",
-                    first=first.name, first_outcome=first.said, second=second.name,
-                    second_outcome=second.said, where=where))
+                    first=first.name, first_outcome=first.claim, second=second.name,
+                    second_outcome=second.claim, where=where))
 
 
 def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[Record, ...]:
@@ -300,13 +298,13 @@ def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[Record, ...]
         if header:
             name, scope = header.group(1), header.group(2)
             if name != "*" and name not in names:
-                raise SyntaxProblem(said("[{name}] is not a value of this demo (its values: "
+                raise SyntaxProblem(msg("[{name}] is not a value of this demo (its values: "
                                          "{values})", name=name, values=", ".join(names)))
             if scope is not None:
                 try:
                     name = record_name(name, scope)
                 except ValueError as exc:
-                    raise SyntaxProblem(said(
+                    raise SyntaxProblem(msg(
                         "[{record}]: {scope} is not a scope; write torch releases and/or "
                         "devices, e.g. [off[torch>=2.16]]", record=_scoped(name, scope),
                         scope=repr(str(exc) or "nothing"))) from None
@@ -314,7 +312,7 @@ def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[Record, ...]
         elif blocks:
             blocks[-1][1].append(line.strip())
         elif line.strip():
-            raise SyntaxProblem(said("expected output starts with a [value] line, e.g. [off]"))
+            raise SyntaxProblem(msg("expected output starts with a [value] line, e.g. [off]"))
     return tuple(Record(name, "\n".join(lines).strip()) for name, lines in blocks)
 
 
@@ -328,7 +326,7 @@ def _scoped(name: str, scope: str) -> str:
 
 def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return said(" (did you mean {word}?)", word=repr(close[0])) if close else ""
+    return msg(" (did you mean {word}?)", word=repr(close[0])) if close else ""
 
 
 def expect_text(pairs: list[tuple[str, str]]) -> str:

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Literal
 from sphinx.builders import Builder
 from sphinx.util import logging
 
+from ..core import __version__
 from ..core.i18n import __, n__
 from ..core.publish import in_workspace, publish, without_paths, workspace
 from ..core.state import all_docs
 from ..core.subtypes import Subtype, ours
-from ..core.version import __version__
 from ..engine.build import build
 from ..judge.judgement import judge, judge_all
 from ..plan import results
@@ -53,14 +53,9 @@ OTHER_CHECKERS = ("doctest",)
 
 
 def runs_demos(builder: Builder) -> bool:
-    """Whether a build with ``builder`` runs the docs' code.
-
-    Only where the results are seen: a builder that writes documents (Sphinx's ``format``,
-    "'' if no document output is produced": html, latex, text, man, texinfo, xml...) or one
-    that checks the docs. gettext, linkcheck, changes, a spelling checker and any other builder
-    without document output never run anything: a translator extracting messages must not
-    execute the docs' code. Their pages render no results (see :func:`.render.resolve`).
-    """
+    """Does a build with ``builder`` run the docs' code (never gettext or linkcheck)?"""
+    # Only one that writes documents (Sphinx's ``format``) or checks them: a translator
+    # extracting messages must not execute the docs' code.
     return bool(builder.format) or builder.name in CHECKING_BUILDERS
 
 

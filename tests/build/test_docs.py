@@ -25,7 +25,7 @@ from conftest import sphinx_build, verdicts
 from measured import EXPECTED, OUTPUTS, M
 
 from sphinx_autocast_demo.core import config
-from sphinx_autocast_demo.present import columns, summary
+from sphinx_autocast_demo.present import cells, summary
 from sphinx_autocast_demo.read import directives
 
 DOCS = Path(__file__).parents[2] / "docs"
@@ -377,7 +377,7 @@ def test_every_column_a_page_quotes_is_a_column_of_its_tables(build):
     """Issue 38: the behaviour page explained a *compiled = eager?* column that none of its
     tables had. Every name of a column the extension writes that a page quotes (emphasised, as
     code, in quotes) is the header of a table on the site."""
-    names = set(columns.HEADERS.values()) | set(summary.HEADERS)
+    names = set(cells.HEADERS.values()) | set(summary.HEADERS)
     headers: set[str] = set()
     quoted: list[tuple[str, str]] = []
     for path in sorted(build.out.glob("*.html")):
@@ -405,7 +405,7 @@ def test_as_recorded_is_a_column_only_where_a_record_does_not_hold(build):
         soup = page(build, name)
         for table in soup.select("div.autocast-demo table.autocast-demo-results"):
             header = [th.get_text(" ", strip=True) for th in table.select("thead th")]
-            if columns.HEADERS["recorded"] in header:
+            if cells.HEADERS["recorded"] in header:
                 said = [td.get_text(" ", strip=True) for td in table.select("td.autocast-demo-col-recorded")]
                 assert not all(text.startswith("\u2713 yes") for text in said), (name, said)
     for name in ("index", "behaviour", "upstream", "guide", "myst"):

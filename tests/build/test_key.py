@@ -51,7 +51,7 @@ def test_the_same_code_on_two_pages_reads_the_files_beside_each(steps):
 
 
 def test_a_later_release_of_the_extension_is_served_the_cached_results(steps):
-    """An upgrade that does not change what a result means (core.version.RESULTS_FORMAT) runs
+    """An upgrade that does not change what a result means (core.RESULTS_FORMAT) runs
     nothing again: the pages are read again (they may render differently), every value cached."""
     build = steps["released"]
     assert build.returncode == 0, build.stderr

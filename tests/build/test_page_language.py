@@ -19,7 +19,7 @@ from bs4 import BeautifulSoup
 from conftest import copy_root, sphinx_build
 
 from sphinx_autocast_demo.core import i18n
-from sphinx_autocast_demo.present import columns, summary
+from sphinx_autocast_demo.present import cells, summary
 
 #: What the extension writes on a page, by CSS selector (the demo's caption and code are the
 #: writer's, and outputs are torch's).
@@ -76,18 +76,18 @@ def english_pieces(translations: gettext.GNUTranslations) -> set[str]:
 
 
 def test_the_russian_catalog_translates_every_column_and_the_matrix(russian):
-    for name in (*columns.HEADERS.values(), *summary.HEADERS):
+    for name in (*cells.HEADERS.values(), *summary.HEADERS):
         assert russian.gettext(name) != name, f"no Russian for {name!r} in the shipped catalog"
 
 
 def test_the_headers_and_the_phones_card_labels_are_the_catalogs(pages, russian):
     page = pages["ru"]["index"]
     headers = [th.get_text(" ", strip=True) for th in page.select("table.autocast-demo-results thead th")]
-    assert headers[1] == russian.gettext(columns.HEADERS["verdict"])
-    assert russian.gettext(columns.HEADERS["recorded"]) in headers  # (the stale demo's table)
+    assert headers[1] == russian.gettext(cells.HEADERS["verdict"])
+    assert russian.gettext(cells.HEADERS["recorded"]) in headers  # (the stale demo's table)
     box = page.select_one("div.autocast-demo-scroll")
     assert box is not None and box["data-scroll-hint"] == russian.gettext("scroll sideways")
-    assert russian.gettext(columns.HEADERS["verdict"]) in box["style"]
+    assert russian.gettext(cells.HEADERS["verdict"]) in box["style"]
     matrix = [th.get_text(" ", strip=True) for th in pages["ru"]["summary"].select("table thead th")]
     assert matrix[0] == russian.gettext(summary.HEADERS[0])
     assert matrix[-1] == russian.gettext(summary.HEADERS[2])

@@ -85,7 +85,7 @@ def test_the_installed_wheel_runs_its_script(wheel, tmp_path):
                          capture_output=True, text=True, timeout=60, env=env)
     assert (ran.returncode, ran.stdout) == (0, f"sphinx-autocast-demo {__version__}\n"), ran.stderr
     where = subprocess.run(
-        [sys.executable, "-c", "import sphinx_autocast_demo as p; from sphinx_autocast_demo.core.version "
+        [sys.executable, "-c", "import sphinx_autocast_demo as p; from sphinx_autocast_demo.core "
          "import STATIC; print(p.__file__); print(sorted(f.name for f in STATIC.iterdir()))"],
         capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path)  # not this checkout
     assert where.stdout.splitlines() == [str(target / PACKAGE / "__init__.py"),

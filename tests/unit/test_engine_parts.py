@@ -9,13 +9,13 @@ import os
 
 from sphinx_autocast_demo.core.model import Frame, SnippetError
 from sphinx_autocast_demo.engine import isolation
-from sphinx_autocast_demo.engine.isolation import Words
+from sphinx_autocast_demo.engine.isolation import WorkerSettings
 from sphinx_autocast_demo.engine.parent.channels import Channel, Waiting, above_stdio
 from sphinx_autocast_demo.engine.parent.records import Run, collect, run_paths, signal_name
 
 
 def test_the_builds_words_travel_as_variables_and_are_taken_back_whole():
-    words = Words(config="torch._dynamo.config.x", backend="eager",
+    words = WorkerSettings(config="torch._dynamo.config.x", backend="eager",
                   user_env={"OMP_NUM_THREADS": None, "MKL_NUM_THREADS": "4"}, eager_fds=(5, 7),
                   idle_core=True, kept=("/run/kept.sock", 30.0))
     env = isolation.to_env(words)
@@ -32,8 +32,8 @@ def test_the_builds_words_travel_as_variables_and_are_taken_back_whole():
 
 
 def test_default_words_are_no_variables_and_the_users_threads_come_back(monkeypatch):
-    assert isolation.to_env(Words()) == {} and isolation.take({}) == Words()
-    assert isolation.to_env(Words(idle_core=False, backend="inductor")) == {}
+    assert isolation.to_env(WorkerSettings()) == {} and isolation.take({}) == WorkerSettings()
+    assert isolation.to_env(WorkerSettings(idle_core=False, backend="inductor")) == {}
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.setenv("MKL_NUM_THREADS", "1")
     isolation.restore_user_environment({"OMP_NUM_THREADS": None, "MKL_NUM_THREADS": "3"})

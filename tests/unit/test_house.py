@@ -1,12 +1,16 @@
-"""The package's house (tools/house.py): no circle of imports between its stages."""
+"""The package's house (tools/house.py): no circle of imports between its stages, and no
+ceremony: words that say why, not a second copy of the code."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import io
 import os
 import shutil
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
@@ -79,3 +83,43 @@ def test_no_two_test_modules_share_a_name():
             names.setdefault(path.name, []).append(str(path.relative_to(tests)))
     assert len(names) > 50
     assert {name: paths for name, paths in names.items() if len(paths) > 1} == {}
+
+
+PACKAGE = ROOT / "sphinx_autocast_demo"
+#: A package's face: what its folder or ``python -m`` opens, short by nature.
+FACES = ("__init__.py", "__main__.py")
+
+
+def _docstrings(tree: ast.Module) -> list[tuple[ast.AST, int]]:
+    """Each docstring's owner and how many lines the docstring takes."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and ast.get_docstring(node, clean=False) is not None:
+            first = node.body[0]
+            found.append((node, first.end_lineno - first.lineno + 1))  # type: ignore[operator]
+    return found
+
+
+def test_the_package_says_why_without_ceremony():
+    lines = said = 0
+    longer, small = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        count = len(text.splitlines())
+        lines += count
+        said += sum(1 for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                    if token.type == tokenize.COMMENT and token.line.lstrip().startswith("#"))
+        for node, length in _docstrings(ast.parse(text)):
+            said += length
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and path.name not in FACES:
+                body = node.body[1:]
+                kept = body[-1].end_lineno - body[0].lineno + 1 if body else 0  # type: ignore[operator]
+                if length > kept:  # (a stage's entry, in its __init__, may say more)
+                    longer.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}")
+        if count < 40 and path.name not in FACES:
+            small.append(f"{path.relative_to(ROOT)} ({count} lines)")
+    assert lines > 10_000
+    assert said / lines <= 0.18, f"docstrings and comments are {said / lines:.1%} of the lines"
+    assert longer == [], "a docstring longer than its function's body"
+    assert small == [], "a module under 40 lines that no package opens with"

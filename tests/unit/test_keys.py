@@ -54,7 +54,7 @@ def test_a_release_keeps_the_keys_and_a_new_results_format_changes_them(monkeypa
     """A patch release must not make its users' caches and result sets stale; a change to what a
     result means must."""
     base = key()
-    monkeypatch.setattr("sphinx_autocast_demo.core.version.__version__", "0.1.1")
+    monkeypatch.setattr("sphinx_autocast_demo.core.__version__", "0.1.1")
     monkeypatch.setattr(keys, "__version__", "0.1.1", raising=False)  # wherever keys reads it
     assert key() == base
     monkeypatch.setattr(keys, "RESULTS_FORMAT", "2")

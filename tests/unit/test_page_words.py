@@ -27,7 +27,7 @@ from sphinx_autocast_demo.core import i18n
 from sphinx_autocast_demo.core.model import DemoResult, RunRecord, Verdict
 from sphinx_autocast_demo.core.state import DocState, state
 from sphinx_autocast_demo.judge.judgement import judge
-from sphinx_autocast_demo.present import cells, columns, html, printed, render, summary
+from sphinx_autocast_demo.present import cells, html, printed, render, summary
 from sphinx_autocast_demo.read import directives
 
 CSS = Path(html.__file__).parent / "static" / "autocast_demo.css"
@@ -156,14 +156,14 @@ def test_the_phones_cards_name_their_cells_in_the_pages_language(pseudo):
     """The stylesheet cannot translate: it reads each column's name from the table's box."""
     box = html.scroll_box()
     assert 'data-scroll-hint="\u27e6scroll sideways\u27e7"' in box
-    for column, name in columns.HEADERS.items():
+    for column, name in cells.HEADERS.items():
         assert f"--acd-col-{column}: &quot;\u27e6{name}\u27e7: &quot;" in box
     css = CSS.read_text(encoding="utf-8")
     assert not re.findall(r'content:\s*"[^"]*[A-Za-z]', css), "a word of the stylesheet's own"
 
 
 def test_the_words_the_docs_quote_are_the_pages_where_nothing_translates():
-    assert columns.headers() == columns.HEADERS
+    assert cells.headers() == cells.HEADERS
     assert summary.headers() == summary.HEADERS
     assert html.scroll_box().startswith(
         '<div class="autocast-demo-scroll" data-scroll-hint="scroll sideways" '
@@ -171,7 +171,7 @@ def test_the_words_the_docs_quote_are_the_pages_where_nothing_translates():
 
 
 def test_when_and_how_a_result_set_was_made_is_said_in_the_pages_language(pseudo):
-    # Kept as words to be said (core.i18n.Said), not as English: the matrix's "made on ..." and
+    # Kept as words to be said (core.i18n.Message), not as English: the matrix's "made on ..." and
     # a footer's "run on ..." read it in the page's language. Plain English where nothing asks.
     from sphinx_autocast_demo.core.model import Environment
     from sphinx_autocast_demo.plan.results import EnvironmentSet, RunInfo

@@ -30,7 +30,7 @@ PROBING = replace(demo(), probes=syntax.parse_values(["autocast"], "cpu", "bfloa
 
 
 @pytest.fixture
-def said(monkeypatch) -> Logger:
+def logged(monkeypatch) -> Logger:
     """What planner.py's Sphinx logger was told."""
     found = Logger()
     monkeypatch.setattr(planner_module, "logger", found)
@@ -99,7 +99,7 @@ def test_a_stored_result_is_served_by_the_next_build_without_a_run(tmp_path, hel
     assert (shown.source, shown.torch_version, shown.torch_equivalent) == ("build", TORCH, False)
 
 
-def test_an_edited_file_makes_its_demo_run_again(tmp_path, helper, said):
+def test_an_edited_file_makes_its_demo_run_again(tmp_path, helper, logged):
     run_and_store(build(tmp_path), imports=[[str(helper)], [str(helper)]])
     helper.write_text("SCALE = 2\n")
     again = build(tmp_path)
@@ -107,7 +107,7 @@ def test_an_edited_file_makes_its_demo_run_again(tmp_path, helper, said):
     assert again.files_changed(demo(), STATE)  # Sphinx's file times may not see it (cp -p)
     assert [item.result for item in again.plan([(demo(), STATE)])] == [None, None]
     assert again.stats.cached == 0
-    assert said.texts("verbose") == [
+    assert logged.texts("verbose") == [
         f"/docs/index.rst:1: [{name}] not from the cache: helper.py, which its runs imported, changed"
         for name in ("same_as_forward", "off")]
 
@@ -207,7 +207,7 @@ def test_probes_are_planned_after_every_demos_values_only_where_demos_run_and_ke
     assert [(vr.variant.name, vr.verdict.outcome) for vr in shown.probes] == [("autocast", "error")]
 
 
-def test_an_unreadable_entry_runs_again_and_is_said_at_the_demo(tmp_path, said):
+def test_an_unreadable_entry_runs_again_and_is_said_at_the_demo(tmp_path, logged):
     planner = build(tmp_path)
     key = planner.key(demo(), [demo().code], demo().variants[0])
     path = tmp_path / "cache" / key[:2] / f"{key}.json"
@@ -216,13 +216,13 @@ def test_an_unreadable_entry_runs_again_and_is_said_at_the_demo(tmp_path, said):
     assert planner.needs_run(demo(), STATE) and planner.files_changed(demo(), STATE)
     first, _ = planner.plan([(demo(), STATE)])
     assert first.result is None
-    (level, text, kwargs), = said.lines
+    (level, text, kwargs), = logged.lines
     assert level == "warning" and text.startswith(f"unreadable cache entry, running again: {path}: ")
     assert kwargs == {"type": "autocast_demo", "subtype": "cache", "location": "/docs/index.rst:1"}
 
     never = build(tmp_path, execute="never")
     first, _ = never.plan([(demo(), STATE)])
-    assert said.texts("warning")[-1].startswith(
+    assert logged.texts("warning")[-1].startswith(
         f"unreadable cache entry, not run (autocast_demo_execute is 'never'): {path}: ")
     assert first.result.compiled.not_run == "never"
 
@@ -277,7 +277,7 @@ def test_a_failed_probe_is_not_kept_where_another_run_of_its_demo_could_not_tell
     assert first.cache.get(probe.key) is None
 
 
-def test_a_full_disk_stops_the_storing_and_is_said_once_at_the_setting(tmp_path, said, monkeypatch):
+def test_a_full_disk_stops_the_storing_and_is_said_once_at_the_setting(tmp_path, logged, monkeypatch):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "conf.py").write_text(
         "extensions = ['sphinx_autocast_demo']\nautocast_demo_cache_dir = 'c'\n")
@@ -291,33 +291,33 @@ def test_a_full_disk_stops_the_storing_and_is_said_once_at_the_setting(tmp_path,
     monkeypatch.setattr(planner.cache, "put", full)
     run_and_store(planner)
     assert planner.storing is False and len(tried) == 1  # the second is not tried
-    (level, text, kwargs), = said.lines
+    (level, text, kwargs), = logged.lines
     assert level == "warning" and text.startswith(
         f"autocast-demo: cannot store results in the cache directory {tmp_path / 'cache'} "
         f"(No space left on device: {tmp_path / 'cache' / 'ab'}): ")
     assert kwargs["location"] == f"{tmp_path / 'docs' / 'conf.py'}:2"
 
 
-def test_a_cache_that_cannot_be_made_is_said_once_before_anything_runs(tmp_path, said):
+def test_a_cache_that_cannot_be_made_is_said_once_before_anything_runs(tmp_path, logged):
     (tmp_path / "file").write_text("")
     planner = build(tmp_path, cache_dir=str(tmp_path / "file" / "cache"))
     assert planner.storing is None
     planner.plan([(demo(), STATE)])
     assert planner.storing is False
     planner.plan([(replace(demo(), ident="e"), STATE)])
-    assert len(said.texts("warning")) == 1
-    assert said.texts("warning")[0].startswith(
+    assert len(logged.texts("warning")) == 1
+    assert logged.texts("warning")[0].startswith(
         f"autocast-demo: cannot store results in the cache directory {tmp_path / 'file' / 'cache'} (")
 
 
-def test_a_cache_kept_in_the_doctree_directory_is_said_as_information(tmp_path, said):
+def test_a_cache_kept_in_the_doctree_directory_is_said_as_information(tmp_path, logged):
     # Not a warning: a -W build of a read-only checkout that passed must still pass.
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / DEFAULT_DIR).write_text("")
     planner = build(tmp_path, cache_dir="")
     planner.plan([(demo(), STATE)])
-    assert said.texts("warning") == []
-    info, = said.texts("info")
+    assert logged.texts("warning") == []
+    info, = logged.texts("info")
     assert info.startswith(f"autocast-demo: results are kept in this build's doctree directory "
                            f"({tmp_path / 'doctrees' / 'autocast_demo_cache'}), because "
                            f"{tmp_path / 'docs' / DEFAULT_DIR} is not a directory: ")

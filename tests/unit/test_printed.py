@@ -10,7 +10,7 @@ from sphinx_autocast_demo.core.printed import (
     compare_output,
     compare_printed,
     normalize_output,
-    said_by_snippet,
+    snippets_lines,
 )
 from sphinx_autocast_demo.core.text import MAX_OUTPUT, bounded
 from sphinx_autocast_demo.engine.child.warned import warning_line
@@ -25,7 +25,7 @@ def test_a_warning_of_many_lines_is_one_line_and_folds_whole():
     line = warning_line(DYNAMO, UserWarning, "torch/_dynamo/variables/functions.py", 2431)
     assert "\n" not in line
     assert normalize_output(f"{line}\ndone\n") == "<UserWarning>\ndone"
-    assert said_by_snippet(normalize_output(f"{line}\ndone\n")) == ["done"]
+    assert snippets_lines(normalize_output(f"{line}\ndone\n")) == ["done"]
 
 
 def test_a_category_not_named_warning_is_said_as_its_nearest_base():

@@ -52,8 +52,8 @@ def on_page(path: Path | None, *outcomes: str, expect=(("*", "matches"),), where
     return result(replace(demo(expect), source_map=where), *(ran(outcome) for outcome in outcomes))
 
 
-def said(host: SimpleNamespace) -> list[tuple[bool, str]]:
-    return getattr(host, rewrite.OUTCOME).said
+def lines_of(host: SimpleNamespace) -> list[tuple[bool, str]]:
+    return getattr(host, rewrite.OUTCOME).lines
 
 
 def test_accept_rewrites_a_stale_record_and_the_build_judges_the_demo_as_rewritten(docs, monkeypatch):
@@ -61,7 +61,7 @@ def test_accept_rewrites_a_stale_record_and_the_build_judges_the_demo_as_rewritt
     host = a_build(("index", on_page(docs / "index.rst", "differs", "differs")))
     rewritten = rewrite.write(host)  # type: ignore[arg-type]
     assert (docs / "index.rst").read_text(encoding="utf-8") == "\n".join([*TEXT[:2], STALE, *TEXT[3:]]) + "\n"
-    assert said(host) == [
+    assert lines_of(host) == [
         (False, f"{ENV}: index.rst:3: recorded *: differs"),
         (False, f"{ENV}: 1 file rewritten; the pages of this build show the new records")]
     assert list(rewritten) == [("index", "d")] and rewritten["index", "d"].expect == (("*", "differs"),)
@@ -80,7 +80,7 @@ def test_a_record_is_added_once_to_a_page_reached_by_two_paths(docs, monkeypatch
     new = "   :expect: same_as_forward: differs, off: matches"
     assert (docs / "index.rst").read_text(encoding="utf-8") == "\n".join([*BARE[:2], new, *BARE[2:]]) + "\n"
     assert (docs / "link.rst").is_symlink()
-    assert said(host) == [
+    assert lines_of(host) == [
         (False, f"{ENV}: index.rst:3: recorded same_as_forward: differs, off: matches"),
         (False, f"{ENV}: 1 file rewritten; the pages of this build show the new records")]
     assert sorted(rewritten) == [("index", "d"), ("other", "d")]
@@ -94,7 +94,7 @@ def test_diff_mode_shows_the_change_from_where_the_build_ran_and_writes_nothing(
     host = a_build(("sub/page", on_page(page, "differs", "differs")))
     assert rewrite.write(host) == {}  # type: ignore[arg-type]
     assert page.read_text(encoding="utf-8") == "\n".join(TEXT) + "\n"
-    (warned, diff), (_, count) = said(host)
+    (warned, diff), (_, count) = lines_of(host)
     assert not warned and diff.splitlines() == [
         "--- a/sub/page.rst", "+++ b/sub/page.rst", "@@ -1,5 +1,5 @@", f" {TEXT[0]}", f" {TEXT[1]}",
         f"-{TEXT[2]}", f"+{STALE}", " ", f" {TEXT[4]}"]
@@ -106,7 +106,7 @@ def test_where_every_record_holds_nothing_is_written_and_it_says_so(docs, monkey
     before = (docs / "index.rst").stat().st_mtime_ns
     host = a_build(("index", on_page(docs / "index.rst", "matches", "matches")))
     assert rewrite.write(host) == {}  # type: ignore[arg-type]
-    assert said(host) == [(False, f"{ENV}: every record holds; nothing to change")]
+    assert lines_of(host) == [(False, f"{ENV}: every record holds; nothing to change")]
     assert (docs / "index.rst").stat().st_mtime_ns == before
 
 
@@ -117,7 +117,7 @@ def test_a_directive_error_on_any_page_leaves_every_file_as_it_was(docs, monkeyp
     host = a_build(("index", on_page(docs / "index.rst", "differs", "differs")), ("other", problem))
     assert rewrite.write(host) == {}  # type: ignore[arg-type]
     assert (docs / "index.rst").read_text(encoding="utf-8") == "\n".join(TEXT) + "\n"
-    assert said(host) == [(True, f"{ENV}: nothing was changed, because:\n"
+    assert lines_of(host) == [(True, f"{ENV}: nothing was changed, because:\n"
                                  "  /docs/other.rst:4: autocast-demo: :values: value 'x' is given twice")]
 
 
@@ -133,7 +133,7 @@ def test_a_docstring_not_found_in_its_file_is_named_and_every_other_record_is_re
     host = a_build(("api", not_found), ("api", holds), ("index", stale))
     rewrite.write(host)  # type: ignore[arg-type]
     assert (docs / "index.rst").read_text(encoding="utf-8") == "\n".join([*TEXT[:2], STALE, *TEXT[3:]]) + "\n"
-    assert said(host) == [
+    assert lines_of(host) == [
         (True, f"{ENV}: {SRC}:1: NOT REWRITTEN: {docs / 'mod.py'} DEFINES NO f (IS IT MADE AT RUN TIME?); "
                "RECORD IT BY HAND"),
         (False, f"{ENV}: index.rst:3: RECORDED *: differs"),
@@ -145,7 +145,7 @@ def test_with_accept_off_nothing_is_planned_written_or_said(docs, monkeypatch):
     host = a_build(("index", on_page(docs / "index.rst", "differs", "differs")))
     logged = Logger()
     monkeypatch.setattr(rewrite, "logger", logged)
-    assert rewrite.write(host) == {} and said(host) == []  # type: ignore[arg-type]
+    assert rewrite.write(host) == {} and lines_of(host) == []  # type: ignore[arg-type]
     rewrite.finish(host, None)  # type: ignore[arg-type]
     # A build that failed before accept's step: not a word of accept when it was not asked for.
     rewrite.finish(SimpleNamespace(builder=SimpleNamespace(name="html")), RuntimeError("x"))  # type: ignore[arg-type]
@@ -195,6 +195,6 @@ def test_the_lines_said_are_those_of_the_rewritten_file(docs, monkeypatch):
     lines = (docs / "index.rst").read_text(encoding="utf-8").splitlines()
     assert lines[2] == "   :expect: same_as_forward: differs, off: matches"
     assert lines[8] == "   :expect: same_as_forward: matches, off: differs"
-    assert said(host)[:2] == [
+    assert lines_of(host)[:2] == [
         (False, f"{ENV}: index.rst:3: recorded same_as_forward: differs, off: matches"),
         (False, f"{ENV}: index.rst:9: recorded same_as_forward: matches, off: differs")]

@@ -1,5 +1,5 @@
 """The extension's console words go through its catalog (core/i18n.py): every message a stage
-logs, prints or stores in a finding is a ``__``/``n__`` (or ``said``/``n_said``, said later)
+logs, prints or stores in a finding is a ``__``/``n__`` (or ``said``/``n_msg``, said later)
 call, never a bare literal that a catalog could not reach; a writer's mistake in a directive
 (a ``SyntaxProblem``) is a ``said`` message too, said in the console's language in the log and
 in the page's on the page; so is accept mode's reason not to rewrite a record (a ``Blocked``).
@@ -20,7 +20,7 @@ from fakes import SRC, TEXT, WHERE, Logger, Loud, demo, ran, result
 
 from sphinx_autocast_demo.accept import rewrite
 from sphinx_autocast_demo.accept.newrecord import Blocked
-from sphinx_autocast_demo.core.i18n import CATALOG, Said, in_console, n_said, said
+from sphinx_autocast_demo.core.i18n import CATALOG, Message, in_console, msg, n_msg
 from sphinx_autocast_demo.core.model import Verdict
 from sphinx_autocast_demo.core.state import doc_state
 from sphinx_autocast_demo.read import directives, options, syntax
@@ -91,7 +91,7 @@ def _files() -> list[Path]:
 def test_no_stage_logs_prints_or_stores_a_message_the_catalog_cannot_reach():
     bare = [f"{path.relative_to(PACKAGE)}:{line}" for path in _files()
             for line in literal_messages(path.read_text(encoding="utf-8"))]
-    assert not bare, "wrap these messages in __() / n__() (said() where stored): " + ", ".join(bare)
+    assert not bare, "wrap these messages in __() / n__() (msg() where stored): " + ", ".join(bare)
 
 
 @pytest.mark.parametrize("code", [
@@ -120,12 +120,12 @@ def test_the_scan_finds_a_message_that_bypasses_the_catalog(code):
     'logger.warning(__("autocast-demo: {x} broke").format(x=x), **ours("engine"))',
     'logger.info(n__("{n} demo", "{n} demos", n).format(n=n))',
     'print(message, file=sys.stderr)',
-    'Finding(severity="error", subtype="crash", location=here, message=said("died: {why}", why=w))',
-    'raise SyntaxProblem(said("value {value} is given twice", value=repr(name)))',
+    'Finding(severity="error", subtype="crash", location=here, message=msg("died: {why}", why=w))',
+    'raise SyntaxProblem(msg("value {value} is given twice", value=repr(name)))',
     'raise located(syntax.SyntaxProblem(taken_by), line)',
-    'raise Blocked(said("value {value} has no outcome to record", value=name))',
+    'raise Blocked(msg("value {value} has no outcome to record", value=name))',
     'raise ConfigError(__("{where}: {option} = {value}").format(where=w, option=o, value=v))',
-    'def reason(source): return said("it is not a docstring")',
+    'def reason(source): return msg("it is not a docstring")',
     'def unsafe_in_python(path, changes): return ""',
 ])
 def test_the_scan_lets_words_through_the_catalog(code):
@@ -133,18 +133,18 @@ def test_the_scan_lets_words_through_the_catalog(code):
 
 
 def test_a_stored_message_is_english_text_and_keeps_its_words_to_say_later():
-    inner = n_said("value {values}", "values {values}", 2, values="off, default")
-    message = said("{values}: {what}", values=inner, what="broke")
+    inner = n_msg("value {values}", "values {values}", 2, values="off, default")
+    message = msg("{values}: {what}", values=inner, what="broke")
     assert message == "values off, default: broke" and isinstance(message, str)
     again = pickle.loads(pickle.dumps(message))  # as the environment keeps a finding
-    assert isinstance(again, Said) and again.msgid == "{values}: {what}"
+    assert isinstance(again, Message) and again.msgid == "{values}: {what}"
     assert in_console(again) == "values off, default: broke"  # no catalog: English
     assert in_console("plain") == "plain"
 
 
 def test_said_plurals_follow_the_count():
-    assert n_said("{n} demo", "{n} demos", 1, n=1) == "1 demo"
-    assert n_said("{n} demo", "{n} demos", 2, n=2) == "2 demos"
+    assert n_msg("{n} demo", "{n} demos", 1, n=1) == "1 demo"
+    assert n_msg("{n} demo", "{n} demos", 2, n=2) == "2 demos"
 
 
 class _Wrapped(gettext.NullTranslations):

@@ -126,9 +126,9 @@ def _reason(exc: BaseException) -> str:
         if cause is None or id(cause) in seen:
             break
         seen.add(id(cause))
-        said = _first_lines(cause)
-        if said and said not in reason:
-            reason += f"; caused by {type(cause).__name__}: {said}"
+        first = _first_lines(cause)
+        if first and first not in reason:
+            reason += f"; caused by {type(cause).__name__}: {first}"
         current = cause
     return reason
 

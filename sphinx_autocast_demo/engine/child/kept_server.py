@@ -4,7 +4,7 @@ time or ``stop-workers`` removed its socket. It refuses a build, and ends, when 
 imported has changed since (:func:`_changed`): its memory holds the old one.
 
 Started as ``python -m sphinx_autocast_demo.engine.child.worker`` with the word ``kept`` set
-(:class:`.isolation.Words`; :func:`.worker.main` calls :func:`serve`). Its life after the
+(:class:`.isolation.WorkerSettings`; :func:`.worker.main` calls :func:`serve`). Its life after the
 imports is a per-build worker's (:mod:`.serving`).
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...plan.stamps import written_since
-from ..isolation import Words, restore_user_environment, take
+from ..isolation import WorkerSettings, restore_user_environment, take
 from ..kept import LISTEN_TIMEOUT, peer, warm_file
 from .imports import module_file, read_files, working_dirs
 from .processes import fork, reaped
@@ -73,7 +73,7 @@ def _accept(listener: socket.socket, timeout: float) -> Session | None:
         return None
 
 
-def serve(path: Path, idle: float, words: Words) -> int:
+def serve(path: Path, idle: float, words: WorkerSettings) -> int:
     """Import, warm up, then fork a session for every build that connects, until none came
     for ``idle`` seconds (and no session is left) or the socket was removed. ``words``: those
     of the build that started us (see :mod:`.isolation`)."""

@@ -226,8 +226,7 @@ def _from_torch(cls: type) -> bool:
 
 
 def _torch_machinery(cls: type) -> bool:
-    """A class of torch's private modules (``torch._dynamo``, ``torch._C``, ...): its objects
-    are the compiler's and the dispatcher's state, never a page's, and they reach much of it."""
+    """A class of torch's private modules: the compiler's state, never a page's."""
     return _from_torch(cls) and any(part.startswith("_") for part in cls.__module__.split(".")[1:])
 
 
@@ -565,9 +564,7 @@ def _checkpoint(data: bytes, torch: Any) -> Any:
 
 
 def _pages_code(value: Any) -> bool:
-    """Is a function or generator the page's code (the snippet's, a module of the writer's),
-    not torch's, Python's or an installed package's, whose closures hold their own machinery?
-    Told by where its code is (a wrapper's ``__module__`` is what it wraps)."""
+    """Is a function or generator the page's code (by where its code is)?"""
     code = value.__code__ if isinstance(value, types.FunctionType) else value.gi_code
     return _writers(code.co_filename)
 
@@ -579,8 +576,7 @@ def _defined_in(value: Any) -> str:
 
 
 def _writers(filename: str) -> bool:
-    """A file of the page's own code: the snippet's, or the writer's as the run's imports are
-    told (:func:`.imports.writers`: not torch's, Python's or an installed package's)."""
+    """A file of the page's own code: the snippet's, or the writer's modules."""
     return filename.startswith(CODE_FILE) or bool(writers([filename]))
 
 

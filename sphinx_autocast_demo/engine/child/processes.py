@@ -53,15 +53,9 @@ def die_with_parent(sig: int = signal.SIGKILL) -> None:
 
 
 def renew_thread_pool() -> None:
-    """Rebuild, in a forked child, the intra-op thread pool the zygote made, before any thread can.
-
-    ``torch.set_num_threads(1)`` in the zygote created ATen's pthreadpool; a fork marks it
-    corrupt, and the next ``at::set_num_threads`` replaces it without a lock. On a GPU build
-    the child's first backward starts 8 autograd device threads at once, each of which calls
-    it: one can find the pool released and not yet replaced and aborts the run with SIGABRT
-    ("pool INTERNAL ASSERT FAILED at ATen/ParallelOpenMP.cpp: Invalid thread pool!", measured
-    with 2.14.1+cu130). Replaced here, by the only thread, nothing is left to race for.
-    """
+    """Rebuild, in a forked child, the intra-op thread pool the zygote made, before any thread
+    can: a fork marks it corrupt, and a GPU build's 8 autograd threads replacing it at once
+    abort the run (SIGABRT "Invalid thread pool!", measured with 2.14.1+cu130)."""
     import torch
 
     torch.set_num_threads(1)

@@ -278,8 +278,7 @@ def aot_compiles() -> int:
 
 
 def compiled_anything() -> bool:
-    """Did the compiled run compile any of the snippet's code: a graph dynamo made (a frame it
-    only tried, falling back to eager, is none), or an AOTAutograd compile?"""
+    """Did the compiled run compile the snippet's code (a graph dynamo made, or AOTAutograd)?"""
     return _counts()[1] - _INTERNAL["graphs"] > 0 or _AOT["states"] > 0
 
 
@@ -317,9 +316,9 @@ def watch_config(module: Any, attr: str, given: Any, parts: list[str], texts: li
 
     def __setattr__(self: Any, name: str, value: Any) -> None:
         if name == attr and value != given:
-            said = repr(value)
-            if said not in SET and len(SET) < MAX_SET:
-                SET.append(said)
+            value_repr = repr(value)
+            if value_repr not in SET and len(SET) < MAX_SET:
+                SET.append(value_repr)
                 SET_AT.append(_writers_frame(parts, texts, frame_of))
         super_setattr(self, name, value)
 
@@ -339,11 +338,11 @@ def watch_config(module: Any, attr: str, given: Any, parts: list[str], texts: li
         if _INTERNAL["depth"] or (lazy and traced_at_forward):
             return
         try:  # (raising here would fail the snippet's compile)
-            said = repr(getattr(module, attr))
+            value_repr = repr(getattr(module, attr))
         except Exception as exc:
-            said = f"<unreadable: {type(exc).__name__}>"
-        if said not in READ and len(READ) < MAX_SET:
-            READ[said] = (_writers_frame(parts, texts, frame_of), threading.current_thread().name)
+            value_repr = f"<unreadable: {type(exc).__name__}>"
+        if value_repr not in READ and len(READ) < MAX_SET:
+            READ[value_repr] = (_writers_frame(parts, texts, frame_of), threading.current_thread().name)
 
     _COMPILING.append(compiling)
     try:
@@ -370,17 +369,13 @@ def _writers_frame(parts: list[str], texts: list[str], frame_of: Any) -> list[An
 
 
 def foreign_reads(row: str) -> list[str]:
-    """The values compiles read that are neither the row's (``row``, its ``repr``) nor one
-    the snippet wrote: set where the row's value does not reach (a thread, which starts from
-    torch's defaults in releases whose config is per context; a write that bypassed the config
-    module's ``__setattr__``)."""
+    """Values compiles read that are neither ``row``'s nor the snippet's (a thread's defaults)."""
     return [value for value in READ if value != row and value not in SET]
 
 
 def set_and_read() -> tuple[list[str], list[list[Any]]]:
-    """The values the snippet wrote that a compile then read, and where each was written: a
-    write that changed no compile (a ``config.patch`` around the backward alone, traced at the
-    forward) changed nothing a row should say."""
+    """The values the snippet wrote that a compile then read, and where each was written (a
+    write no compile read changed nothing)."""
     read = [i for i, value in enumerate(SET) if value in READ]
     return [SET[i] for i in read], [SET_AT[i] for i in read]
 

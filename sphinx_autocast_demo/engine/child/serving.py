@@ -12,7 +12,7 @@ import os
 import signal
 from typing import IO
 
-from ..isolation import Words, restore_user_environment
+from ..isolation import WorkerSettings, restore_user_environment
 from ..protocol import Ready
 from .processes import (
     adopt_orphans,
@@ -26,7 +26,7 @@ from .warm import freeze, import_stack, warm_up
 from .zygote import Zygote
 
 
-def imported(words: Words) -> Ready:
+def imported(words: WorkerSettings) -> Ready:
     """:func:`.warm.import_stack`, with its failure as the ready event's error."""
     try:
         return import_stack(words.config, words.backend)
@@ -35,7 +35,7 @@ def imported(words: Words) -> Ready:
                 "fault": "torch-import"}
 
 
-def warmed(info: Ready, words: Words, private: list[int],
+def warmed(info: Ready, words: WorkerSettings, private: list[int],
            with_parent: bool = True) -> tuple[Ready, int | None]:
     """After the imports (``info``): the eager zygote forked on ``eager`` (see
     :func:`fork_eager_zygote`), the warm-up, the check that no thread is left, and the runs'
@@ -122,10 +122,5 @@ def fork_eager_zygote(info: Ready, channel: tuple[int, int], private: list[int],
 
 
 def copy_ahead(idle_core: bool) -> bool:
-    """Whether spares copy what a run writes while they wait: where the pool found a core that
-    would idle (fewer runs in flight than cores), the kernel can, and the user did not say no.
-
-    On a busy core it costs more than it saves: measured with 2 cores, copying ahead took a cold
-    ``-j 1`` build of the benchmark from 11.8 to 10.7 s, and 60 runs at ``-j 2`` from 2.2 to 2.4 s.
-    """
+    """Do spares copy a run's writes while they wait: only on an idle core (measured, 2 cores)."""
     return idle_core and os.environ.get("AUTOCAST_DEMO_PREFAULT") != "0" and can_prefault()

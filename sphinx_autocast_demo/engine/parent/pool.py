@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...plan.keys import SINGLE_THREADED
 from .. import kept
-from ..isolation import NAMES, Words, to_env
+from ..isolation import NAMES, WorkerSettings, to_env
 from ..protocol import EngineFault, Job, Ready, RunRequest
 from .channels import Channel, Waiting, above_stdio
 from .cpus import cores
@@ -58,9 +58,7 @@ class WorkerDied(EngineError):
 
 
 def eager_jobs(jobs: int, cpus: int) -> int:
-    """Eager runs in flight while the warm-up runs: those of ``jobs`` that leave the warm-up,
-    which is on the build's path, a core of its own (measured at -j 2 on 2 cores: a second
-    eager run at a time made cold builds 2.4% slower); at least one."""
+    """Eager runs in flight beside the warm-up: a core left to it (at least one run)."""
     return jobs if jobs < cpus else max(1, jobs - 1)
 
 
@@ -69,7 +67,7 @@ class WorkerPool:
     ``serving.fork_eager_zygote``): eager runs go there, compiled runs to the warm worker."""
 
     def __init__(self, jobs: int, env: dict[str, str] | None = None, keep: float = 0.0,
-                 words: Words | None = None) -> None:
+                 words: WorkerSettings | None = None) -> None:
         self.jobs = max(1, jobs)
         self.tmp = Path(tempfile.mkdtemp(prefix="autocast-demo-"))
         self.log = self.tmp / "worker.log"
@@ -97,7 +95,7 @@ class WorkerPool:
             from_eager, eager_out = os.pipe()
             ours, theirs = (to_eager, from_eager), (above_stdio(eager_in), above_stdio(eager_out))
         # Waiting children copy ahead only on a core that would idle (``serving.copy_ahead``).
-        self.words = replace(words or Words(), user_env=user_env, idle_core=self.jobs < cpus)
+        self.words = replace(words or WorkerSettings(), user_env=user_env, idle_core=self.jobs < cpus)
         child_env.update(to_env(self.words))
         self._child_env = child_env  # for a kept worker that ends before serving us
         try:
@@ -303,8 +301,7 @@ class WorkerPool:
                 "output_path": paths["output_path"], "job_path": paths["job_path"]}
 
     def kept_ended(self) -> bool:
-        """Whether the kept worker serving this build will serve no later one (``stop-workers``
-        or a kill ended it meanwhile)."""
+        """Will the kept worker serving this build serve no later one?"""
         return self.worker.ended_for_later_builds()
 
     def close(self) -> None:

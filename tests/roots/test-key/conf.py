@@ -13,6 +13,6 @@ suppress_warnings = ["autocast_demo.alike"]
 
 # tests/build/test_key.py: the same project after an upgrade to a later release of the extension.
 if os.environ.get("AUTOCAST_DEMO_TEST_RELEASE"):
-    import sphinx_autocast_demo.core.version
+    import sphinx_autocast_demo.core
 
-    sphinx_autocast_demo.core.version.__version__ = os.environ["AUTOCAST_DEMO_TEST_RELEASE"]
+    sphinx_autocast_demo.core.__version__ = os.environ["AUTOCAST_DEMO_TEST_RELEASE"]

@@ -1,4 +1,4 @@
-"""What the engine says to the writer (engine/said.py), on made-up worker answers and no build:
+"""What the engine says to the writer (engine/notices.py), on made-up worker answers and no build:
 the one error of a build that can run no demo and the conf.py line it points at, the ``-v``
 lines on what made the runs cheaper, and the warnings about a worker not kept, each in the
 console's language. The faults for real: tests/build/test_faults_environment.py."""
@@ -13,7 +13,7 @@ import sphinx.locale
 from fakes import TORCH, Logger, Loud
 
 from sphinx_autocast_demo.core.i18n import CATALOG
-from sphinx_autocast_demo.engine import said
+from sphinx_autocast_demo.engine import notices
 from sphinx_autocast_demo.plan.planned import Stats
 
 NEVER = ("set autocast_demo_execute = 'never' (or AUTOCAST_DEMO_EXECUTE=never) to render the pages "
@@ -29,7 +29,7 @@ CONF = ("project = 'x'\n"
 @pytest.fixture
 def logged(monkeypatch) -> Logger:
     found = Logger()
-    monkeypatch.setattr(said, "logger", found)
+    monkeypatch.setattr(notices, "logger", found)
     # English, whatever catalog an earlier test of this process registered for the console.
     monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), sphinx.locale.NullTranslations())
     return found
@@ -60,15 +60,15 @@ def host(tmp_path) -> SimpleNamespace:
 ], ids=["no torch", "torch does not import", "no error text", "unknown config", "other"])
 def test_a_build_that_can_run_no_demo_says_what_to_do_at_the_setting_to_change(
         host, fault, error, says, line):
-    message, where = said.engine_problem(error, fault, host.confdir, "torch._functorch.config.nope")
+    message, where = notices.engine_problem(error, fault, host.confdir, "torch._functorch.config.nope")
     assert message == f"autocast-demo: no demo can run: {says}"
     assert str(where) == f"{host.confdir}/conf.py:{line}"
 
 
 def test_verbose_says_the_warm_workers_torch_and_huge_pages(logged):
-    said.engine_speed(Stats(), {"torch": TORCH, "huge_pages": 24}, warm=True)  # type: ignore[typeddict-item]
-    said.engine_speed(Stats(), {"torch": TORCH}, warm=True)  # type: ignore[typeddict-item]
-    said.engine_speed(Stats(), {"torch": TORCH, "huge_pages": 24}, warm=False)  # type: ignore[typeddict-item]
+    notices.engine_speed(Stats(), {"torch": TORCH, "huge_pages": 24}, warm=True)  # type: ignore[typeddict-item]
+    notices.engine_speed(Stats(), {"torch": TORCH}, warm=True)  # type: ignore[typeddict-item]
+    notices.engine_speed(Stats(), {"torch": TORCH, "huge_pages": 24}, warm=False)  # type: ignore[typeddict-item]
     assert logged.texts() == [f"autocast-demo: the worker is ready (torch {TORCH}, 24 MiB on huge pages)",
                               f"autocast-demo: the worker is ready (torch {TORCH}, 0 MiB on huge pages)"]
 
@@ -80,15 +80,15 @@ def test_verbose_says_the_warm_workers_torch_and_huge_pages(logged):
 def test_verbose_says_whether_the_kept_worker_was_started_or_kept_and_how_long_it_stays(
         logged, build, idle, what):
     info = {"kept": {"pid": 4242, "build": build, "idle": idle, "session": 4243}}
-    said.engine_speed(Stats(), info, warm=False)  # type: ignore[arg-type]
+    notices.engine_speed(Stats(), info, warm=False)  # type: ignore[arg-type]
     assert logged.texts() == [f"autocast-demo: the worker (pid 4242) was {what} after its last build"]
 
 
 def test_verbose_counts_the_runs_made_cheaper_in_the_singular_and_the_plural(logged):
-    said.engine_speed(Stats(executed=1, eager_zygote=1, copied_ahead=1, copied_bytes=(3 << 20) + 5),
+    notices.engine_speed(Stats(executed=1, eager_zygote=1, copied_ahead=1, copied_bytes=(3 << 20) + 5),
                       {}, warm=False)
-    said.engine_speed(Stats(executed=4, eager_zygote=2, eager_early=1, copied_ahead=1), {}, warm=False)
-    said.engine_speed(Stats(executed=4), {}, warm=False)  # nothing made cheaper: nothing said
+    notices.engine_speed(Stats(executed=4, eager_zygote=2, eager_early=1, copied_ahead=1), {}, warm=False)
+    notices.engine_speed(Stats(executed=4), {}, warm=False)  # nothing made cheaper: nothing said
     assert logged.texts() == [
         "autocast-demo: 1 eager run ran in a zygote forked before the warm-up, 0 of them while it ran",
         "autocast-demo: 1 of 1 run began with the worker's pages a compile writes already copied, on "
@@ -100,18 +100,18 @@ def test_verbose_counts_the_runs_made_cheaper_in_the_singular_and_the_plural(log
 
 
 def test_a_worker_not_kept_is_a_slow_warning_at_the_keep_worker_setting(logged, host):
-    assert said.not_kept(host, "the kept worker did not start")  # type: ignore[arg-type]
+    assert notices.not_kept(host, "the kept worker did not start")  # type: ignore[arg-type]
     ((level, text, where),) = logged.lines
     assert (level, text) == ("warning", "autocast-demo: no kept worker serves this build (the kept "
                              "worker did not start); this build starts its own, which ends with it")
     assert where == {"type": "autocast_demo", "subtype": "slow", "location": f"{host.confdir}/conf.py:5"}
-    assert not said.not_kept(host, "") and len(logged.lines) == 1  # type: ignore[arg-type]
+    assert not notices.not_kept(host, "") and len(logged.lines) == 1  # type: ignore[arg-type]
 
 
 def test_a_worker_that_cannot_fork_says_its_thread_and_one_that_did_not_tell_can(logged, host):
     # The eager zygote's answer says nothing of forking: only the warm one's does.
-    assert not said.cannot_fork(host, {"torch": TORCH})  # type: ignore[arg-type, typeddict-item]
-    assert said.cannot_fork(host, {"fork": False, "threads": ["openblas"]})  # type: ignore[arg-type]
+    assert not notices.cannot_fork(host, {"torch": TORCH})  # type: ignore[arg-type, typeddict-item]
+    assert notices.cannot_fork(host, {"fork": False, "threads": ["openblas"]})  # type: ignore[arg-type]
     ((level, text, where),) = logged.lines
     assert text.startswith("autocast-demo: runs start a new Python interpreter (seconds each instead "
                            "of a fork of the warm worker): after importing torch the worker had 1 "
@@ -124,10 +124,10 @@ def test_the_engines_words_are_said_in_the_consoles_language_and_its_data_as_it_
     monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), Loud())
     info = {"torch": TORCH, "huge_pages": 2, "kept": {"pid": 7, "build": 1, "idle": 60.0},
             "fork": False, "threads": ["omp_thread"]}
-    said.engine_speed(Stats(executed=2, eager_zygote=2, copied_ahead=2, copied_bytes=1 << 20),
+    notices.engine_speed(Stats(executed=2, eager_zygote=2, copied_ahead=2, copied_bytes=1 << 20),
                       info, warm=True)  # type: ignore[arg-type]
-    said.not_kept(host, "/run/user/1000 is not private")  # type: ignore[arg-type]
-    said.cannot_fork(host, info)  # type: ignore[arg-type]
+    notices.not_kept(host, "/run/user/1000 is not private")  # type: ignore[arg-type]
+    notices.cannot_fork(host, info)  # type: ignore[arg-type]
     assert logged.texts()[:-1] == [
         f"AUTOCAST-DEMO: THE WORKER IS READY (TORCH {TORCH}, 2 MIB ON HUGE PAGES)",
         "AUTOCAST-DEMO: THE WORKER (PID 7) WAS STARTED FOR THIS BUILD; IT STAYS 60 S AFTER ITS LAST BUILD",
@@ -146,7 +146,7 @@ def test_the_error_of_a_build_that_can_run_no_demo_is_said_in_the_consoles_langu
     monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), Loud())
     for fault, error in (("no-torch", ""), ("torch-import", "ImportError: libtorch.so"),
                          ("no-config", "LookupError: no backward_pass_autocast")):
-        message, _ = said.engine_problem(error, fault, host.confdir,  # type: ignore[arg-type]
+        message, _ = notices.engine_problem(error, fault, host.confdir,  # type: ignore[arg-type]
                                          "torch._functorch.config.backward_pass_autocast")
         assert message.startswith("AUTOCAST-DEMO: NO DEMO CAN RUN: "), message
         assert "SET AUTOCAST_DEMO_EXECUTE = 'NEVER'" in message, message
