@@ -13,7 +13,7 @@ author = "sphinx-autocast-demo developers"
 copyright = "2026, sphinx-autocast-demo developers"
 # torch_links: torch names link to docs.pytorch.org without downloading an inventory.
 extensions = ["sphinx_autocast_demo", "myst_parser", "autocast_reference", "torch_links",
-              "sphinx_copybutton", "source_and_result"]
+              "sphinx_copybutton", "source_and_result", "breakable_names"]
 exclude_patterns = ["_build", "examples", "_results"]
 root_doc = "index"
 

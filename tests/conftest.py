@@ -115,6 +115,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 DEFAULT_OFF = ("import torch._functorch.config as c; "
                "c._config['backward_pass_autocast'].default = 'off'; "
                "c._get_dict_dirty_keys_var.set(None); c._hash_dirty_var.set(True)")
+#: :data:`DEFAULT_OFF` where ``TORCH_TEST_DEFAULT_OFF`` is set: a build with it and one without
+#: share their result sets' keys (a set's key holds no TORCH_* variable; the cache's does), as
+#: the sets of a torch whose default changed would.
+#: (One line: a result set keeps the command that made it, which must be one.)
+DEFAULT_OFF_IF_SET = ("import os, torch._functorch.config as c; "
+                      "os.environ.get('TORCH_TEST_DEFAULT_OFF') and ("
+                      "setattr(c._config['backward_pass_autocast'], 'default', 'off'), "
+                      "c._get_dict_dirty_keys_var.set(None), c._hash_dirty_var.set(True))")
 STATS = "autocast_demo_stats.json"  # pipeline.STATS: a build's numbers, in its doctree directory
 
 

@@ -6,8 +6,9 @@ pages in Chromium)."""
 from __future__ import annotations
 
 M, D = "\u2713 matches", "\u2717 differs"
-#: A demo with ``:show: record``: its outcome, not coloured as a verdict, and that it holds.
-RD = "\u2713 differs, as recorded"
+#: A demo with ``:show: record``: its outcome with the verdict's mark (compiled printed other
+#: lines than eager: it differs), and that the record holds.
+RD = "\u2717 differs, as recorded"
 #: A demo with ``:show: outputs``: no table, only what it printed.
 OUTPUTS: list[str] = []
 

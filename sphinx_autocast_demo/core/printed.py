@@ -104,6 +104,11 @@ def _shown(line: str | None) -> str:
 _NOT_THE_SNIPPETS = re.compile(r"^(<\w*Warning>|<log> .*)$")
 
 
+def holds_uncompared(text: str) -> bool:
+    """``text`` (as a run printed it) has a warning or a torch log line: shown, not compared."""
+    return any(_NOT_THE_SNIPPETS.match(line) for line in normalize_output(text).splitlines())
+
+
 def snippets_lines(text: str) -> list[str]:
     """The lines a snippet printed, without the warnings and log lines only the compiler says."""
     return [line for line in text.splitlines() if not _NOT_THE_SNIPPETS.match(line)]

@@ -15,6 +15,8 @@ from . import hints
 from .run_errors import run_error
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..core.model import (
         DefaultChange,
         DemoResult,
@@ -35,10 +37,12 @@ def check(result: DemoResult) -> DemoResult:
     hold too, unless scoped to some torch releases or a device)."""
     several = bool(result.others) or result.source != "build"  # name the environment in messages
     releases = _releases(result)
-    checked = _check_one(result, several, releases)
+    checked = _check_one(result, several, releases, _defaults(result.others))
     if result.source == "build" and (alike := hints.alike(result)) is not None:
         checked = replace(checked, findings=(*checked.findings, alike))
-    others = tuple(_check_one(other, True, releases) for other in result.others)
+    others = tuple(_check_one(other, True, releases,
+                              _defaults([result, *(o for o in result.others if o is not other)]))
+                   for other in result.others)
     findings = list(checked.findings)
     # A missing expectation is said once, for the first environment that lacks it.
     told = any(f.subtype == "missing-expectation" for f in findings)
@@ -106,7 +110,16 @@ def _releases(result: DemoResult) -> Releases:
     return Releases(tuple(lacking), tuple(having))
 
 
-def _check_one(result: DemoResult, named: bool, releases: Releases) -> DemoResult:
+def _defaults(results: Sequence[DemoResult]) -> frozenset[str]:
+    """The defaults of the config that the ``default`` rows of ``results`` ran under: what
+    the torches the page was checked with had (the kept result sets know)."""
+    return frozenset(d for r in results for vr in r.variants if vr.variant.name == DEFAULT
+                     and (d := vr.compiled.config_default or vr.eager.config_default))
+
+
+def _check_one(result: DemoResult, named: bool, releases: Releases,
+               had: frozenset[str]) -> DemoResult:
+    """``had``: the defaults other torches the page was checked with had (:func:`_defaults`)."""
     demo, environment = result.demo, result.environment
     label = environment.label if environment is not None else ""
     findings: list[Finding] = []
@@ -132,7 +145,7 @@ def _check_one(result: DemoResult, named: bool, releases: Releases) -> DemoResul
             continue
         names = vr.compiled.error.names if vr.compiled.error else ()
         if not syntax.outcome_holds(expected, vr.verdict.outcome, names):
-            findings.append(_mismatch(result, vr, expected, label))
+            findings.append(_mismatch(result, vr, expected, label, had))
         findings.extend(replace(f, environment=label) for f in _output_finding(result, vr))
     for error, variant_names in errors.values():
         every = len(variant_names) == len(result.variants) and len(variant_names) > 1
@@ -162,13 +175,15 @@ def _check_one(result: DemoResult, named: bool, releases: Releases) -> DemoResul
     return replace(result, findings=tuple(findings))
 
 
-def _mismatch(result: DemoResult, vr: VariantResult, expected: str, label: str) -> Finding:
+def _mismatch(result: DemoResult, vr: VariantResult, expected: str, label: str,
+              had: frozenset[str]) -> Finding:
     """A record that no longer holds: said as a change of torch's default where that is why
-    the ``default`` row broke (once, in place of the row's mismatch); with the tolerance to
+    the ``default`` row broke and a torch the page was checked with (``had``) had another
+    default (once, in place of the row's mismatch); else a wrong record, with the tolerance to
     allow where compiled differs from eager by rounding only and the page records a match."""
     demo, name = result.demo, vr.variant.name
     torch = _torch(result)
-    change = hints.default_change(result, vr)
+    change = hints.default_change(result, vr, had)
     if change is not None:
         return Finding(
             severity="mismatch", subtype="default-changed", variants=(name,),

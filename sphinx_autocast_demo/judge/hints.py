@@ -160,17 +160,18 @@ def _at(torch: str) -> Environment:
     return Environment(label="", torch=torch, python="")
 
 
-def default_change(result: DemoResult, vr: VariantResult) -> DefaultChange | None:
+def default_change(result: DemoResult, vr: VariantResult, had: frozenset[str]) -> DefaultChange | None:
     """Why the ``default`` row ``vr`` (whose record broke) broke, where it is torch's default:
     the value the row ran under is not a value the page records it alike with. Found from the
     page's other records that still hold: those alike with the default's (the value the page
     takes the default to be, which torch's is not), or the row of torch's new default, kept
     apart from the default's record and now doing what the default row does. None where the
-    records say nothing of which value the default is."""
+    records say nothing of which value the default is, or where no torch the page was checked
+    with (``had``: their defaults) had another default: then the record is wrong, not torch."""
     demo, environment = result.demo, result.environment
     now = vr.compiled.config_default or vr.eager.config_default
     expected = demo.expected(vr.variant.name, environment)
-    if vr.variant.name != syntax.DEFAULT or not now or expected is None:
+    if vr.variant.name != syntax.DEFAULT or not now or expected is None or not had - {now}:
         return None
     recorded: list[str] = []
     unlike = ""

@@ -47,16 +47,17 @@ def headers() -> dict[str, str]:
 CellState = Literal["matches", "differs", "raises", "no-config", "error",
                     "holds", "broken", "unchecked", "unrecorded"]
 
-#: Every mark and colour a results cell shows, in one table: a verdict's (of the page's tables,
-#: the matrix, the table across environments) and a record's.
+#: Every mark and colour a results cell shows, in one table. A mark says what torch did
+#: (compiled against eager) and nothing else; whether the page's record holds is said in words,
+#: in a style of its own (no mark), so that a record that holds never reads as a match.
 LOOKS: dict[CellState, Look] = {
     "matches": Look("\u2713", "autocast-demo-matches"),
     "differs": Look("\u2717", "autocast-demo-differs"),
     "raises": Look("\u26a0", "autocast-demo-raises"),
     "no-config": Look("\u2014", "autocast-demo-no-config"),
     "error": Look("\u2014", "autocast-demo-error"),
-    "holds": Look("\u2713", "autocast-demo-holds"),
-    "broken": Look("\u2717", "autocast-demo-stale-cell"),
+    "holds": Look("", "autocast-demo-holds"),
+    "broken": Look("", "autocast-demo-stale-cell"),
     "unchecked": Look("\u2014", "autocast-demo-unchecked"),
     "unrecorded": Look("", "autocast-demo-unrecorded"),
 }
@@ -288,29 +289,64 @@ def broken_text(broken: frozenset[str], expected: str | None, where: str = "") -
 
 
 def outcome_as_recorded(value: Value, torch: str) -> tuple[str, list[str]]:
-    """``:show: record``: what happened, and whether the page says so, without the colour of a
-    verdict (the snippet is not about compiled against eager)."""
+    """``:show: record``: what happened, with the verdict's mark and colour (what compiled did
+    against eager), and whether the page says so, in words and the record's style."""
     if not value.checked:
         return verdict_text(value, torch)
-    happened = value.result.verdict.text  # (as ``:expect:`` says it: a name, not a word)
+    verdict = value.result.verdict
+    happened = outcome_word(verdict)
     if value.record == "unrecorded":
-        return marked("unrecorded", _("{happened} (not recorded)").format(happened=happened))
-    if value.record == "broken":
-        return marked("broken", _("{happened}, but the page records {expected}").format(
-            happened=happened, expected=value.expected))
-    return marked("holds", _("{happened}, as recorded").format(happened=happened))
+        text = _("{happened} (not recorded)").format(happened=happened)
+    elif value.record == "broken":
+        text = _("{happened}, but the page records {expected}").format(
+            happened=happened, expected=value.expected)
+    else:
+        text = _("{happened}, as recorded").format(happened=happened)
+    return marked(verdict.outcome, text, LOOKS[value.record].css)
 
 
-def legend_line(recorded: bool) -> nodes.paragraph:
-    """How to read the tables, once per page (a reader must not need the prose for it), in the
-    fewest words: the marks; the "as recorded?" column only where a table of the page has it.
-    How exactly each demo compares is its footer's (or the page's line under the first table)."""
-    text = _("Marks: {matches} compiled matches eager in every tensor, gradient and printed line; "
-             "{differs} differs (largest difference first); {raises} the compiled run "
-             "raised.").format(matches=MARK["matches"], differs=MARK["differs"], raises=MARK["raises"])
+def outcome_word(verdict: Verdict) -> str:
+    """A verdict's outcome in a word or two of the page's language (``:expect:`` says it in
+    names, which a page in another language must not show as its words)."""
+    return {"matches": _("matches"), "differs": _("differs"),
+            "raises": _("raises {exception}").format(exception=verdict.exception),
+            "no-config": _("no such config"), "error": _("not checked")}[verdict.outcome]
+
+
+#: The one thing each mark means, as the legend says it (:func:`legend_text`).
+def mark_meanings() -> dict[str, str]:
+    return {
+        MARK["matches"]: _("compiled matches eager in every tensor, gradient and printed line "
+                           "(logs and warnings aside)"),
+        MARK["differs"]: _("differs"),
+        MARK["raises"]: _("the compiled run raised"),
+        LOOKS["unchecked"].mark: _("no verdict: the cell says why"),
+    }
+
+
+def marks_in(tree: nodes.Node) -> list[str]:
+    """The marks that the results cells under ``tree`` show, in the legend's order."""
+    classes = {look.css for look in LOOKS.values()}
+    texts = [node.astext() for node in tree.findall(nodes.Element)
+             if classes.intersection(node.get("classes", ()))]
+    return [mark for mark in mark_meanings() if any(mark in text for text in texts)]
+
+
+def legend_text(marks: Sequence[str]) -> str:
+    """What each of ``marks`` means, in one sentence: a legend true of every cell that uses them."""
+    meanings = mark_meanings()
+    return _("Marks: {marks}.").format(marks="; ".join(f"{mark} {meanings[mark]}" for mark in marks))
+
+
+def legend_line(tree: nodes.Node, recorded: bool) -> list[nodes.paragraph]:
+    """How to read the tables of ``tree`` (a page), once per page: the marks its cells use; the
+    "as recorded?" column only where a table has it. How exactly each demo compares is its
+    footer's (or the page's line under the first table)."""
+    marks = marks_in(tree)
+    parts = [legend_text(marks)] if marks else []
     if recorded:
-        text += " " + _("{recorded}: is the page still right?").format(recorded=headers()["recorded"])
-    return nodes.paragraph(text=text, classes=["autocast-demo-legend"])
+        parts.append(_("{recorded}: is the page still right?").format(recorded=headers()["recorded"]))
+    return [nodes.paragraph(text=" ".join(parts), classes=["autocast-demo-legend"])] if parts else []
 
 
 def words(message: str, **parts: nodes.Node) -> list[nodes.Node]:

@@ -37,14 +37,17 @@ class Part(NamedTuple):
 
 def page_parts(footers: list[list[Part]]) -> list[Part]:
     """What the page says once for its demos: for each key that every demo's footer has, what
-    most of them say (a demo that says otherwise keeps its own part)."""
+    most of them say (a demo that says otherwise keeps its own part); their gradients only
+    where all say the same."""
     shared = []
     for key in [part.key for part in footers[0]]:
         parts = [part for footer in footers for part in footer if part.key == key]
         if len(parts) < len(footers):
             continue  # (a demo without it would seem to have it)
         best, count = Counter(parts).most_common(1)[0]
-        if count * 2 > len(footers):
+        # What the demos' gradients are is said once only where every demo's are alike: a
+        # page-wide "no gradients" stood under a demo about a weight's gradient (issue 47).
+        if count == len(footers) or (count * 2 > len(footers) and key != "grads"):
             shared.append(best)
     return shared
 

@@ -6,11 +6,14 @@ with a short traceback or how a run that did not finish ended), not a judgement 
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from docutils import nodes
 
 from ..core.i18n import _
+from ..core.model import Frame
+from ..core.printed import holds_uncompared
 from ..core.publish import publish
 
 if TYPE_CHECKING:
@@ -36,26 +39,49 @@ def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.N
     blocks = [(name, text) for name, text in blocks if text]
     if not blocks:
         return []
+    # The legend's "every line the snippet printed" leaves these out: said where they show.
+    uncompared = ([nodes.paragraph(text=_("Warnings and torch's log lines shown here are not "
+                                          "compared with eager: the compiler prints its own "
+                                          "when it compiles, not each time the code runs."),
+                                   classes=["autocast-demo-silent"])]
+                  if any(holds_uncompared(vr.compiled.output) for vr in result.variants) else [])
     if tabs and len(blocks) > 1:
-        return [tab_set(result.demo.ident, blocks), *_silent(silent)]
+        return [tab_set(result.demo.ident, blocks), *_silent(silent), *uncompared]
     out: list[nodes.Node] = []
     for name, text in blocks:
         box = nodes.container(classes=["autocast-demo-output"])
         box += nodes.paragraph("", "", nodes.strong(text=_("Printed under {value}:").format(value=name)))
         box += nodes.literal_block(text, text, language="none")
         out.append(box)
-    return out + _silent(silent)
+    return out + _silent(silent) + uncompared
 
 
 def _fold(blocks: list[tuple[str, str]], values: int) -> list[tuple[str, str]]:
     """One block for "every value" when every value printed the same (something)."""
-    if len(blocks) == values and len({text for _, text in blocks}) == 1 and blocks[0][1]:
+    if 1 < values == len(blocks) and len({text for _, text in blocks}) == 1 and blocks[0][1]:
         return [(_("every value"), blocks[0][1])]
     return blocks
 
 
+#: A warning as a run prints it (core.printed.WARNING_LINE), in parts.
+_WARNING = re.compile(r"(?m)^(\w*Warning): (.*) \[(\S+):(\d+)\]$")
+_OUR_CODE = re.compile(r"<autocast-demo-(\d+)>")
+
+
+def readable_warnings(result: DemoResult, text: str) -> str:
+    """Each warning of ``text`` as Python prints one (``file:line: Category: message``), its
+    message's own line breaks back, and the writer's code named by its page and line rather
+    than by the run's name for it (``<autocast-demo-0>``)."""
+    def shown(found: re.Match[str]) -> str:
+        category, message, place, line = found.groups()
+        if (ours := _OUR_CODE.fullmatch(place)) is not None:
+            place, line = str(result.where_frame(Frame(int(ours[1]), int(line), "", ""))).rsplit(":", 1)
+        return f"{place}:{line}: {category}: {message.replace(chr(92) + 'n', chr(10))}"
+    return _WARNING.sub(shown, text)
+
+
 def _run_text(result: DemoResult, run: RunRecord, app: Sphinx) -> str:
-    text = run.output.rstrip()
+    text = readable_warnings(result, run.output.rstrip())
     if run.error is not None:
         text = (text + "\n" if text else "") + result.traceback(run.error)
     elif run.status in ("timeout", "crashed"):

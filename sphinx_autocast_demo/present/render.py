@@ -74,7 +74,7 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
     tabled = [j for j in judged if j is not None and j.result.demo.show != "outputs"]
     lines = shared_lines(tabled, placeholders[0]["ident"] if placeholders else "")
     listed = {line: anchor for line, (_names, anchor) in lines.items()}
-    legend = False  # said yet
+    legend: tuple[nodes.Element, int, bool] | None = None  # where it goes, once the cells are made
     for node, result in zip(placeholders, judged, strict=True):
         if not shown:
             node.parent.remove(node)
@@ -83,16 +83,18 @@ def resolve(app: Sphinx, doctree: nodes.document, state: DocState | None, shown:
                                    classes=["autocast-demo-provenance"])
             node.replace_self(para)
         else:
-            if not legend and result.result.demo.show != "outputs":
+            if legend is None and result.result.demo.show != "outputs":
                 # Under the first demo, not in it: it speaks for every table of the page.
                 box = node.parent
                 at = box.parent.index(box) + 1
-                recorded = any(shows_recorded(j) for j in tabled)
-                box.parent[at:at] = [legend_line(recorded), *lines_to_copy(lines)]
-                legend = True
+                box.parent[at:at] = lines_to_copy(lines)
+                legend = (box.parent, at, any(shows_recorded(j) for j in tabled))
             node.replace_self(result_nodes(result, app, tabs, shared_footer=shared, page=page,
                                            named=_caption(node), listed=listed))
             page = None  # (said once, under the first table)
+    if legend is not None:  # of the marks the page's cells show, now that they are made
+        parent, at, recorded = legend
+        parent[at:at] = legend_line(doctree, recorded)
 
 
 def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, shared_footer: Sequence[Part] = (),
@@ -100,7 +102,7 @@ def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, shared_foot
                  listed: Mapping[str, str] | None = None) -> list[nodes.Node]:
     """The demo's table (unless it shows only outputs), what it printed, its footer and, when
     the page's record no longer holds, a warning box. The footer leaves out what the page
-    says for every demo (``said``); ``page``: the line that says it, to put here; ``named``:
+    says for every demo (``shared_footer``); ``page``: the line that says it, to put here; ``named``:
     the demo as the table's caption names it (none: "this demo"); ``listed``: lines to copy
     that the page lists once (lines -> where), which the value cells link to instead of
     showing them."""

@@ -87,9 +87,10 @@ def value_cell(result: DemoResult, vr: VariantResult, listed: Mapping[str, str] 
     if vr.compiled.config_set:  # the row did not run under its value alone
         at = vr.compiled.config_set_at
         values = ", ".join(vr.compiled.config_set)
-        label = (_("then set by the snippet itself to {values} (line {line})").format(
+        # ("changes": a snippet sets it, or patches it for a block; both are a change.)
+        label = (_("the snippet itself changes it to {values} (line {line})").format(
             values=values, line=result.where_frame(at[0]).line) if at
-                else _("then set by the snippet itself to {values}").format(values=values))
+                else _("the snippet itself changes it to {values}").format(values=values))
         entry += nodes.paragraph(text=label, classes=["autocast-demo-config-set"])
     return entry
 

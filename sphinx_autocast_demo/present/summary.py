@@ -20,7 +20,18 @@ from ..core.state import all_docs, doc_state
 from ..judge.judgement import judge
 from ..read.directives import demo_boxes
 from . import tables
-from .cells import LOOKS, MARK, and_list, cell, heading, marked, table, words
+from .cells import (
+    LOOKS,
+    and_list,
+    cell,
+    heading,
+    legend_text,
+    marked,
+    marks_in,
+    outcome_word,
+    table,
+    words,
+)
 from .why import why_words
 
 if TYPE_CHECKING:
@@ -96,9 +107,7 @@ def _verdict(value: Value | None, torch: str = "") -> tuple[str, list[str]]:
     if value is None:
         return "", ["autocast-demo-absent"]
     verdict, why = value.result.verdict, value.why
-    text = {"matches": _("matches"), "differs": _("differs"),
-            "raises": _("raises {exception}").format(exception=verdict.exception),
-            "no-config": _("no such config"), "error": _("not checked")}[verdict.outcome]
+    text = outcome_word(verdict)
     if why is not None:  # never the mark of a checked result
         short = why_words(value, why, torch).short
         text_why = _("{why}: {verdict}").format(why=short, verdict=text) if why.other_torch else short
@@ -201,16 +210,8 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
         return [box]
 
     demo, other, records = headers()
-    legend = _("Each row is a demo, each column a value of the config it varies: {matches} "
-               "compiled equals eager, {differs} differs, {raises} raises, {unchecked} not "
-               "checked in this build. {records}: {holds} every outcome the demo's page records "
-               "still holds (in every environment that checked it).").format(
-        matches=MARK["matches"], differs=MARK["differs"], raises=MARK["raises"],
-        unchecked=LOOKS["unchecked"].mark, records=records, holds=LOOKS["holds"].mark)
-    if others:
-        legend += " " + _("Values that few demos use are listed together under {other}.").format(
-            other=other)
-    box += nodes.paragraph(text=legend, classes=["autocast-demo-legend"])
+    legend = nodes.paragraph(classes=["autocast-demo-legend"])  # (filled once the rows are made)
+    box += legend
     heads = [demo, *values, *([other] if others else []), records]
     wide = {demo: 28, other: 24, records: 16}
     lines: list[list[nodes.entry] | nodes.row] = []
@@ -228,8 +229,17 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
             lines.append(heading)
         lines.append(_demo_row(app, fromdocname, docname, ident, result, values, others))
     widths = [wide.get(text, max(10, len(text))) for text in heads]
-    box += tables.results(table(heads, lines, widths, classes=("autocast-demo-matrix",)),
-                          _("Every demo, value by value, in each environment"))
+    made = table(heads, lines, widths, classes=("autocast-demo-matrix",))
+    # What the cells show, as each mark means on every page: this legend is true of each.
+    text = [_("Each row is a demo, each column a value of the config it varies."),
+            *([legend_text(marks)] if (marks := marks_in(made)) else []),
+            _("{records}: whether every outcome the demo's page records still holds, in every "
+              "environment that checked it.").format(records=records)]
+    if others:
+        text.append(_("Values that few demos use are listed together under {other}.").format(
+            other=other))
+    legend += nodes.Text(" ".join(text))
+    box += tables.results(made, _("Every demo, value by value, in each environment"))
     return [box]
 
 

@@ -5,12 +5,12 @@ of tests/roots/test-default, real torch, inductor."""
 from __future__ import annotations
 
 import pytest
-from conftest import DEFAULT_OFF, copy_root, sphinx_build, verdicts
+from conftest import DEFAULT_OFF_IF_SET, copy_root, sphinx_build, verdicts
 
 MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
 #: A torch whose default became "off", simulated the way only a release could change it: the
 #: config entry's default, not a value set (the other rows set theirs, and so keep them).
-CHANGED = DEFAULT_OFF  # a torch whose default became "off"
+CHANGED = DEFAULT_OFF_IF_SET  # a torch whose default became "off", where TORCH_TEST_DEFAULT_OFF is set
 
 
 def starts(cells: list[str]) -> list[str]:
@@ -21,8 +21,16 @@ def starts(cells: list[str]) -> list[str]:
 def builds(tmp_path_factory):
     src = copy_root("default", tmp_path_factory)
     today = sphinx_build(src, src / "_build" / "html", "--keep-going")
+    # The page's kept result set of the torch before, whose default was torch's today: what
+    # tells a changed default from a wrong record.
+    kept = sphinx_build(src, src / "_build" / "kept", "-b", "autocast-check",
+                        "-D", "autocast_demo_environment=torch before",
+                        "-D", f"autocast_demo_global_setup={CHANGED}")
+    assert kept.returncode == 0, kept.stderr
     changed = sphinx_build(src, src / "_build" / "changed", "-W", "--keep-going",
-                           "-D", f"autocast_demo_global_setup={CHANGED}")
+                           "-D", f"autocast_demo_global_setup={CHANGED}",
+                           "-D", f"autocast_demo_results={src / '_build' / 'kept' / 'results'}",
+                           env={"TORCH_TEST_DEFAULT_OFF": "1"})
     return today, changed
 
 

@@ -131,7 +131,7 @@ def test_the_numbers_the_text_quotes(build):
     # Eagerly the config is never read: all three gradients are equal.
     assert printed(behaviour, "no-recompile") == {"every value": "True False",
                                                   "every value, run eagerly": "True True"}
-    assert printed(behaviour, "current-default") == {"every value": "same_as_forward"}
+    assert printed(behaviour, "current-default") == {"default": "same_as_forward"}
     patch = printed(behaviour, "patch-one-region")
     assert patch["same_as_forward"] == "same_as_forward" and patch["off"] == "off"
     # The bf16 rounding the text talks about (seed: ~8e-2 for 64x64 randn).
@@ -158,7 +158,8 @@ def test_upstream_snippets_render_the_error_each_gives(build):
         shown = " ".join(printed(upstream, ident).values())
         assert text in shown, (ident, shown)
     bare = printed(upstream, "upstream-bare-import")
-    assert bare == {"every value": "AttributeError: module 'torch._functorch' has no attribute 'config'"}
+    # (one value: its block is named by it, not "every value")
+    assert bare == {"off": "AttributeError: module 'torch._functorch' has no attribute 'config'"}
 
 
 def test_every_python_block_on_the_behaviour_pages_is_a_checked_demo(build):
@@ -177,7 +178,7 @@ def test_the_matrix_has_every_demo_and_agrees_with_each_table(build):
     header = [th.get_text(strip=True) for th in table.select("thead th")]
     assert header[0] == "demo" and header[-1] == "page records"
     # The values most demos use get a column each; the rarer ones share "other values".
-    assert header[1:-1] == ["same_as_forward", "off", "autocast", "fp16", "other values"]
+    assert header[1:-1] == ["default", "same_as_forward", "off", "autocast", "other values"]
     values = header[1:-2]
     headings = table.select("tbody tr.autocast-demo-matrix-page")
     demos = all_demos(build)
@@ -209,7 +210,7 @@ def test_the_matrix_has_every_demo_and_agrees_with_each_table(build):
             assert {v: outcome(c) for v, c in shown.items()} == {v: outcome(c) for v, c in own.items()}, (
                 ident, shown, own)
         # (this build, and each kept set of another release)
-        assert tds[-1].get_text(strip=True) == f"\u2713 holds in all {1 + len(OTHERS)}"
+        assert tds[-1].get_text(strip=True) == f"holds in all {1 + len(OTHERS)}"
     assert sorted(linked) == sorted(demos)
     assert [n for n, _ in linked] == sorted((n for n, _ in linked), key=pages.index)
     # Demos that share a section are told apart by their captions.
@@ -225,8 +226,9 @@ def test_the_matrix_has_every_demo_and_agrees_with_each_table(build):
     # A recipe whose snippet patches the config ran under "off" in every row: its cells say so,
     # and the lead counts them apart (no verdict of the value a column names).
     recipe = next(row for row in rows if row.find("a")["href"].endswith("#recipe-patch"))
-    said = [td.get_text(" ", strip=True) for td in recipe.select("td")[:3]]
-    assert said[0] == "\u2713 matches under the snippet's own value", said
+    # (its cells in column order, the empty ones of values it does not run left out)
+    said = [td.get_text(" ", strip=True) for td in recipe.select("td") if td.get_text(strip=True)]
+    assert said[0] == "\u2713 matches under the snippet's own value", said  # same_as_forward
     assert said[1] == "\u2713 matches", said  # (the off row: it ran under its own value)
     replaced = sum("the snippet's own value" in td.get_text() for row in rows for td in row.select("td"))
     assert (f"({replaced} under a value their snippet set itself, no verdict of the value their "
@@ -240,7 +242,8 @@ def test_reference_tables_list_every_option_with_type_and_default(build):
     reference = page(build, "reference")
     tables = reference.select("table.autocast-demo-reference")
     demo_rows, setup_rows, conf_rows = (
-        [[c.get_text(" ", strip=True) for c in tr.select("td")] for tr in t.select("tbody tr")]
+        # ("": a name's parts, each a span between the <wbr>s that let it wrap, read as one)
+        [[" ".join(c.get_text("").split()) for c in tr.select("td")] for tr in t.select("tbody tr")]
         for t in (tables[0], tables[1], tables[2])
     )
     assert [r[0] for r in demo_rows] == [f":{o}:" for o in directives.AutocastDemo.known]
@@ -407,7 +410,7 @@ def test_as_recorded_is_a_column_only_where_a_record_does_not_hold(build):
             header = [th.get_text(" ", strip=True) for th in table.select("thead th")]
             if cells.HEADERS["recorded"] in header:
                 said = [td.get_text(" ", strip=True) for td in table.select("td.autocast-demo-col-recorded")]
-                assert not all(text.startswith("\u2713 yes") for text in said), (name, said)
+                assert not all(text.startswith("yes") for text in said), (name, said)
     for name in ("index", "behaviour", "upstream", "guide", "myst"):
         lines = [p.get_text(" ", strip=True) for p in page(build, name).select("p.autocast-demo-provenance")]
         holds = [line for line in lines if "What the page records of each value holds" in line]
@@ -422,6 +425,41 @@ def test_the_legend_is_short_and_once_a_page(build):
         legends = [p.get_text(" ", strip=True) for p in page(build, name).select("p.autocast-demo-legend")]
         assert len(legends) <= 1, (name, legends)
         assert all(len(text.split()) <= 30 for text in legends), (name, legends)
+
+
+def test_every_mark_a_cell_shows_means_its_verdict_and_is_in_its_pages_legend(build):
+    """Issue 47: "\u2713 differs, as recorded" stood in a match's green under a legend that says
+    \u2713 means compiled matches eager; a record cell said \u2713/\u2717 for "holds"; the matrix's
+    legend gave "\u2014" a meaning its cells did not have. A mark means one thing everywhere, and
+    each page's legend names exactly the marks its cells show."""
+    verdicts = {"\u2713": "autocast-demo-matches", "\u2717": "autocast-demo-differs",
+                "\u26a0": "autocast-demo-raises"}
+    seen_anywhere: set[str] = set()
+    for name in PAGES:
+        soup = page(build, name)
+        legend = " ".join(p.get_text(" ", strip=True) for p in soup.select("p.autocast-demo-legend"))
+        shown: set[str] = set()
+        for td in soup.select("table.autocast-demo-results td"):
+            classes = set(td.get("class", []))
+            if classes & {"autocast-demo-col-recorded", "autocast-demo-holds",
+                          "autocast-demo-stale-cell"} and not classes & set(verdicts.values()):
+                # Whether a record holds: words, never a mark.
+                assert not any(m in td.get_text() for m in verdicts), (name, td.get_text())
+            for mark, css in verdicts.items():
+                carriers = [el for el in (td, *td.select("p, span")) if mark in el.get_text()]
+                if carriers:
+                    shown.add(mark)
+                    assert any(css in el.get("class", []) for el in carriers), (name, str(td)[:300])
+            if any("\u2014" in el.get_text() and set(el.get("class", [])) & {
+                    "autocast-demo-no-config", "autocast-demo-error", "autocast-demo-unchecked"}
+                   for el in (td, *td.select("p, span"))):
+                shown.add("\u2014")
+        if not legend:
+            continue
+        named = {mark for mark in (*verdicts, "\u2014") if f"{mark} " in legend}
+        assert named == shown, (name, legend, shown)
+        seen_anywhere |= shown
+    assert {"\u2713", "\u2717", "\u26a0"} <= seen_anywhere  # (the check saw each mark: it can fail)
 
 
 def test_a_cell_that_counts_more_differences_names_the_largest(build):
@@ -460,6 +498,7 @@ def test_the_matrix_explanation_is_true_of_the_table(build):
                 greens |= {column} if td.get_text(strip=True).startswith("\u2713") else set()
         for item in tds[-2].select("p"):  # other values: "empty: \u2713 matches"
             value, _, verdict = item.get_text(" ", strip=True).partition(": ")
+            value = value.strip()  # ("fp16 : ..." where its name is an element of its own)
             shown.add(value)
             greens |= {value} if verdict.startswith("\u2713") else set()
         rows[tds[0].get_text(" ", strip=True)] = (greens, shown)

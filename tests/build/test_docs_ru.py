@@ -23,7 +23,7 @@ DOCS = Path(__file__).parents[2] / "docs"
 BUILT = DOCS / ".autocast_demo_cache"
 CATALOGS = DOCS / "locale" / "ru" / "LC_MESSAGES"
 #: The pages whose catalogs translate every message; the others have no catalog and stay English.
-TRANSLATED = ("index", "behaviour", "translating", "upstream")
+TRANSLATED = ("index", "behaviour", "translating", "upstream", "matrix")
 CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 
 

@@ -16,13 +16,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import DEFAULT_OFF, sphinx_build, verdicts
+from conftest import DEFAULT_OFF_IF_SET, sphinx_build, verdicts
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "pytorch-docs"
 MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
-#: A torch whose default became "off" (as tests/build/test_default.py simulates it), with the
-#: example's own global setup kept.
-CHANGED = "import torch, amp_helpers; " + DEFAULT_OFF
+#: A torch whose default became "off" where TORCH_TEST_DEFAULT_OFF is set (as
+#: tests/build/test_default.py simulates it), with the example's own global setup kept.
+CHANGED = "import torch, amp_helpers; " + DEFAULT_OFF_IF_SET
 
 if importlib.util.find_spec("pytorch_sphinx_theme2") is None:
     if os.environ.get("AUTOCAST_DEMO_PYTORCH_DOCS") == "1":
@@ -42,8 +42,16 @@ def builds(tmp_path_factory):
     shutil.copytree(EXAMPLE, work)
     src = work / "docs" / "source"
     today = sphinx_build(src, work / "build" / "html", "-j", "auto", "-W", "--keep-going")
+    # The pages' kept result set of the torch before, whose default was torch's today: what
+    # tells a changed default from a wrong record.
+    kept = sphinx_build(src, work / "build" / "kept", "-b", "autocast-check",
+                        "-D", "autocast_demo_environment=torch before",
+                        "-D", f"autocast_demo_global_setup={CHANGED}")
+    assert kept.returncode == 0, kept.stderr
     changed = sphinx_build(src, work / "build" / "changed", "-j", "auto", "-W", "--keep-going",
-                           "-D", f"autocast_demo_global_setup={CHANGED}")
+                           "-D", f"autocast_demo_global_setup={CHANGED}",
+                           "-D", f"autocast_demo_results={work / 'build' / 'kept' / 'results'}",
+                           env={"TORCH_TEST_DEFAULT_OFF": "1"})
     return today, changed
 
 

@@ -171,8 +171,8 @@ def test_a_row_whose_snippet_sets_the_varied_config_says_what_it_ran_under(build
     rows = build.html("index").find(id="sets-config").select("tbody tr")
     said = [row.select_one(".autocast-demo-config-set") for row in rows]
     assert [s.get_text() if s else None for s in said] == [
-        "then set by the snippet itself to 'off' (line 124)", None,
-        "then set by the snippet itself to 'off' (line 124)"]  # (the patch line)
+        "the snippet itself changes it to 'off' (line 124)", None,
+        "the snippet itself changes it to 'off' (line 124)"]  # (the patch line)
 
 
 def test_the_seeds_third_layout_shows_its_verdicts_with_no_option_set(build):

@@ -102,16 +102,24 @@ def test_the_record_cells_say_whether_the_page_holds():
     assert cells.recorded_text(value(raised, "unrecorded", None)) == (
         "not recorded", ["autocast-demo-unrecorded"])
     assert cells.recorded_text(value(raised, "broken")) == (
-        "\u2717 no: records matches", ["autocast-demo-stale-cell"])
+        "no: records matches", ["autocast-demo-stale-cell"])
     assert cells.recorded_text(value(raised, "holds", "raises KeyError")) == (
-        "\u2713 yes (raises KeyError)", ["autocast-demo-holds"])
-    # :show: record: what happened, without the colour of a verdict.
+        "yes (raises KeyError)", ["autocast-demo-holds"])
+    # A record cell shows no mark: a mark says what compiled did against eager, and only that.
+    assert not any(m in cells.recorded_text(value(raised, r))[0] for r in ("broken", "holds")
+                   for m in cells.mark_meanings())
+    # :show: record: what happened, with the verdict's mark and colour (the compiled run raised),
+    # and the record's words and style beside them.
     assert cells.outcome_as_recorded(value(raised, "unrecorded", None), TORCH) == (
-        "raises KeyError (not recorded)", ["autocast-demo-unrecorded"])
+        "\u26a0 raises KeyError (not recorded)", ["autocast-demo-raises", "autocast-demo-unrecorded"])
     assert cells.outcome_as_recorded(value(raised, "broken"), TORCH) == (
-        "\u2717 raises KeyError, but the page records matches", ["autocast-demo-stale-cell"])
+        "\u26a0 raises KeyError, but the page records matches",
+        ["autocast-demo-raises", "autocast-demo-stale-cell"])
     assert cells.outcome_as_recorded(value(raised, "holds", "raises KeyError"), TORCH) == (
-        "\u2713 raises KeyError, as recorded", ["autocast-demo-holds"])
+        "\u26a0 raises KeyError, as recorded", ["autocast-demo-raises", "autocast-demo-holds"])
+    differs = Verdict("differs")
+    assert cells.outcome_as_recorded(value(differs, "holds", "differs"), TORCH) == (
+        "\u2717 differs, as recorded", ["autocast-demo-differs", "autocast-demo-holds"])
 
 
 def test_the_value_cell_shows_the_line_to_copy_or_torchs_default():
@@ -127,13 +135,13 @@ def test_the_value_cell_shows_the_line_to_copy_or_torchs_default():
         "not set: torch's default")
     reset = VariantResult(OFF, Verdict("matches"), RunRecord("ok", config_set=("'off'", "True")), OK)
     assert set_lines.value_cell(found, reset).astext().endswith(
-        "then set by the snippet itself to 'off', True")
+        "the snippet itself changes it to 'off', True")
     # The line that set it, in the page's coordinates (the demo's own code is the last part).
     frame = Frame(len(found.codes) - 1, 1, "<module>", "")
     at = RunRecord("ok", config_set=("'off'",), config_set_at=(frame,))
     line = found.codes[-1].doc_line(1)
     assert set_lines.value_cell(found, VariantResult(OFF, Verdict("matches"), at, OK)).astext().endswith(
-        f"then set by the snippet itself to 'off' (line {line})")
+        f"the snippet itself changes it to 'off' (line {line})")
 
 
 def test_the_value_cell_links_to_lines_the_page_lists_once():

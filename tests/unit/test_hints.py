@@ -13,6 +13,7 @@ from fakes import HERE, LATER, MADE, SRC, TORCH, WHERE, demo, ran, result
 from sphinx_autocast_demo.core.model import (
     DEFAULT_CONFIG,
     DefaultChange,
+    DemoResult,
     Environment,
     OptionSpan,
     RunRecord,
@@ -146,12 +147,25 @@ def test_releases_without_the_config_on_both_sides_of_one_with_it_get_this_relea
 NAMES = ["default", "same_as_forward", "off"]
 
 
-def defaulted(names: list[str], expect: str, *runs, now: str = "'off'"):
+def defaulted(names: list[str], expect: str, *runs, now: str = "'off'",
+              had: str = "'same_as_forward'"):
+    """A demo whose default row ran under ``now``, checked beside a kept result set of an
+    earlier torch whose default was ``had`` (none: no result set), where that row matched."""
     the_demo = replace(demo(), variants=syntax.parse_values(names, "cpu", "bfloat16"),
                        expect=syntax.parse_expect(expect, tuple(names)))
     verdict, compiled, eager = runs[0]
     first = (verdict, replace(compiled, config_default=now), replace(eager, config_default=now))
-    return result(the_demo, first, *runs[1:])
+    variants = tuple(VariantResult(v, *r) for v, r in zip(the_demo.variants, (first, *runs[1:]),
+                                                          strict=True))
+    here = DemoResult(demo=the_demo, codes=(the_demo.code,), variants=variants, torch_version=TORCH)
+    if had:
+        matched, compiled, eager = ran("matches")
+        before = (VariantResult(variants[0].variant, matched, replace(compiled, config_default=had),
+                                replace(eager, config_default=had)), *variants[1:])
+        earlier = replace(here, variants=before, torch_version="2.12.0", source="set",
+                          environment=Environment("torch 2.12.0", "2.12.0", "3.11"))
+        here = replace(here, others=(earlier,))
+    return check.check(here)
 
 
 def test_a_default_row_broken_by_a_new_default_says_the_new_default_and_the_recorded_one():
@@ -208,5 +222,24 @@ def test_a_changed_default_is_not_said_of_a_value_that_is_not_the_default_row():
     change = hints.default_change(defaulted(NAMES, "*: matches", ran("differs"), ran("matches"),
                                             ran("differs")),
                                   VariantResult(syntax.parse_values(["off"], "cpu", "bfloat16")[0],
-                                                *ran("differs")))
+                                                *ran("differs")), frozenset({"'same_as_forward'"}))
     assert change is None
+
+
+@pytest.mark.parametrize("had", [
+    "",  # no result set: no torch the page was checked with is known to have had another default
+    "'same_as_forward'",  # a kept set whose torch had the very default this one has
+])
+def test_a_wrong_record_of_the_default_row_is_a_wrong_record_not_a_changed_default(had):
+    # The writer typed "default: matches" where the default row differs, as same_as_forward's
+    # does: the records read as if the page took the default to be 'off', but no torch the
+    # page was checked with had another default than this one's.
+    found = defaulted(["default", "same_as_forward", "off"],
+                      "default: matches, same_as_forward: differs, off: matches",
+                      ran("differs"), ran("differs"), ran("matches"),
+                      now="'same_as_forward'", had=had)
+    here = [f for f in found.findings if not f.environment]
+    assert [f.subtype for f in here] == ["mismatch"], found.findings
+    assert here[0].message.startswith(
+        f"value default: the page records 'matches' but with torch {TORCH} compiled differs")
+    assert (here[0].location.line, here[0].variants) == (3, ("default",))

@@ -17,6 +17,7 @@ from sphinx_autocast_demo.accept import rewrite as accept
 from sphinx_autocast_demo.core import config
 from sphinx_autocast_demo.core.model import (
     DemoResult,
+    Frame,
     Location,
     Tolerance,
     VariantResult,
@@ -91,8 +92,8 @@ def test_the_results_table_of_a_held_and_a_broken_record():
     assert rows(table) == [
         ["backward_pass_autocast", "compiled = eager?", "as recorded?"],
         ["same_as_forward\n\n" + SET + "'same_as_forward'",
-         "\u2717 differs (w.grad, max |\u0394| 5.00e-01)", "\u2717 no: records matches"],
-        ["off\n\n" + SET + "'off'", "\u2713 matches eager", "\u2713 yes (matches)"],
+         "\u2717 differs (w.grad, max |\u0394| 5.00e-01)", "no: records matches"],
+        ["off\n\n" + SET + "'off'", "\u2713 matches eager", "yes (matches)"],
     ]
     # What was printed, and in words what was not: never an empty box.
     assert [p.astext() for p in printed] == ["Printed under off:\n\ntensor(16.)",
@@ -117,13 +118,32 @@ def test_show_record_and_show_outputs():
     recorded = result(replace(demo((("*", "differs"),)), show="record"), *outcomes)
     table, *_ = render.result_nodes(judge(recorded, TORCH), APP)  # type: ignore[arg-type]
     assert [row[1] for row in rows(table)] == [
-        "outcome, as recorded?", "\u2713 differs, as recorded", "\u2713 differs, as recorded"]
-    # Not the red of a verdict: the point of such a demo is not compiled against eager.
-    assert "autocast-demo-differs" not in str(table)
+        "outcome, as recorded?", "\u2717 differs, as recorded", "\u2717 differs, as recorded"]
+    # The mark and red of the verdict (compiled differs from eager: a mark means that on every
+    # page, issue 47), the record's words and style beside them.
+    assert all(e["classes"][:2] == ["autocast-demo-differs", "autocast-demo-holds"]
+               for e in table.findall(nodes.entry) if "autocast-demo-col-outcome" in e["classes"])
     only = result(replace(demo((("*", "differs"),)), show="outputs"), *outcomes)
     shown = render.result_nodes(judge(only, TORCH), APP)  # type: ignore[arg-type]
     assert not any(isinstance(n, nodes.table) for n in shown)
     assert shown[0].astext() == "Printed under every value:\n\nx"
+
+
+def test_a_warning_shows_as_python_prints_it_at_the_pages_line_and_is_said_not_compared():
+    # Issue 47: a multi-line warning showed as one line with a literal "\\n" and the run's
+    # name for the writer's code, <autocast-demo-0>.
+    printed = "UserWarning: first line\\nsecond line [<autocast-demo-0>:2]\nx\n"
+    outcomes = ran("matches", output=printed), ran("matches", output=printed)
+    only = result(replace(demo((("*", "matches"),)), show="outputs"), *outcomes)
+    shown = "\n".join(n.astext() for n in render.result_nodes(judge(only, TORCH), APP))  # type: ignore[arg-type]
+    where = only.where_frame(Frame(0, 2, "", ""))
+    assert f"index.rst:{where.line}: UserWarning: first line\nsecond line\nx" in shown, shown
+    assert "<autocast-demo-0>" not in shown and "\\n" not in shown
+    assert "Warnings and torch's log lines shown here are not compared with eager" in shown
+    quiet = result(replace(demo((("*", "matches"),)), show="outputs"), ran("matches", output="x\n"),
+                   ran("matches", output="x\n"))
+    assert "not compared" not in "\n".join(
+        n.astext() for n in render.result_nodes(judge(quiet, TORCH), APP))  # type: ignore[arg-type]
 
 
 def rendered_page(results: dict[str, DemoResult | None]) -> nodes.document:
@@ -168,6 +188,8 @@ def test_the_legend_says_the_marks_in_few_words_and_as_recorded_only_where_a_tab
         doc = rendered_page(page)  # type: ignore[arg-type]
         (legend,) = paragraphs(doc, "legend")
         assert len(legend.astext().split()) <= 30, legend.astext()
+        # Only the marks the page's cells show: a legend of marks nobody sees is noise.
+        assert ("\u2717" in legend.astext()) is asked, legend.astext()
         assert ("as recorded?" in legend.astext()) is asked
         headers = [e.astext() for e in doc.findall(nodes.entry) if isinstance(e.parent.parent, nodes.thead)]
         assert ("as recorded?" in headers) is asked

@@ -41,8 +41,10 @@ def test_only_the_table_spells_a_mark():
 
 
 def test_a_cell_takes_its_mark_and_colour_from_the_table():
-    assert marked("broken", "no: records matches") == (f"{MARK['differs']} no: records matches",
+    # A record says whether it holds in words: no mark of a verdict (issue 47).
+    assert marked("broken", "no: records matches") == ("no: records matches",
                                                       ["autocast-demo-stale-cell"])
+    assert marked("differs", "differs") == (f"{MARK['differs']} differs", ["autocast-demo-differs"])
     assert marked("error", "not run", "autocast-demo-unchecked") == (
         f"{DASH} not run", ["autocast-demo-error", "autocast-demo-unchecked"])
     assert marked("unrecorded", "not recorded") == ("not recorded", ["autocast-demo-unrecorded"])

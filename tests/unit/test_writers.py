@@ -161,7 +161,7 @@ def page_row(title: str = "Backward inside the block", span: int = 2) -> nodes.r
 
 def matrix_like(title: str = "Backward inside the block") -> tables.results_table:
     return tables.results(table(["demo", "off", "page records"], [
-        page_row(title), [cell("first demo"), cell("\u2713 matches"), cell("\u2713 holds")]]), "Every demo")
+        page_row(title), [cell("first demo"), cell("\u2713 matches"), cell("holds")]]), "Every demo")
 
 
 def test_man_pages_write_a_spanning_cell_as_that_cell_and_empty_ones_without_a_warning():
@@ -172,7 +172,7 @@ def test_man_pages_write_a_spanning_cell_as_that_cell_and_empty_ones_without_a_w
     rows = out.split("\n_\n")  # tbl's rule between rows
     cells = [re.findall(r"T\{\n(.*?)T\}", row, re.S) for row in rows]
     assert cells[1] == ["Backward inside the block\n", "", ""]
-    assert cells[2] == ["first demo\n", "\u2713 matches\n", "\u2713 holds\n"]
+    assert cells[2] == ["first demo\n", "\u2713 matches\n", "holds\n"]
 
 
 SET = "torch._functorch.config.backward_pass_autocast = 'same_as_forward'"
