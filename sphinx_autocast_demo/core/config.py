@@ -141,8 +141,8 @@ class Settings:
         "auto: run what is not cached; force: run everything; never: render from the cache "
         "only (for hosts without torch).", EXECUTE_MODES)
     jobs: int = _option(0, (int,), "",
-                        "Runs in flight at once; 0 follows ``sphinx-build -j``, capped at the CPUs the "
-                        "build may use (affinity and cgroup CPU quota).")
+                        "Runs in flight at once; 0: every CPU the build may use (its affinity and "
+                        "cgroup CPU quota), whatever ``sphinx-build -j`` says.")
     keep_worker: float = _option(
         0, (int, float), "",
         "Seconds the worker stays after a build for the next build of the same Python, torch, "

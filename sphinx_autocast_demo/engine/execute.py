@@ -46,11 +46,13 @@ def build_path() -> list[str]:
             if isinstance(p, str) and os.path.exists(os.path.abspath(p))]
 
 
-def pool_size(conf_jobs: int, parallel: int, available: int) -> int:
-    """Runs in flight: ``autocast_demo_jobs`` when set, else ``-j`` capped at the cores."""
+def pool_size(conf_jobs: int, available: int) -> int:
+    """Runs in flight: ``autocast_demo_jobs`` when set, else every CPU the build may use. Not
+    ``-j``: each run is a process of its own, so no verdict depends on how many run at once,
+    and a ``sphinx-build`` without ``-j`` does not mean "use one core for the demos"."""
     if conf_jobs > 0:
         return conf_jobs
-    return max(1, min(parallel or 1, available))
+    return max(1, available)
 
 
 def installed_torch() -> str:
@@ -94,7 +96,7 @@ class Runner:
     def start(self) -> None:
         """Start the worker early, so that torch imports while Sphinx reads the sources."""
         if self.pool is None and self.conf.execution.runs and self.torch != "not installed":
-            jobs = pool_size(self.conf.jobs, self.app.parallel, cores())
+            jobs = pool_size(self.conf.jobs, cores())
             # "force" is a run of this build, from a fresh import of everything: a kept worker
             # holds what its modules read when it started.
             keep = self.conf.keep_worker if self.conf.execution.reuses else 0.0

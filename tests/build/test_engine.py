@@ -20,6 +20,7 @@ from conftest import AppBuild, app_build, copy_root, verdicts
 
 from sphinx_autocast_demo.engine import execute
 from sphinx_autocast_demo.engine.execute import installed_torch, pool_size
+from sphinx_autocast_demo.engine.parent.cpus import cores
 
 MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
 FAKE_TORCH = "9.9.9+fake"
@@ -140,7 +141,7 @@ def test_cold_build_runs_every_variant_once_with_progress_and_summary(history):
     cold = history["cold"]
     assert cold.build.app.statuscode == 0, cold.build.warnings
     assert cold.runs == (8, 0)  # first: 2 values, second and third: 1 value; compiled + eager
-    assert cold.starts == [1]  # no -j, no autocast_demo_jobs: one run at a time
+    assert cold.starts == [cores()]  # no autocast_demo_jobs: a run in flight per CPU (issue 48)
     assert "running autocast demos... " in cold.build.status
     assert "index:17 [same_as_forward, compiled]" in cold.build.status  # the current demo
     stats = cold.build.stats
@@ -174,7 +175,7 @@ def test_editing_one_demo_runs_only_its_variants(history):
     # second.rst is re-read: its untouched demo comes from the cache, the edited one runs
     # compiled + eager under its single value.
     assert step.runs == (2, 1)
-    assert step.starts == [1]
+    assert step.starts == [cores()]
     third = step.build.result("second", "third")
     assert third.variants[0].compiled.output.strip() == "tensor([6., 6.])"  # d/dt sum(t*t) = 2*3
 
@@ -229,7 +230,7 @@ def test_never_mode_renders_from_the_cache_and_warns_for_what_is_missing(history
 
 def test_force_mode_reruns_everything_and_writes_the_timing_table(history):
     step = history["force"]
-    assert step.runs == (8, 0) and step.starts == [1]
+    assert step.runs == (8, 0) and step.starts == [cores()]
     out = Path(step.build.app.outdir)
     rows = json.loads((out / "autocast_demo_timings.json").read_text())
     assert sorted(Path(r["demo"]).name for r in rows) == ["index.rst:17", "second.rst:13",
@@ -257,11 +258,11 @@ def test_a_damaged_entry_is_run_again_with_a_warning_and_failures_are_not_cached
     json.loads(history["victim"].read_text())
 
 
-def test_pool_size_follows_conf_then_dash_j_capped_at_the_cores():
-    assert pool_size(conf_jobs=3, parallel=1, available=2) == 3  # an explicit value wins
-    assert pool_size(conf_jobs=0, parallel=0, available=2) == 1  # no -j
-    assert pool_size(conf_jobs=0, parallel=2, available=2) == 2  # -j 2
-    assert pool_size(conf_jobs=0, parallel=16, available=2) == 2  # -j auto on a big host, 2 cores
+def test_pool_size_follows_conf_else_the_cpus_the_build_may_use():
+    assert pool_size(conf_jobs=3, available=2) == 3  # an explicit value wins
+    assert pool_size(conf_jobs=1, available=8) == 1
+    assert pool_size(conf_jobs=0, available=2) == 2  # by default: every CPU, with or without -j
+    assert pool_size(conf_jobs=0, available=0) == 1
     assert installed_torch() != "not installed"
 
 

@@ -206,7 +206,8 @@ def test_a_killed_build_leaves_only_the_kept_worker_which_ends_when_idle(tmp_pat
     tag = uuid.uuid4().hex
     runtime = tmp_path_factory.mktemp("runtime")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", "-D", "autocast_demo_keep_worker=2",
+        [sys.executable, "-m", "sphinx", "-b", "html", "-D", "autocast_demo_jobs=1",
+         "-D", "autocast_demo_keep_worker=2",
          str(src), str(src / "_build")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         env={**os.environ, "AUTOCAST_DEMO_TEST_TAG": tag, "XDG_RUNTIME_DIR": str(runtime)})
@@ -240,7 +241,7 @@ def start_build(src: Path, tag: str, runtime: Path, *more: str, env: dict[str, s
             signal.signal(sig, signal.SIG_IGN)
 
     return subprocess.Popen(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", *KEEP, *more, str(src),
+        [sys.executable, "-m", "sphinx", "-b", "html", "-D", "autocast_demo_jobs=1", *KEEP, *more, str(src),
          str(src / "_build")],
         preexec_fn=ignore,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

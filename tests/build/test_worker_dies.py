@@ -67,7 +67,8 @@ def test_a_build_stopped_during_an_eager_run_leaves_nothing_running(tmp_path_fac
     src = copy_root("eager-gate", tmp_path_factory)
     tag = uuid.uuid4().hex
     proc = subprocess.Popen(  # its own process group, as a terminal starts it
-        [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", str(src), str(src / "_build")],
+        [sys.executable, "-m", "sphinx", "-b", "html", "-D", "autocast_demo_jobs=1",
+         str(src), str(src / "_build")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         env={**os.environ, "AUTOCAST_DEMO_TEST_TAG": tag},
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # (as in a terminal)
@@ -100,7 +101,8 @@ def test_ctrl_c_that_only_the_worker_hears_blames_no_demo(tmp_path_factory):
     the worker's end is said at conf.py, as a stop, not as a snippet that killed it."""
     src = copy_root("eager-gate", tmp_path_factory)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-j", "1", str(src), str(src / "_build")],
+        [sys.executable, "-m", "sphinx", "-b", "html", "-D", "autocast_demo_jobs=1",
+         str(src), str(src / "_build")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     try:

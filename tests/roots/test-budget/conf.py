@@ -5,6 +5,9 @@ autocast_demo_values = ["off"]
 # budget; the build's runs take at least that, over the build budget.
 autocast_demo_budget = 1.0
 autocast_demo_build_budget = 1.1
+# One run at a time: the build budget is the runs' wall time, which two runs in flight (the
+# default on two CPUs) would bring under 1.1 s.
+autocast_demo_jobs = 1
 # What this root tests is the engine and the page, not what a backend does: the faster
 # aot_eager. (test-basic, test-verdict and test-key run the default, inductor.)
 autocast_demo_backend = "aot_eager"
