@@ -8,8 +8,8 @@ from array import array
 from typing import TYPE_CHECKING, Any
 
 from ..core.model import RunRecord, TensorDiff, TensorRecord, VariantResult, Verdict
-from ..core.printed import compare_printed
 from ..engine.protocol import STORED
+from .printed import compare_printed
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

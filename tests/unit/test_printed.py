@@ -6,14 +6,10 @@ from __future__ import annotations
 import warnings
 
 from sphinx_autocast_demo.core.model import RunRecord
-from sphinx_autocast_demo.core.printed import (
-    compare_output,
-    compare_printed,
-    normalize_output,
-    snippets_lines,
-)
+from sphinx_autocast_demo.core.printed import normalize_output, snippets_lines
 from sphinx_autocast_demo.core.text import MAX_OUTPUT, bounded
 from sphinx_autocast_demo.engine.child.warned import warning_line
+from sphinx_autocast_demo.judge.printed import compare_output, compare_printed
 
 # As dynamo's warn_once says a builtin it cannot trace: three lines, none indented.
 DYNAMO = ("Dynamo does not know how to trace the builtin `zlib.crc32.`\n"
