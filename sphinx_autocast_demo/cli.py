@@ -165,7 +165,7 @@ def accept(source: Path, outdir: Path, passed: list[str], diff: bool = False) ->
     """A check build of ``source`` in accept mode, in this process; Sphinx's exit status."""
     from sphinx.cmd.build import build_main
 
-    from .accept.rewrite import ENV
+    from .accept import ENV
 
     # Sphinx says these with a traceback and a request to report them to Sphinx.
     if not source.is_dir():

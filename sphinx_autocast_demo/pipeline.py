@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from sphinx.util import logging
 from sphinx.util.logging import is_suppressed_warning
 
-from .accept import rewrite as accept
+from . import accept
 from .core import STATIC, __version__, config, conflines, i18n, sphinxconf
 from .core.model import WARNING_TYPE, Finding
 from .core.state import all_docs, merge, purge, state
@@ -214,7 +214,11 @@ def _accept(app: Sphinx, b: Build) -> list[str]:
     judged again against the new records, so that this build's warnings, pages and exit status
     are those of the sources as they now are. The pages to write again (a page with a result
     kept from an earlier build is rewritten too, and Sphinx would not write it otherwise)."""
-    demos = accept.write(app)
+    if accept.mode() not in ("write", "diff"):
+        return []
+    from .accept import rewrite
+
+    demos = rewrite.write(app)
     docs = all_docs(app.env)
     for (docname, ident), demo in demos.items():
         old = docs[docname].results[ident]
@@ -223,6 +227,13 @@ def _accept(app: Sphinx, b: Build) -> list[str]:
             old, demo=demo, others=tuple(replace(other, demo=demo) for other in old.others)))
     b.results = [docs[r.demo.docname].results[r.demo.ident] for r in b.results]
     return sorted({docname for docname, _ in demos})
+
+
+def _accept_finish(app: Sphinx, exc: Exception | None) -> None:
+    if accept.mode() in ("write", "diff"):
+        from .accept import rewrite
+
+        rewrite.finish(app, exc)
 
 
 def _checked(result: DemoResult) -> DemoResult:
@@ -257,7 +268,7 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
     b = build(app)
     b.runner.close()
     if exc is not None:
-        accept.finish(app, exc)  # what it changed, or that it changed nothing
+        _accept_finish(app, exc)  # what it changed, or that it changed nothing
         return
     if app.builder.name in builder.OTHER_CHECKERS:
         report.unchecked_by(app, sum(len(s.demos) for s in all_docs(app.env).values()))
@@ -265,7 +276,7 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
     report.write_counts(counts, Path(app.doctreedir) / STATS)
     if b.settings.timing_report:
         report.write_timings(app, b.stats)
-    accept.finish(app, exc)  # (its rewritten records were judged again, and hold)
+    _accept_finish(app, exc)  # (its rewritten records were judged again, and hold)
     if (counts.failures and b.settings.fail_on_mismatch) or b.check_failed:
         # autocast-check fails whatever autocast_demo_fail_on_mismatch says: it is the check.
         app.statuscode = 1

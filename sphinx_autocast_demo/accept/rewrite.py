@@ -31,6 +31,7 @@ from ..core.publish import relative
 from ..core.state import all_docs
 from ..core.subtypes import ours
 from ..read import docstrings
+from . import ENV, mode
 from .edit import Change, apply, plan, split_lines, unsafe_in_python
 from .newrecord import Blocked, new_expect, recorded
 
@@ -40,26 +41,6 @@ if TYPE_CHECKING:
     from ..core.model import Demo, DemoResult
 
 logger = logging.getLogger(__name__)
-ENV = "AUTOCAST_DEMO_ACCEPT"
-_MODES = {"": "", "0": "", "false": "", "no": "", "1": "write", "true": "write", "yes": "write",
-          "write": "write", "diff": "diff", "dry-run": "diff"}
-
-def mode() -> str:
-    """``write``, ``diff`` or ``""`` (off), from the environment."""
-    return _MODES.get(os.environ.get(ENV, "").strip().lower(), "?")
-
-
-def validate() -> None:
-    """At ``config-inited``: a misspelt mode must not silently do nothing."""
-    if mode() == "?":
-        from sphinx.errors import ConfigError
-
-        given = repr(os.environ[ENV])
-        raise ConfigError(__(
-            "{variable}={value}: use 1 (rewrite the sources), diff (print what would change) or 0"
-        ).format(variable=ENV, value=given))
-
-
 class Files:
     """The files that accept mode edits, each once however it is reached: by the file a link
     names (two links to one file, or a link and the file, are one file), read as Python or

@@ -9,6 +9,7 @@ import pytest
 from fakes import HERE, demo, ran, result
 from sphinx.errors import ConfigError
 
+from sphinx_autocast_demo import accept as stage
 from sphinx_autocast_demo.accept import edit
 from sphinx_autocast_demo.accept import rewrite as accept
 from sphinx_autocast_demo.accept.edit import Change, apply, edit_expect, find_block
@@ -21,13 +22,13 @@ from sphinx_autocast_demo.read import syntax
 @pytest.mark.parametrize(("value", "mode"), [("", ""), ("0", ""), (" Yes ", "write"), ("TRUE", "write"),
                                              ("dry-run", "diff"), ("diff", "diff"), ("maybe", "?")])
 def test_the_mode_is_read_from_the_environment(monkeypatch, value, mode):
-    monkeypatch.setenv(accept.ENV, value)
-    assert accept.mode() == mode
+    monkeypatch.setenv(stage.ENV, value)
+    assert stage.mode() == mode
     if mode == "?":
         with pytest.raises(ConfigError, match=r"^AUTOCAST_DEMO_ACCEPT='maybe': use 1 \(rewrite"):
-            accept.validate()
+            stage.validate()
     else:
-        accept.validate()
+        stage.validate()
 
 
 def test_lines_split_at_newlines_only_and_changes_apply_bottom_up():
