@@ -214,7 +214,7 @@ def _accept(app: Sphinx, b: Build) -> list[str]:
     judged again against the new records, so that this build's warnings, pages and exit status
     are those of the sources as they now are. The pages to write again (a page with a result
     kept from an earlier build is rewritten too, and Sphinx would not write it otherwise)."""
-    if accept.mode() not in ("write", "diff"):
+    if not accept.active():
         return []
     from .accept import rewrite
 
@@ -230,7 +230,7 @@ def _accept(app: Sphinx, b: Build) -> list[str]:
 
 
 def _accept_finish(app: Sphinx, exc: Exception | None) -> None:
-    if accept.mode() in ("write", "diff"):
+    if accept.active():
         from .accept import rewrite
 
         rewrite.finish(app, exc)

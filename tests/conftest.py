@@ -108,17 +108,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         free = tuple(getattr(getattr(item, "module", None), "TORCH_FREE_FIXTURES", ()))
         if "torch" not in item.keywords and needs_torch(Path(str(item.path)), function, free):
             item.add_marker(pytest.mark.torch)
-#: An ``autocast_demo_global_setup`` that makes this torch behave as one whose default became
-#: "off": the entry's default changed, and the config marked changed as torch marks it when a
-#: value is set (from 2.14 torch caches the config's values between reads, and inductor keys
-#: its caches by the config's hash, so a bare change of the default reached no compile there).
-DEFAULT_OFF = ("import torch._functorch.config as c; "
-               "c._config['backward_pass_autocast'].default = 'off'; "
-               "c._get_dict_dirty_keys_var.set(None); c._hash_dirty_var.set(True)")
-#: :data:`DEFAULT_OFF` where ``TORCH_TEST_DEFAULT_OFF`` is set: a build with it and one without
-#: share their result sets' keys (a set's key holds no TORCH_* variable; the cache's does), as
-#: the sets of a torch whose default changed would.
-#: (One line: a result set keeps the command that made it, which must be one.)
+#: An ``autocast_demo_global_setup`` that, where ``TORCH_TEST_DEFAULT_OFF`` is set, makes this
+#: torch behave as one whose default became "off": the entry's default changed, and the config
+#: marked changed as torch marks it when a value is set (from 2.14 torch caches the config's
+#: values between reads, and inductor keys its caches by the config's hash, so a bare change of
+#: the default reached no compile there). A build with the variable and one without share their
+#: result sets' keys (a set's key holds no TORCH_* variable; the cache's does), as the sets of a
+#: torch whose default changed would. One line: a result set keeps the command that made it.
 DEFAULT_OFF_IF_SET = ("import os, torch._functorch.config as c; "
                       "os.environ.get('TORCH_TEST_DEFAULT_OFF') and ("
                       "setattr(c._config['backward_pass_autocast'], 'default', 'off'), "

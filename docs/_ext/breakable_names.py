@@ -8,16 +8,16 @@ a copy takes the name as it is (``<wbr>`` is no text).
 
 from __future__ import annotations
 
-import re
+import itertools
 from typing import TYPE_CHECKING
 
 from docutils import nodes
 
+# Where a name may break: the rule the results tables' lines to copy follow.
+from sphinx_autocast_demo.present.html import NAME_JOINT
+
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
-
-#: After a ``_`` or ``.`` with a name's character on each side.
-JOINT = re.compile(r"(?<=[A-Za-z0-9])([_.])(?=[A-Za-z0-9_])")
 
 
 def allow_breaks(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -29,16 +29,15 @@ def allow_breaks(app: Sphinx, doctree: nodes.document, docname: str) -> None:
         if len(literal.children) != 1 or not isinstance(literal[0], nodes.Text) or not any(
                 isinstance(up, nodes.table) for up in _ancestors(literal)):
             continue
-        parts = JOINT.split(literal.astext())
-        if len(parts) == 1:
+        text = literal.astext()
+        ends = [0, *(joint.end() for joint in NAME_JOINT.finditer(text))]
+        if len(ends) == 1:
             continue
         pieces: list[nodes.Node] = []
-        for index, part in enumerate(parts):
-            if index % 2:  # a joint: it ends the text before it, then the break
-                pieces[-1] = nodes.Text(pieces[-1].astext() + part)
+        for start, end in itertools.pairwise([*ends, len(text)]):
+            if pieces:
                 pieces.append(nodes.raw("", "<wbr>", format="html"))
-            elif part:
-                pieces.append(nodes.Text(part))
+            pieces.append(nodes.Text(text[start:end]))
         literal.children = []
         literal.extend(pieces)
 

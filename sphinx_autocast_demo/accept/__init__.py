@@ -25,6 +25,11 @@ def mode() -> str:
     return _MODES.get(os.environ.get(ENV, "").strip().lower(), "?")
 
 
+def active() -> bool:
+    """This build rewrites the records, or shows the diff of doing so."""
+    return mode() in ("write", "diff")
+
+
 def validate() -> None:
     """At ``config-inited``: a misspelt mode must not silently do nothing."""
     if mode() == "?":

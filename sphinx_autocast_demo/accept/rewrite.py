@@ -90,12 +90,12 @@ class Files:
         return ""
 
 
-#: The application's attribute: this build's :class:`Outcome`, set by :func:`write`.
+#: The application's attribute: this build's :class:`Accepted`, set by :func:`write`.
 OUTCOME = "_autocast_demo_accepted"
 
 
 @dataclass
-class Outcome:
+class Accepted:
     """What accept mode did in a build, before any page was written (:func:`write`), to be said
     at its end, after the summary (:func:`finish`), where a writer looks for it."""
 
@@ -114,7 +114,7 @@ def write(app: Sphinx) -> dict[tuple[str, str], Demo]:
     how = mode()
     files = Files()
     told: list[tuple[bool, str]] = []
-    setattr(app, OUTCOME, Outcome(told))
+    setattr(app, OUTCOME, Accepted(told))
     if how not in ("write", "diff"):
         return {}
     docs = all_docs(app.env)
@@ -177,7 +177,7 @@ def finish(app: Sphinx, exc: Exception | None) -> None:
     """At the end of the build, after the summary: what :func:`write` did, or why it did not."""
     if mode() not in ("write", "diff"):
         return
-    outcome: Outcome | None = getattr(app, OUTCOME, None)
+    outcome: Accepted | None = getattr(app, OUTCOME, None)
     if outcome is None:
         if exc is not None:
             logger.warning(__("{mode}: the build failed, so no source was changed").format(

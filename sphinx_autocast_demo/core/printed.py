@@ -13,7 +13,7 @@ from .model import PrintedDigest
 
 #: A warning as a run prints it: ``Category: message [file:line]``, the message on one line
 #: (its line breaks shown as ``\n``) and the place last, where no message reaches.
-WARNING_LINE = re.compile(r"(?m)^(\w*Warning): .*\[\S+:\d+\]$")
+WARNING_LINE = re.compile(r"(?m)^(\w*Warning): (.*) \[(\S+):(\d+)\]$")  # category, message, file, line
 
 _NOISE = (
     # A warning as a run prints it, on one line whatever its message (engine/warned.py): its

@@ -313,8 +313,8 @@ def outcome_word(verdict: Verdict) -> str:
             "no-config": _("no such config"), "error": _("not checked")}[verdict.outcome]
 
 
-#: The one thing each mark means, as the legend says it (:func:`legend_text`).
 def mark_meanings() -> dict[str, str]:
+    """The one thing each mark means, as the legend says it (:func:`legend_text`)."""
     return {
         MARK["matches"]: _("compiled matches eager in every tensor, gradient and printed line "
                            "(logs and warnings aside)"),

@@ -89,7 +89,7 @@ def depart_caption(self: HTML5Translator, node: nodes.title) -> None:
 _PART = re.compile(r"(<[^>]*>)|([^<]+)")
 # Between the words of a name (``backward_|pass_|autocast``), not after a leading underscore;
 # after the dot of an attribute where the text is not highlighted (one text for the whole line).
-_WORDS = re.compile(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])|(?<=[A-Za-z0-9_])\.(?=[A-Za-z_])")
+NAME_JOINT = re.compile(r"(?<=[A-Za-z0-9])_(?=[A-Za-z0-9])|(?<=[A-Za-z0-9_])\.(?=[A-Za-z_])")
 
 
 def breakable(html: str) -> str:
@@ -100,7 +100,7 @@ def breakable(html: str) -> str:
         tag, text = found.groups()
         if tag:
             return tag
-        return ".<wbr>" if text == "." else _WORDS.sub(lambda m: m.group() + "<wbr>", text)
+        return ".<wbr>" if text == "." else NAME_JOINT.sub(lambda m: m.group() + "<wbr>", text)
 
     return _PART.sub(mend, html)
 

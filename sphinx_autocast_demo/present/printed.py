@@ -13,8 +13,9 @@ from docutils import nodes
 
 from ..core.i18n import _
 from ..core.model import Frame
-from ..core.printed import holds_uncompared
+from ..core.printed import WARNING_LINE, holds_uncompared
 from ..core.publish import publish
+from ..engine.protocol import CODE_FILE
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -63,21 +64,18 @@ def _fold(blocks: list[tuple[str, str]], values: int) -> list[tuple[str, str]]:
     return blocks
 
 
-#: A warning as a run prints it (core.printed.WARNING_LINE), in parts.
-_WARNING = re.compile(r"(?m)^(\w*Warning): (.*) \[(\S+):(\d+)\]$")
-_OUR_CODE = re.compile(r"<autocast-demo-(\d+)>")
-
-
 def readable_warnings(result: DemoResult, text: str) -> str:
     """Each warning of ``text`` as Python prints one (``file:line: Category: message``), its
     message's own line breaks back, and the writer's code named by its page and line rather
     than by the run's name for it (``<autocast-demo-0>``)."""
     def shown(found: re.Match[str]) -> str:
         category, message, place, line = found.groups()
-        if (ours := _OUR_CODE.fullmatch(place)) is not None:
-            place, line = str(result.where_frame(Frame(int(ours[1]), int(line), "", ""))).rsplit(":", 1)
-        return f"{place}:{line}: {category}: {message.replace(chr(92) + 'n', chr(10))}"
-    return _WARNING.sub(shown, text)
+        if place.startswith(CODE_FILE):  # <autocast-demo-N>: the demo's N-th code part
+            where = result.where_frame(Frame(int(place[len(CODE_FILE):-1]), int(line), "", ""))
+            place, line = where.path, str(where.line)
+        message = message.replace("\\n", "\n")  # (warned.py wrote its line breaks as \n)
+        return f"{place}:{line}: {category}: {message}"
+    return WARNING_LINE.sub(shown, text)
 
 
 def _run_text(result: DemoResult, run: RunRecord, app: Sphinx) -> str:

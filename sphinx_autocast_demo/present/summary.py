@@ -110,8 +110,8 @@ def _verdict(value: Value | None, torch: str = "") -> tuple[str, list[str]]:
     text = outcome_word(verdict)
     if why is not None:  # never the mark of a checked result
         short = why_words(value, why, torch).short
-        text_why = _("{why}: {verdict}").format(why=short, verdict=text) if why.other_torch else short
-        return marked("error", text_why, LOOKS["unchecked"].css)
+        why_text = _("{why}: {verdict}").format(why=short, verdict=text) if why.other_torch else short
+        return marked("error", why_text, LOOKS["unchecked"].css)
     if value.result.compiled.config_set:  # not a verdict of the value the column names
         # (which value: the demo's table says; a long literal here would widen the matrix)
         text = _("{verdict} under the snippet's own value").format(verdict=text)
@@ -180,9 +180,9 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
     replaced = sum(bool(v.result.compiled.config_set) for v in checked)
     # SOURCE_DATE_EPOCH, when set, is the date (a reproducible build's), as for Sphinx's own.
     day = format_date("%Y-%m-%d", language=app.config.language)
-    text_why = (("matches", _("compiled equals eager in {n}")), ("differs", _("differs in {n}")),
-            ("raises", _("raises in {n}")), ("no-config", _("no such config in {n}")))
-    split = ", ".join(text.format(n=outcomes[outcome]) for outcome, text in text_why
+    per_outcome = (("matches", _("compiled equals eager in {n}")), ("differs", _("differs in {n}")),
+                   ("raises", _("raises in {n}")), ("no-config", _("no such config in {n}")))
+    split = ", ".join(text.format(n=outcomes[outcome]) for outcome, text in per_outcome
                       if outcomes[outcome] or outcome == "matches")
     pages = len({d for d, _ident, _result in rows})
     lead = nodes.paragraph(

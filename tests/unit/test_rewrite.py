@@ -160,7 +160,7 @@ def test_the_end_of_the_build_says_what_accept_did_or_why_it_did_nothing(monkeyp
     host = SimpleNamespace(builder=SimpleNamespace(name="gettext"))
     rewrite.finish(host, RuntimeError("a page failed"))  # type: ignore[arg-type]
     rewrite.finish(host, None)  # type: ignore[arg-type]
-    setattr(host, rewrite.OUTCOME, rewrite.Outcome([(True, "a warning"), (False, "a line")]))
+    setattr(host, rewrite.OUTCOME, rewrite.Accepted([(True, "a warning"), (False, "a line")]))
     rewrite.finish(host, None)  # type: ignore[arg-type]
     accept = {"type": "autocast_demo", "subtype": "accept"}
     assert logged.lines == [
