@@ -87,7 +87,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     writers.setup(app)  # what LaTeX, Texinfo and plain text need of the results
     tables.setup(app)  # the results tables' nodes, as each builder writes them
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 6}  # 6: Demo.probes
+            "env_version": 7}  # 7: a record of :expect: is a model.Claim
 
 
 def configure(app: Sphinx, conf: Config) -> None:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import gettext
 import re
+from collections.abc import Sequence
 from types import SimpleNamespace
 
 from sphinx_autocast_demo.core.config import OPTIONS, Settings
 from sphinx_autocast_demo.core.model import (
     DEFAULT_CONFIG,
+    Claim,
     Code,
     Demo,
     DemoResult,
@@ -29,6 +31,7 @@ from sphinx_autocast_demo.core.model import (
     VariantResult,
     Verdict,
 )
+from sphinx_autocast_demo.core.scopes import Record
 from sphinx_autocast_demo.judge import check
 from sphinx_autocast_demo.read import syntax
 
@@ -95,11 +98,24 @@ TEXT = [".. autocast-demo::", "   :values: same_as_forward, off", "   :expect: *
 WHERE = SourceMap(SRC, 1, "rst", 2, 4, (OptionSpan("values", 2, 3), OptionSpan("expect", 3, 4)))
 
 
-def demo(expect: tuple[tuple[str, str], ...] = (("*", "matches"),)) -> Demo:
+def claims(pairs: tuple[tuple[str, str | Claim], ...]) -> tuple[Record[Claim], ...]:
+    """``(("off", "raises KeyError"),)`` as the directive reads ``:expect: off: raises KeyError``."""
+    read = tuple((name, text if isinstance(text, Claim) else syntax.parse_claim(text))
+                 for name, text in pairs)
+    assert all(claim is not None for _, claim in read), pairs
+    return tuple(Record(name, claim) for name, claim in read if claim is not None)
+
+
+def written(pairs: Sequence[tuple[str, Claim]] | None) -> str:
+    """Records as a writer reads them in the source: ``*: matches, off: differs``."""
+    return syntax.expect_text(pairs or [])
+
+
+def demo(expect: tuple[tuple[str, str | Claim], ...] = (("*", "matches"),)) -> Demo:
     return Demo(
         docname="index", ident="d", lineno=1, code=Code("x = 1", SRC, (5,)), group=None,
         config=DEFAULT_CONFIG, variants=syntax.parse_values(["same_as_forward", "off"], "cpu", "bfloat16"),
-        expect=expect, expect_output=(), backend="aot_eager", device="cpu", dtype="bfloat16",
+        expect=claims(expect), expect_output=(), backend="aot_eager", device="cpu", dtype="bfloat16",
         timeout=120.0, tolerance=Tolerance(grad=0.0, output=1e-3), source_map=WHERE,
     )
 

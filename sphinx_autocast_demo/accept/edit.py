@@ -14,7 +14,7 @@ from ..read import syntax
 from .newrecord import Blocked, new_expect, new_output
 
 if TYPE_CHECKING:
-    from ..core.model import DemoResult, SourceMap
+    from ..core.model import Claim, DemoResult, SourceMap
 
 RST_OPEN = re.compile(r"^(\s*)\.\.\s+autocast-demo::\s*$")
 # (after what nests it: indentation, a list item's marker, a block quote's ``>``)
@@ -62,7 +62,7 @@ def _marker(block: Block, name: str) -> str:
     return f"{block.indent}{name}:" if block.style == "yaml" else f"{block.indent}:{name}:"
 
 
-def edit_expect(lines: list[str], block: Block, changes: list[tuple[str, str]]) -> list[str]:
+def edit_expect(lines: list[str], block: Block, changes: list[tuple[str, Claim]]) -> list[str]:
     """The option's new lines: outcomes replaced in place, new pairs appended."""
     if "expect" not in block.spans:
         value = syntax.expect_text(changes)
@@ -78,7 +78,7 @@ def edit_expect(lines: list[str], block: Block, changes: list[tuple[str, str]]) 
         if name not in todo:
             return match.group(0)
         outcome = todo.pop(name)
-        return match.group(0)[: match.start(2) - match.start(0)] + outcome
+        return match.group(0)[: match.start(2) - match.start(0)] + str(outcome)
 
     body = PAIR.sub(replace, text[head:])
     if todo:  # pairs the option does not name yet

@@ -16,7 +16,7 @@ from ..core.scopes import conflict, governing, records, scope_parts, scoped_name
 from ..read import syntax
 
 if TYPE_CHECKING:
-    from ..core.model import Demo, DemoResult
+    from ..core.model import Claim, Demo, DemoResult
 
 
 class Blocked(Exception):
@@ -24,7 +24,7 @@ class Blocked(Exception):
     said in the console's language where accept mode prints it) says why."""
 
 
-def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
+def new_expect(result: DemoResult) -> list[tuple[str, Claim]] | None:
     """(name, outcome) changes: ``None`` when the record holds; raises :class:`Blocked`.
 
     Each value's outcome goes into the record that applies to it here (scopes.governing): a
@@ -41,30 +41,28 @@ def new_expect(result: DemoResult) -> list[tuple[str, str]] | None:
     for name in actual:
         _refuse_conflict(demo.expect, name, result)
 
-    def holds(expected: str, name: str) -> bool:
-        vr = actual[name]
-        names = vr.compiled.error.names if vr.compiled.error else ()
-        return syntax.outcome_holds(expected, vr.verdict.outcome, names)
+    def holds(expected: Claim, name: str) -> bool:
+        return expected.holds(actual[name])
 
-    changes: list[tuple[str, str]] = []
+    changes: list[tuple[str, Claim]] = []
     rule = {name: governing(demo.expect, name, environment) for name in actual}
     star = dict(demo.expect).get("*")
     starred = [n for n, found in rule.items() if found is not None and found.name == "*"]
     if star is not None and starred and not all(holds(star, n) for n in starred):
-        counts = Counter(actual[n].verdict.text for n in starred)
+        counts = Counter(actual[n].verdict.claim for n in starred)
         best = max(counts.values())
-        star = next(actual[n].verdict.text for n in starred
-                    if counts[actual[n].verdict.text] == best)
+        star = next(actual[n].verdict.claim for n in starred
+                    if counts[actual[n].verdict.claim] == best)
         changes.append(("*", star))
     for name, vr in actual.items():
         found = rule[name]
         if found is None or (found.name == "*" and star is not None and not holds(star, name)):
-            changes.append((name, vr.verdict.text))  # nothing recorded, or * does not fit
+            changes.append((name, vr.verdict.claim))  # nothing recorded, or * does not fit
         elif found.name != "*" and not holds(found.claim, name):
             # A shared *[scope] may hold for the other values: this one gets its own, which
             # outranks it in the same scope.
             changes.append((scoped_name(name, found.scope) if found.value == "*" else found.name,
-                            vr.verdict.text))
+                            vr.verdict.claim))
     changes += scoped(result, changes)
     _converges(result, changes)
     return changes or None
@@ -103,14 +101,14 @@ def recorded(result: DemoResult) -> Demo | None:
                    expect_output=records(output) if output is not None else demo.expect_output)
 
 
-def scoped(result: DemoResult, changes: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def scoped(result: DemoResult, changes: list[tuple[str, Claim]]) -> list[tuple[str, Claim]]:
     """Records for the other environments of the result sets where what they did is not what
     the page (with ``changes``) records for them: a value's own scoped record that applies there
     is rewritten in place, else one is added, ``off[torch==2.15.0]: matches``, per environment
     and value. Raises :class:`Blocked` when such a scope would also cover an environment that did
     otherwise (two environments of one release and device that disagree: only the writer can
     tell them apart)."""
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, Claim]] = []
     every = [r for r in (result, *result.others) if r.environment is not None]
     for other in result.others:
         environment = other.environment
@@ -122,8 +120,7 @@ def scoped(result: DemoResult, changes: list[tuple[str, str]]) -> list[tuple[str
                 continue
             name = vr.variant.name
             found = governing(_applied(result.demo.expect, changes + out), name, environment)
-            names = vr.compiled.error.names if vr.compiled.error else ()
-            if found is not None and syntax.outcome_holds(found.claim, vr.verdict.outcome, names):
+            if found is not None and found.claim.holds(vr):
                 continue
             scope = found.scope if found is not None and found.value == name else None
             if scope is None:
@@ -140,19 +137,19 @@ def scoped(result: DemoResult, changes: list[tuple[str, str]]) -> list[tuple[str
                         value=name, here=environment.label, did=vr.verdict.text,
                         there=same.environment.label, there_did=there.verdict.text,
                         scope=scope_text))
-            out.append((scoped_name(name, scope), vr.verdict.text))
+            out.append((scoped_name(name, scope), vr.verdict.claim))
     return out
 
 
-def _applied(expect: tuple[tuple[str, str], ...],
-             changes: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+def _applied(expect: tuple[tuple[str, Claim], ...],
+             changes: list[tuple[str, Claim]]) -> tuple[tuple[str, Claim], ...]:
     """The record as it reads once ``changes`` are written: in place, or appended."""
     todo = dict(changes)
     kept = tuple((name, todo.pop(name, outcome)) for name, outcome in expect)
     return kept + tuple(todo.items())
 
 
-def _refuse_conflict(expect: tuple[tuple[str, str], ...], name: str, result: DemoResult) -> None:
+def _refuse_conflict(expect: tuple[tuple[str, Claim], ...], name: str, result: DemoResult) -> None:
     for shown in (result, *result.others):
         pair = conflict(expect, name, shown.environment)
         if pair is not None:
@@ -163,7 +160,7 @@ def _refuse_conflict(expect: tuple[tuple[str, str], ...], name: str, result: Dem
                                value=name, first=first, second=second, where=label))
 
 
-def _converges(result: DemoResult, changes: list[tuple[str, str]]) -> None:
+def _converges(result: DemoResult, changes: list[tuple[str, Claim]]) -> None:
     """Raise :class:`Blocked` unless the record with ``changes`` holds in every environment
     that has an outcome, as the next build will read it (so that a rewrite never leaves a page
     that fails again)."""
@@ -181,8 +178,7 @@ def _converges(result: DemoResult, changes: list[tuple[str, str]]) -> None:
                 continue
             _refuse_conflict(final, vr.variant.name, shown)
             found = governing(final, vr.variant.name, shown.environment)
-            names = vr.compiled.error.names if vr.compiled.error else ()
-            if found is None or not syntax.outcome_holds(found.claim, vr.verdict.outcome, names):
+            if found is None or not found.claim.holds(vr):
                 label = shown.environment.label if shown.environment else msg("this build")
                 record = syntax.expect_text(list(final))
                 raise Blocked(msg("value {value}: no record found that holds in {where} as well "

@@ -170,8 +170,8 @@ class Demo:
     group: str | None
     config: str
     variants: tuple[Variant, ...]
-    expect: tuple[Record, ...]  # (variant name or "*", scoped or not; outcome); empty: not recorded
-    expect_output: tuple[Record, ...]  # (variant name or "*", scoped or not; text)
+    expect: tuple[Record[Claim], ...]  # (variant name or "*", scoped or not); empty: not recorded
+    expect_output: tuple[Record[str], ...]  # (variant name or "*", scoped or not; printed text)
     backend: str
     device: str
     dtype: str
@@ -228,7 +228,7 @@ class Demo:
         """A line of the demo's own file (an option's line, say)."""
         return Location(self.code.source, line or self.lineno)
 
-    def expected(self, variant: str, environment: Environment | None = None) -> str | None:
+    def expected(self, variant: str, environment: Environment | None = None) -> Claim | None:
         """The record for ``variant`` in ``environment``: a scoped one over an unscoped one, the
         value's own over ``*`` (two that disagree: scopes.conflicts)."""
         record = governing(self.expect, variant, environment)
@@ -329,6 +329,26 @@ class TensorDiff:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """An outcome as a writer records it in ``:expect:`` (``raises KeyError``), read once, where
+    the directive is read; what a record holds for is decided by :meth:`holds` alone."""
+
+    outcome: Literal["matches", "differs", "raises", "no-config"]
+    exception: str = ""  # for ``raises``: the name as written, dotted or not
+
+    def __str__(self) -> str:
+        return f"raises {self.exception}" if self.outcome == "raises" else self.outcome
+
+    def holds(self, vr: VariantResult) -> bool:
+        """Does it hold for what ``vr`` did? ``raises X`` holds where compiled raised an ``X``
+        (a subclass too: the names are the exception's classes)."""
+        if self.outcome != "raises":
+            return vr.verdict.outcome == self.outcome
+        names = vr.compiled.error.names if vr.compiled.error else ()
+        return vr.verdict.outcome == "raises" and self.exception.rsplit(".", 1)[-1] in names
+
+
+@dataclass(frozen=True)
 class Verdict:
     outcome: Outcome
     exception: str | None = None  # the compiled run's exception type, for ``raises``
@@ -342,11 +362,15 @@ class Verdict:
     cut: str = ""  # why the comparison saw only part of what a reader could reach
 
     @property
+    def claim(self) -> Claim:
+        """What a writer records for it in ``:expect:`` (an ``error`` has nothing to record)."""
+        assert self.outcome != "error", "an error is not an outcome a page records"
+        return Claim(self.outcome, self.exception or "")
+
+    @property
     def text(self) -> str:
-        """The outcome as a writer records it in ``:expect:``."""
-        if self.outcome == "raises":
-            return f"raises {self.exception}"
-        return self.outcome
+        """The outcome as a writer would record it (``error`` for none)."""
+        return "error" if self.outcome == "error" else str(self.claim)
 
 
 @dataclass(frozen=True)

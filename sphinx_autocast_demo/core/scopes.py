@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Generic, NamedTuple, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -114,14 +114,17 @@ class Scope(NamedTuple):
         return None
 
 
-class Record(NamedTuple):
+C = TypeVar("C")  # what a record claims: a model.Claim, or printed text
+
+
+class Record(NamedTuple, Generic[C]):
     """One record of ``:expect:`` (or ``:expect-output:``): its name as the build keeps it
-    (``off[torch>=2.15 cuda]``) and what it says (an outcome, or printed text). A plain pair, so
+    (``off[torch>=2.15 cuda]``) and what it says (a ``model.Claim``, or printed text). A plain pair, so
     that it pickles and compares as one; its value and scope are read from the name once
     (:func:`split_scope`, :func:`scope_parts`)."""
 
     name: str
-    claim: str
+    claim: C
 
     @property
     def value(self) -> str:
@@ -134,7 +137,7 @@ class Record(NamedTuple):
         return _read(self.name)[1]
 
 
-def records(pairs: Iterable[tuple[str, str]]) -> tuple[Record, ...]:
+def records(pairs: Iterable[tuple[str, C]]) -> tuple[Record[C], ...]:
     return tuple(Record(name, claim) for name, claim in pairs)
 
 
@@ -240,8 +243,8 @@ def _witnesses(specs: SpecifierSet) -> list[Version]:
     return found
 
 
-def governing(expect: Iterable[tuple[str, str]], variant: str,
-              environment: Environment | None) -> Record | None:
+def governing(expect: Iterable[tuple[str, C]], variant: str,
+              environment: Environment | None) -> Record[C] | None:
     """The record that applies to ``variant`` in ``environment``: a scoped one over an unscoped
     one, then the value's own over ``*``; of two of the same rank, the first (:func:`conflict`
     says when that choice matters)."""
@@ -252,8 +255,8 @@ def governing(expect: Iterable[tuple[str, str]], variant: str,
     return best
 
 
-def conflict(expect: Iterable[tuple[str, str]], variant: str,
-             environment: Environment | None) -> tuple[Record, Record] | None:
+def conflict(expect: Iterable[tuple[str, C]], variant: str,
+             environment: Environment | None) -> tuple[Record[C], Record[C]] | None:
     """Two records of the top rank that both apply to ``variant`` in ``environment`` and
     record different outcomes (overlapping scopes that disagree), else None."""
     ranked = [(_rank(record, variant, environment), record) for record in records(expect)]
@@ -265,7 +268,7 @@ def conflict(expect: Iterable[tuple[str, str]], variant: str,
     return None
 
 
-def _rank(record: Record, variant: str, environment: Environment | None) -> int:
+def _rank(record: Record[C], variant: str, environment: Environment | None) -> int:
     """How closely ``record`` applies to ``variant`` here (-1: not at all)."""
     scope = record.scope
     if record.value not in (variant, "*") or (scope is not None and not scope.holds(environment)):

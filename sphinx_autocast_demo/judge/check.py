@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..core.model import (
+        Claim,
         DefaultChange,
         DemoResult,
         Location,
@@ -132,8 +133,9 @@ def _check_one(result: DemoResult, named: bool, releases: Releases,
         name = vr.variant.name
         expected = demo.expected(name, environment)
         error = run_error(result, vr)
-        expected_raise = expected is not None and expected.startswith("raises")
-        recorded_gap = error is not None and error.subtype == "no-config" and expected == "no-config"
+        expected_raise = expected is not None and expected.outcome == "raises"
+        recorded_gap = (error is not None and error.subtype == "no-config" and expected is not None
+                        and expected.outcome == "no-config")
         if error is not None and not recorded_gap and (error.subtype != "snippet-error"
                                                        or not expected_raise):
             if error.subtype == "no-config":
@@ -143,8 +145,7 @@ def _check_one(result: DemoResult, named: bool, releases: Releases,
         if expected is None:
             missing.append((name, vr.verdict.text))
             continue
-        names = vr.compiled.error.names if vr.compiled.error else ()
-        if not syntax.outcome_holds(expected, vr.verdict.outcome, names):
+        if not expected.holds(vr):
             findings.append(_mismatch(result, vr, expected, label, had))
         findings.extend(replace(f, environment=label) for f in _output_finding(result, vr))
     for error, variant_names in errors.values():
@@ -164,8 +165,7 @@ def _check_one(result: DemoResult, named: bool, releases: Releases,
                                 message=msg("{values}: {message}", values=which,
                                              message=message)))
     if missing:
-        recorded = [(n, o) for n, o in demo.expect]
-        suggestion = syntax.expect_text(recorded + missing)
+        suggestion = syntax.expect_text([*demo.expect, *missing])
         findings.append(Finding(
             severity="missing", subtype="missing-expectation", location=demo.location,
             message=msg("no recorded expectation for {values}; add to the directive:\n"
@@ -175,7 +175,7 @@ def _check_one(result: DemoResult, named: bool, releases: Releases,
     return replace(result, findings=tuple(findings))
 
 
-def _mismatch(result: DemoResult, vr: VariantResult, expected: str, label: str,
+def _mismatch(result: DemoResult, vr: VariantResult, expected: Claim, label: str,
               had: frozenset[str]) -> Finding:
     """A record that no longer holds: said as a change of torch's default where that is why
     the ``default`` row broke and a torch the page was checked with (``had``) had another
@@ -196,9 +196,9 @@ def _mismatch(result: DemoResult, vr: VariantResult, expected: str, label: str,
                          verdict=vr.verdict.text,
                          about=change.recorded[0] if change.recorded
                          else msg("the default torch had")))
-    hint = hints.tolerance_hint(demo, [vr.verdict]) if expected == "matches" else None
+    hint = hints.tolerance_hint(demo, [vr.verdict]) if expected.outcome == "matches" else None
     message = msg("value {value}: the page records '{expected}' but with {torch} compiled "
-                   "{outcome}", value=name, expected=expected, torch=torch, outcome=_describe(vr))
+                   "{outcome}", value=name, expected=str(expected), torch=torch, outcome=_describe(vr))
     if hint:
         message = msg("{message}; if that is rounding, not the value's doing, allow it: {hint}",
                        message=message, hint=hint)
@@ -207,7 +207,7 @@ def _mismatch(result: DemoResult, vr: VariantResult, expected: str, label: str,
         location=demo.at(demo.expect_line), environment=label, message=message)
 
 
-def _recorded(change: DefaultChange, expected: str, result: DemoResult) -> str:
+def _recorded(change: DefaultChange, expected: Claim, result: DemoResult) -> str:
     """What the page takes the default to be, the records that say so, and what the
     ``default`` row did instead."""
     default = next(v for v in result.variants if v.variant.name == DEFAULT)
@@ -218,13 +218,13 @@ def _recorded(change: DefaultChange, expected: str, result: DemoResult) -> str:
                       "does); the {default} row now {outcome}",
                       "{values} (its {default} row records '{expected}', as its {rows} rows "
                       "do); the {default} row now {outcome}", len(alike),
-                      values=" or ".join(change.recorded), default=DEFAULT, expected=expected,
+                      values=" or ".join(change.recorded), default=DEFAULT, expected=str(expected),
                       rows=" and ".join(alike), outcome=_describe(default))
     unlike = result.demo.expected(change.unlike, result.environment)
     return msg("a default other than {now} (its {default} row records '{expected}', its "
                 "{unlike} row '{unlike_record}'); the {default} row now does what the {unlike} "
-                "row does: {outcome}", now=change.now, default=DEFAULT, expected=expected,
-                unlike=change.unlike, unlike_record=unlike, outcome=_describe(default))
+                "row does: {outcome}", now=change.now, default=DEFAULT, expected=str(expected),
+                unlike=change.unlike, unlike_record=str(unlike), outcome=_describe(default))
 
 
 def _no_config(result: DemoResult, reason: str, releases: Releases) -> str:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from packaging.version import Version
 
-    from ..core.model import Demo, DemoResult, TensorDiff, Variant, VariantResult, Verdict
+    from ..core.model import Claim, Demo, DemoResult, TensorDiff, Variant, VariantResult, Verdict
 
 #: The largest difference a tolerance is proposed for: float32 rounding (a sum taken in another
 #: order is off by ~1e-7 of its size) stays below it; what an autocast dtype changes (bfloat16
@@ -191,11 +191,8 @@ def default_change(result: DemoResult, vr: VariantResult, had: frozenset[str]) -
     return DefaultChange(config=demo.config, now=now, recorded=tuple(recorded), unlike=unlike)
 
 
-def _holds(claim: str, vr: VariantResult) -> bool:
-    if vr.verdict.outcome in ("error", "no-config"):
-        return False
-    names = vr.compiled.error.names if vr.compiled.error else ()
-    return syntax.outcome_holds(claim, vr.verdict.outcome, names)
+def _holds(claim: Claim, vr: VariantResult) -> bool:
+    return vr.verdict.outcome not in ("error", "no-config") and claim.holds(vr)
 
 
 def _names(variant: Variant, now: str) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from .check import no_cuda
 
 if TYPE_CHECKING:
-    from ..core.model import DemoResult, Environment, Finding, Source, VariantResult
+    from ..core.model import Claim, DemoResult, Environment, Finding, Source, VariantResult
 
 #: Why a value was not checked, as data: ``missing``, no result in the result sets;
 #: ``no-cuda``, a CUDA demo on a machine without CUDA; ``engine``, no demo can run here;
@@ -106,7 +106,7 @@ class Value:
     name: str
     result: VariantResult  # its runs and verdict
     why: NotChecked | None  # None: checked
-    expected: str | None  # what the page records for it there
+    expected: Claim | None  # what the page records for it there
     record: Record
     findings: tuple[Finding, ...]  # about this value in this environment
     # A failing finding of severity error: the check builder's test case is an error.
@@ -154,7 +154,7 @@ class Across:
     """One value's record in every environment (the matrix's and the page table's last column)."""
 
     name: str
-    recorded: tuple[tuple[Column, str | None], ...]  # each environment and what it records there
+    recorded: tuple[tuple[Column, Claim | None], ...]  # each environment and what it records there
     broken_in: tuple[Column, ...]  # checked there, and the record no longer holds
     unchecked_in: tuple[Column, ...]
     record: Record

@@ -20,7 +20,7 @@ from .why import why_words
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ..core.model import DemoResult, VariantResult, Verdict
+    from ..core.model import Claim, DemoResult, VariantResult, Verdict
     from ..judge.judgement import Column, Judgement, Value
 
 
@@ -273,9 +273,9 @@ def recorded_text(value: Value) -> tuple[str, list[str]]:
     return marked("holds", _("yes ({expected})").format(expected=value.expected))
 
 
-def broken_text(broken: frozenset[str], expected: str | None, where: str = "") -> str:
-    """Which record broke: the outcome (what the page records), the printed output, or both;
-    ``where``: the environments it broke in, when not only here."""
+def broken_text(broken: frozenset[str], expected: Claim | str | None, where: str = "") -> str:
+    """Which record broke: the outcome (what the page records, in one environment or several),
+    the printed output, or both; ``where``: the environments it broke in, when not only here."""
     if broken == {"output"}:
         which = _("the printed output is not the recorded one (outcome {expected} holds)")
     elif "output" in broken:

@@ -19,6 +19,7 @@ from ..core.config import Settings, autocast_dtype, settings
 from ..core.i18n import _, __, in_console, msg, on_page
 from ..core.model import (
     DEFAULT_CONFIG,
+    Claim,
     Demo,
     Finding,
     Location,
@@ -152,7 +153,7 @@ class AutocastDemo(_Base):
         except syntax.SyntaxProblem as exc:
             raise located(exc, self.option_line(name)) from None
 
-    def warn_never(self, expect: tuple[Record, ...]) -> None:
+    def warn_never(self, expect: tuple[Record[Claim], ...]) -> None:
         """A scoped record no torch release falls in checks nothing: the writer must know,
         though the demo still runs (its other records hold or not as before)."""
         for record in expect:
@@ -160,7 +161,7 @@ class AutocastDemo(_Base):
                 where = Location(self.source_path, self.option_line("expect"))
                 logger.warning(__("{directive}: :expect: {value}: {record} never applies: no "
                                   "torch release falls in its scope").format(
-                                      directive=self.name, value=record.name, record=record.claim),
+                                      directive=self.name, value=record.name, record=str(record.claim)),
                                **ours("scope"), location=str(where))
 
     def demo(self) -> Demo:

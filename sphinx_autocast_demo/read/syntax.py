@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.i18n import msg
-from ..core.model import Variant
+from ..core.model import Claim, Variant
 from ..core.scopes import Record, records, scope_parts, scoped_name
 
 if TYPE_CHECKING:
@@ -30,6 +30,8 @@ DEFAULT = "default"
 UNSET: dict[str, bool] = {"__unset__": True}
 
 OUTCOME_RE = re.compile(r"^(matches|differs|no-config|raises\s+([A-Za-z_][\w.]*))$")
+PLAIN_CLAIMS: dict[str, Claim] = {c.outcome: c for c in (Claim("matches"), Claim("differs"),
+                                                          Claim("no-config"))}
 NAME_RE = re.compile(r"^[A-Za-z_][\w-]*$")
 FIELD_RE = re.compile(r"^:([^:\s][^:]*):(?:\s|$)")  # ``:name:`` at the start of an option line
 
@@ -228,11 +230,11 @@ def unnamed_builtins(variants: tuple[Variant, ...], device: str, dtype: str) -> 
                  if v.name not in named and v.value not in values)
 
 
-def parse_expect(text: str, names: tuple[str, ...]) -> tuple[Record, ...]:
+def parse_expect(text: str, names: tuple[str, ...]) -> tuple[Record[Claim], ...]:
     """``name: outcome`` pairs; names must be values of the demo (or ``*``), each optionally
     scoped to torch releases and a device: ``off[torch>=2.15]: matches``, ``*[cuda]: differs``
     (a scoped record wins over an unscoped one where its scope holds)."""
-    pairs: list[Record] = []
+    pairs: list[Record[Claim]] = []
     for item in split_top_level(text):
         match = re.match(r"^([\w*-]+)\s*(?:\[([^\]]*)\])?\s*[:=]\s*(.+)$", item)
         if not match:
@@ -243,7 +245,8 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[Record, ...]:
             raise SyntaxProblem(msg("{name} is not a value of this demo{hint} (its values: "
                                      "{values})", name=repr(name), hint=_did_you_mean(name, names),
                                      values=", ".join(names)))
-        if not OUTCOME_RE.match(outcome):
+        claim = parse_claim(outcome)
+        if claim is None:
             raise SyntaxProblem(msg(
                 "{outcome} is not an outcome{hint}: write matches, differs, raises "
                 "<ExceptionName> or no-config", outcome=repr(outcome),
@@ -256,7 +259,7 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[Record, ...]:
                     "{record}: {scope} is not a scope; write torch releases and/or devices, "
                     "e.g. off[torch>=2.15]: matches or off[torch>=2.14,<2.16 cuda]: differs",
                     record=_scoped(name, scope), scope=repr(str(exc) or "nothing"))) from None
-        pairs.append(Record(name, outcome))
+        pairs.append(Record(name, claim))
     written = [n for n, _ in pairs]
     twice = sorted({n for n in written if written.count(n) > 1})
     if twice:
@@ -270,7 +273,7 @@ def record_name(name: str, scope: str) -> str:
     return scoped_name(name, scope_parts(scope))
 
 
-def refuse_overlaps(pairs: Sequence[tuple[str, str]]) -> None:
+def refuse_overlaps(pairs: Sequence[tuple[str, Claim]]) -> None:
     """Two scoped records of one value (or both of ``*``) that record different outcomes and
     provably both apply somewhere: neither may silently win (the check of each environment
     catches the overlaps no witness proves)."""
@@ -285,11 +288,11 @@ def refuse_overlaps(pairs: Sequence[tuple[str, str]]) -> None:
                 raise SyntaxProblem(msg(
                     "{first}: {first_outcome} and {second}: {second_outcome} overlap (both apply "
                     "to {where}): narrow a scope so that only one applies, or record one outcome",
-                    first=first.name, first_outcome=first.claim, second=second.name,
-                    second_outcome=second.claim, where=where))
+                    first=first.name, first_outcome=str(first.claim), second=second.name,
+                    second_outcome=str(second.claim), where=where))
 
 
-def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[Record, ...]:
+def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[Record[str], ...]:
     """Blocks of expected printed output, each headed by ``[name]`` or ``[*]``, optionally
     scoped as in ``:expect:``: ``[off[torch>=2.16]]`` (kept as ``off[torch>=2.16]``)."""
     blocks: list[tuple[str, list[str]]] = []
@@ -329,17 +332,17 @@ def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
     return msg(" (did you mean {word}?)", word=repr(close[0])) if close else ""
 
 
-def expect_text(pairs: list[tuple[str, str]]) -> str:
+def expect_text(pairs: Sequence[tuple[str, Claim | str]]) -> str:
     """What a writer pastes: ``same_as_forward: matches, off: differs``."""
     return ", ".join(f"{name}: {outcome}" for name, outcome in pairs)
 
 
-def outcome_holds(expected: str, actual_outcome: str, exception_names: tuple[str, ...]) -> bool:
-    """Does a recorded outcome (``raises X``) hold for what happened?"""
-    match = OUTCOME_RE.match(expected)
+def parse_claim(text: str) -> Claim | None:
+    """``matches``, ``differs``, ``no-config`` or ``raises <ExceptionName>`` as a
+    :class:`Claim`; None for anything else."""
+    match = OUTCOME_RE.match(text)
     if not match:
-        return False
+        return None
     if match.group(2):
-        short = match.group(2).rsplit(".", 1)[-1]
-        return actual_outcome == "raises" and short in exception_names
-    return expected == actual_outcome
+        return Claim("raises", match.group(2))
+    return PLAIN_CLAIMS[match.group(1)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from fakes import HERE, demo, ran, result
+from fakes import HERE, demo, ran, result, written
 from sphinx.errors import ConfigError
 
 from sphinx_autocast_demo import accept as stage
@@ -14,7 +14,7 @@ from sphinx_autocast_demo.accept import edit
 from sphinx_autocast_demo.accept import rewrite as accept
 from sphinx_autocast_demo.accept.edit import Change, apply, edit_expect, find_block
 from sphinx_autocast_demo.accept.newrecord import Blocked
-from sphinx_autocast_demo.core.model import OptionSpan, SourceMap, Verdict
+from sphinx_autocast_demo.core.model import Claim, OptionSpan, SourceMap, Verdict
 from sphinx_autocast_demo.judge import check
 from sphinx_autocast_demo.read import syntax
 
@@ -82,6 +82,7 @@ def test_a_docstring_takes_no_backslash_and_no_three_quotes():
     assert says("off: differs") == "" and says("a\\b", "page.rst") == ""
 
 
+MATCHES, DIFFERS = Claim("matches"), Claim("differs")
 THREE = syntax.parse_values("same_as_forward, off, autocast", "cpu", "bfloat16")
 
 
@@ -90,15 +91,15 @@ def test_the_new_record_keeps_star_for_most_and_names_the_rest():
     assert accept.new_expect(held) is None
     three = replace(demo((("*", "differs"),)), variants=THREE)
     found = result(three, ran("differs"), ran("matches"), ran("matches"))
-    assert accept.new_expect(found) == [("*", "matches"), ("same_as_forward", "differs")]
+    assert written(accept.new_expect(found)) == "*: matches, same_as_forward: differs"
     own = result(demo((("*", "matches"), ("off", "matches"))), ran("matches"), ran("differs"))
-    assert accept.new_expect(own) == [("off", "differs")]
+    assert written(accept.new_expect(own)) == "off: differs"
 
 
 def test_a_shared_scoped_record_gives_the_value_its_own_and_an_error_blocks():
     scoped = replace(result(demo((("*[cpu]", "matches"),)), ran("matches"), ran("differs")),
                      environment=HERE)
-    assert accept.new_expect(scoped) == [("off[cpu]", "differs")]
+    assert written(accept.new_expect(scoped)) == "off[cpu]: differs"
     failed = result(demo(), (Verdict("error", note="it timed out"), *ran("matches")[1:]), ran("matches"))
     with pytest.raises(Blocked, match=r"^value same_as_forward has no outcome to record \(it timed out\)$"):
         accept.new_expect(failed)
@@ -113,8 +114,8 @@ def test_the_demo_as_accepted_holds_when_judged_again():
     new = accept.recorded(found)
     assert new is not None
     # (a tie: '*' takes the first value's outcome, the other value is named)
-    assert (new.expect, new.expect_output) == ((("*", "differs"), ("off", "matches")), (("*", "2.0"),))
-    assert new.expected("same_as_forward") == "differs" and new.expected("off") == "matches"
+    assert (written(new.expect), new.expect_output) == ("*: differs, off: matches", (("*", "2.0"),))
+    assert new.expected("same_as_forward") == DIFFERS and new.expected("off") == MATCHES
     again = check.check(replace(found, demo=new))
     assert again.findings == ()
 

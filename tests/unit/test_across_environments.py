@@ -9,11 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fakes import TORCH, demo, ran, result
+from fakes import TORCH, demo, ran, result, written
 
 from sphinx_autocast_demo import __main__ as cli
 from sphinx_autocast_demo.accept import rewrite as accept
-from sphinx_autocast_demo.core.model import Environment, RunRecord, VariantResult, Verdict
+from sphinx_autocast_demo.core.model import Claim, Environment, RunRecord, VariantResult, Verdict
 from sphinx_autocast_demo.core.scopes import in_scope, never, overlap
 from sphinx_autocast_demo.judge import check
 from sphinx_autocast_demo.judge.check import conflicts
@@ -54,7 +54,7 @@ def test_a_local_version_and_several_devices_are_read_as_written():
     assert not in_scope("torch==2.13.0+cu121", cpu_build)
     assert not in_scope("torch==2.13.0+cpu", Environment("x", "2.13.0", "3.11"))
     assert in_scope("cpu cuda", NEW) and in_scope("cpu cuda", replace(NEW, device="cuda"))
-    assert syntax.parse_expect("off[cpu, cuda]: matches", ("off",)) == (("off[cpu cuda]", "matches"),)
+    assert written(syntax.parse_expect("off[cpu, cuda]: matches", ("off",))) == "off[cpu cuda]: matches"
 
 
 @pytest.mark.parametrize("scope, empty", [
@@ -98,11 +98,11 @@ def test_accept_rewrites_the_scoped_record_that_applies():
     the_demo = demo((("same_as_forward", "differs"), ("off[torch>=2.9]", "differs")))
     here = Environment(f"torch {TORCH}", TORCH, "3.11.7")
     mine = replace(result(the_demo, ran("differs"), ran("matches")), environment=here, findings=())
-    assert accept.new_expect(check.check(mine)) == [("off[torch>=2.9]", "matches")]
+    assert written(accept.new_expect(check.check(mine))) == "off[torch>=2.9]: matches"
     # A shared *[scope] keeps holding for the others: the value gets its own in that scope.
     the_demo = demo((("*[cpu]", "differs"),))
     mine = replace(result(the_demo, ran("differs"), ran("matches")), environment=here, findings=())
-    assert accept.new_expect(check.check(mine)) == [("off[cpu]", "matches")]
+    assert written(accept.new_expect(check.check(mine))) == "off[cpu]: matches"
 
 
 def test_accept_writes_nothing_that_would_not_hold_next_time():
@@ -120,9 +120,9 @@ def test_accept_writes_nothing_that_would_not_hold_next_time():
 def test_a_scoped_record_wins_where_it_applies():
     the_demo = demo(syntax.parse_expect("*: differs, off[torch >= 2.16]: matches",
                                         ("same_as_forward", "off")))
-    assert the_demo.expected("off", NEW) == "matches"
-    assert the_demo.expected("off", replace(NEW, torch="2.15.0")) == "differs"
-    assert the_demo.expected("same_as_forward", NEW) == "differs"
+    assert the_demo.expected("off", NEW) == Claim("matches")
+    assert the_demo.expected("off", replace(NEW, torch="2.15.0")) == Claim("differs")
+    assert the_demo.expected("same_as_forward", NEW) == Claim("differs")
 
 
 @pytest.mark.parametrize("text, says", [
@@ -160,7 +160,7 @@ def test_a_record_is_checked_in_every_environment_and_accept_scopes_the_new_one(
     assert "with torch 2.16.0 (torch 2.16.0, made on 2026-11-30" in broken[0].message
     assert record_broken(checked, "same_as_forward", NEW)
     assert not record_broken(checked, "same_as_forward", here)
-    assert accept.new_expect(checked) == [("same_as_forward[torch==2.16.0]", "matches")]
+    assert written(accept.new_expect(checked)) == "same_as_forward[torch==2.16.0]: matches"
 
 
 def write_set(root: Path, env: Environment, verdict: str, shard: str = "") -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fakes import HERE, LATER, MADE, TORCH, demo, result
+from fakes import HERE, LATER, MADE, TORCH, claims, demo, result
 from test_judge import header_and_rows
 
 from sphinx_autocast_demo.core.model import RunRecord, TensorDiff, VariantResult, Verdict
@@ -30,7 +30,7 @@ def differs(max_abs: float, name: str = "w.grad") -> tuple[Verdict, RunRecord, R
 
 def table(here: tuple, there: tuple) -> tuple[list[str], list[list[str]]]:
     """The table of a demo (same_as_forward, off) checked here and in LATER's set."""
-    the_demo = replace(demo(), expect=(("same_as_forward", "matches"), ("off", "differs")))
+    the_demo = replace(demo(), expect=claims((("same_as_forward", "matches"), ("off", "differs"))))
     mine = result(the_demo, *here)
     later = replace(result(the_demo, *there, torch=LATER.torch), environment=LATER, source="set",
                     made=MADE, findings=())

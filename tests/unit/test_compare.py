@@ -11,12 +11,22 @@ from dataclasses import replace
 
 import pytest
 
-from sphinx_autocast_demo.core.model import RunRecord, SnippetError, TensorRecord, Tolerance
+from sphinx_autocast_demo.core.model import (
+    Claim,
+    RunRecord,
+    SnippetError,
+    TensorRecord,
+    Tolerance,
+    VariantResult,
+    Verdict,
+)
 from sphinx_autocast_demo.engine.protocol import STORED
 from sphinx_autocast_demo.judge.compare import compare_runs, compare_tensor
 from sphinx_autocast_demo.read import syntax
 
 EXACT = Tolerance(grad=0.0, output=1e-3)
+
+VARIANT = syntax.parse_values(["off"], "cpu", "bfloat16")[0]
 
 
 def run(**tensors: tuple[str, list[float]]) -> tuple[RunRecord, tuple[bytes, dict[str, int | None]]]:
@@ -57,20 +67,29 @@ def test_values_errors_say_what_to_write(text, message):
 
 def test_expect_pairs_and_errors():
     names = ("same_as_forward", "off")
-    assert syntax.parse_expect("same_as_forward: matches\noff = raises  AssertionError", names) == (
-        ("same_as_forward", "matches"), ("off", "raises AssertionError"))
+    assert syntax.expect_text(syntax.parse_expect(
+        "same_as_forward: matches\noff = raises  AssertionError", names)) == \
+        "same_as_forward: matches, off: raises AssertionError"
     with pytest.raises(syntax.SyntaxProblem, match="not a value of this demo"):
         syntax.parse_expect("autocast: matches", names)
     with pytest.raises(syntax.SyntaxProblem, match="not an outcome"):
         syntax.parse_expect("off: equal", names)
 
 
-def test_outcome_holds_for_any_name_in_the_chain():
+def test_a_claim_holds_for_any_name_in_the_chain_and_only_for_its_outcome():
     chain = ("BackendCompilerFailed", "RuntimeError", "AssertionError")
-    assert syntax.outcome_holds("raises AssertionError", "raises", chain)
-    assert syntax.outcome_holds("raises torch._dynamo.exc.BackendCompilerFailed", "raises", chain)
-    assert not syntax.outcome_holds("raises KeyError", "raises", chain)
-    assert not syntax.outcome_holds("matches", "differs", ())
+    error = SnippetError(type="BackendCompilerFailed", names=chain, message="", frames=())
+    raised = RunRecord(status="raised", error=error)
+    did = VariantResult(VARIANT, Verdict("raises", exception="BackendCompilerFailed"), raised, raised)
+    assert Claim("raises", "AssertionError").holds(did)
+    assert Claim("raises", "torch._dynamo.exc.BackendCompilerFailed").holds(did)
+    assert not Claim("raises", "KeyError").holds(did)
+    assert not Claim("differs").holds(did)
+    ok = RunRecord(status="ok")
+    differed = VariantResult(VARIANT, Verdict("differs"), ok, ok)
+    assert Claim("differs").holds(differed) and not Claim("matches").holds(differed)
+    assert not Claim("raises", "AssertionError").holds(differed)
+    assert Claim("no-config").holds(VariantResult(VARIANT, Verdict("no-config"), ok, ok))
 
 
 def test_identical_runs_match_bitwise():

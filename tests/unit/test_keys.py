@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fakes import demo
+from fakes import claims, demo
 
 from sphinx_autocast_demo.core.model import Code, RunRecord, Tolerance, Verdict
 from sphinx_autocast_demo.plan import keys, stamps
@@ -39,7 +39,7 @@ def test_what_decides_a_result_changes_its_key():
 def test_what_only_decides_the_check_or_the_place_keeps_its_key():
     the_demo, base = demo(), key()
     same = {
-        "the record": key(replace(the_demo, expect=(("*", "differs"),))),
+        "the record": key(replace(the_demo, expect=claims((("*", "differs"),)))),
         "the timeout": key(replace(the_demo, timeout=1.0)),
         "the lines": key(replace(the_demo, lineno=40, code=replace(the_demo.code, lines=(44,)))),
         "the name": key(replace(the_demo, ident="other", docname="other")),

@@ -14,7 +14,7 @@ from docutils import frontend, nodes
 from docutils.parsers import rst
 from docutils.parsers.rst import directives
 from docutils.utils import new_document
-from fakes import HERE, LATER, MADE, TORCH, demo, raised, ran, result
+from fakes import HERE, LATER, MADE, TORCH, claims, demo, raised, ran, result
 
 from sphinx_autocast_demo.core.model import Demo, DemoResult
 from sphinx_autocast_demo.core.state import DocState, all_docs, state
@@ -140,7 +140,7 @@ def four_demos() -> SimpleNamespace:
     """Two pages: one holding, one broken; one raising as recorded, one not run yet."""
     held = result(made("index", "held"), ran("matches"), ran("matches"))
     broken = result(made("index", "broken"), ran("differs"), ran("matches"))
-    raising = result(replace(made("guide", "raising"), expect=(("*", "raises NameError"),)),
+    raising = result(replace(made("guide", "raising"), expect=claims((("*", "raises NameError"),))),
                      raised(), raised())
     return site({"index": [held, broken], "guide": [raising, made("guide", "waiting")]},
                 includes={"index": ["guide"]}, titles={"index": "Home"})

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from sphinx_autocast_demo.core.model import Code, Demo, Environment, SourceMap, Tolerance
+from sphinx_autocast_demo.core.model import Claim, Code, Demo, Environment, SourceMap, Tolerance
 from sphinx_autocast_demo.read import syntax
 from sphinx_autocast_demo.read.syntax import SyntaxProblem, parse_expect_output, unnest
 
@@ -68,7 +68,8 @@ def test_values_errors_name_the_value_and_what_to_write(text, builtins, message,
 def test_expect_reads_star_no_config_and_any_separator():
     assert syntax.parse_expect("*: differs; off = raises   torch._dynamo.exc.X\n"
                                "same_as_forward: no-config", NAMES) == (
-        ("*", "differs"), ("off", "raises torch._dynamo.exc.X"), ("same_as_forward", "no-config"))
+        ("*", Claim("differs")), ("off", Claim("raises", "torch._dynamo.exc.X")),
+        ("same_as_forward", Claim("no-config")))
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -88,7 +89,7 @@ def test_a_scope_is_kept_in_one_spelling():
     assert syntax.record_name("off", "torch >= 2.15, cuda") == "off[torch>=2.15 cuda]"
     assert syntax.record_name("*", "cpu") == "*[cpu]"
     assert syntax.parse_expect("off[torch >= 2.14 , <2.16]: matches", NAMES) == (
-        ("off[torch>=2.14,<2.16]", "matches"),)
+        ("off[torch>=2.14,<2.16]", Claim("matches")),)
     with pytest.raises(ValueError):
         syntax.record_name("off", "gpu")
 
@@ -115,11 +116,13 @@ def test_expect_output_blocks_keep_inner_blank_lines():
         syntax.parse_expect_output("[sf]\n1", NAMES)
 
 
-def test_outcome_holds_only_for_a_well_formed_record():
-    assert syntax.outcome_holds("no-config", "no-config", ())
-    assert not syntax.outcome_holds("raises KeyError", "differs", ("KeyError",))
-    assert not syntax.outcome_holds("raise KeyError", "raises", ("KeyError",))
-    assert syntax.expect_text([("*", "matches"), ("off", "raises E")]) == "*: matches, off: raises E"
+def test_a_claim_is_read_once_and_only_when_well_formed():
+    assert syntax.parse_claim("no-config") == Claim("no-config")
+    assert syntax.parse_claim("raises torch.OutOfMemoryError") == Claim("raises", "torch.OutOfMemoryError")
+    for wrong in ("raise KeyError", "raises", "matches!", "Matches", "raises 3x"):
+        assert syntax.parse_claim(wrong) is None, wrong
+    assert syntax.expect_text([("*", Claim("matches")), ("off", Claim("raises", "E"))]) == \
+        "*: matches, off: raises E"
 
 
 def test_an_option_block_ends_where_docutils_ends_it():
