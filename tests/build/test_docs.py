@@ -23,12 +23,14 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import sphinx_build, verdicts
 from measured import EXPECTED, OUTPUTS, M
+from pinned import assert_pinned
 
 from sphinx_autocast_demo.core import config
 from sphinx_autocast_demo.present import cells, summary
 from sphinx_autocast_demo.read import directives
 
 DOCS = Path(__file__).parents[2] / "docs"
+SNAPSHOTS = Path(__file__).parent / "snapshots"
 #: The releases docs/_results keeps, and of those the ones that are not this build's torch
 #: (with torch 2.14.1 installed, its set is this build's own: one environment fewer).
 KEPT = ("2.14.1", "2.15.0")
@@ -557,3 +559,41 @@ def test_the_readmes_sample_table_is_the_docs_first_demo_as_built(build):
         # A row's first cell holds the line that sets the value; its verdict the column's label.
         assert _masked(shown[0]).startswith(_masked(said[0])), (said, shown)
         assert _masked(shown[1]).endswith(_masked(said[1])), (said, shown)
+
+
+#: Where a demo's text depends on the machine or on the cache, not on what the page says: how
+#: far compiled was from eager and in which tensor (the CPU's kernels), the local part of a torch
+#: version, and whether a result was run now or taken from the cache.
+UNPINNED = (
+    (re.compile(r"(✓ matches eager|✗ differs)(?: \([^()]*(?:\([^()]*\)[^()]*)*\))?(?: and \d+ more)?"), r"\1"),
+    (re.compile(r"\+(?:cpu|cu\d+|rocm[\d.]+)\b"), ""),
+    (re.compile(r"Checked (?:at build time )?with torch (\d[\w.]*\w)(?: by an earlier build \(cached "
+                r"result: same code, torch and Python\))?"), r"Checked with torch \1"),
+)
+
+
+def demo_text(box) -> str:
+    """What a reader reads of one demo, block by block, the snippet's code left out (the page's
+    source pins it): title, table rows, printed output, notes and footers."""
+    lines = [f"[{box['id']}]"]
+    for block in box.find_all(["caption", "tr", "p", "pre", "li"]):
+        if block.find_parent(["tr", "p", "li"]) or (
+                block.name == "pre" and not block.find_parent(class_="autocast-demo-output")):
+            continue
+        cells = block.find_all(["th", "td"]) if block.name == "tr" else [block]
+        text = " | ".join(" ".join(c.get_text(" ", strip=True).split()) for c in cells)
+        for pattern, into in UNPINNED:
+            text = pattern.sub(into, text)
+        lines.append(_masked(text))
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None or
+                    __import__("torch").cuda.is_available(),
+                    reason="the docs' snapshots are of a CPU build: a GPU runs their CUDA demos")
+@pytest.mark.parametrize("name", ["index", "behaviour", "upstream", "guide", "myst", "other-configs"])
+def test_each_docs_demo_reads_as_its_snapshot(build, name):
+    # reST and MyST pages alike; the verdicts themselves are EXPECTED's (measured.py).
+    soup = page(build, name)
+    assert_pinned(SNAPSHOTS / f"docs-{name}.txt", "".join(demo_text(box) for box in
+                                                          soup.select("div.autocast-demo[id]")))

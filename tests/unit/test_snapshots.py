@@ -2,22 +2,20 @@
 
 Each case builds results by hand, checks and judges them, renders them as a page would
 (render.result_nodes) and compares the nodes' ``pformat()`` with ``tests/unit/snapshots/<case>.txt``.
-A change of what a page shows then shows up as a diff of that file, in review.
-
-To write the snapshots again after an intended change, run
-``AUTOCAST_DEMO_SNAPSHOTS=write pytest tests/unit/test_snapshots.py`` and read every changed file
-before committing it: a snapshot is what the page must say, not what the code happens to say.
+A change of what a page shows then shows up as a diff of that file, in review (tests/pinned.py
+says how to write them again). The docs' own demos are pinned too, as built:
+tests/build/test_docs.py.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from docutils import nodes
 from fakes import APP, HERE, LATER, MADE, TORCH, WHEN, demo, raised, ran, result
+from pinned import assert_pinned
 
 from sphinx_autocast_demo.core.model import (
     DemoResult,
@@ -117,9 +115,4 @@ CASES = {"held-and-broken": held_and_broken, "show-record": show_record, "not-ru
 def test_a_judgement_renders_as_its_snapshot(case):
     box = nodes.container()
     box.extend(render.result_nodes(judge(CASES[case](), TORCH), APP))  # type: ignore[arg-type]
-    text = box.pformat()
-    path = SNAPSHOTS / f"{case}.txt"
-    if os.environ.get("AUTOCAST_DEMO_SNAPSHOTS") == "write":
-        path.write_text(text, encoding="utf-8")
-    assert path.is_file(), f"no snapshot {path.name}: write it (see this module's docstring)"
-    assert text == path.read_text(encoding="utf-8")
+    assert_pinned(SNAPSHOTS / f"{case}.txt", box.pformat())
