@@ -565,7 +565,8 @@ def test_the_readmes_sample_table_is_the_docs_first_demo_as_built(build):
 #: far compiled was from eager and in which tensor (the CPU's kernels), the local part of a torch
 #: version, and whether a result was run now or taken from the cache.
 UNPINNED = (
-    (re.compile(r"(✓ matches eager|✗ differs)(?: \([^()]*(?:\([^()]*\)[^()]*)*\))?(?: and \d+ more)?"), r"\1"),
+    (re.compile(r"(✓ matches eager|✗ differs)(?: \([^()]*(?:\([^()]*\)[^()]*)*\))?"
+                r"(?: and \d+ more)?"), r"\1"),
     (re.compile(r"\+(?:cpu|cu\d+|rocm[\d.]+)\b"), ""),
     (re.compile(r"Checked (?:at build time )?with torch (\d[\w.]*\w)(?: by an earlier build \(cached "
                 r"result: same code, torch and Python\))?"), r"Checked with torch \1"),
