@@ -1,7 +1,9 @@
 """The built docs in a real browser: headless Chromium, light and dark, wide and narrow.
 
-Opens the pages of an already built site (``docs/_build/html``, or ``AUTOCAST_DEMO_DOCS_HTML``)
-through a local HTTP server and checks what a reader sees: every results table is visible,
+Opens the pages of the already built sites, English (``docs/_build/html``, or
+``AUTOCAST_DEMO_DOCS_HTML``) and Russian (``docs/_build/html-ru``, or
+``AUTOCAST_DEMO_DOCS_HTML_RU``; each test runs on both unless it reads English words), through a
+local HTTP server and checks what a reader sees: every results table is visible,
 fits the screen or scrolls inside its own box (nothing cut off), shows the measured verdicts,
 and keeps readable colours in both themes. Screenshots go to ``docs/_build/screenshots/``.
 
@@ -24,6 +26,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HTML = Path(os.environ.get("AUTOCAST_DEMO_DOCS_HTML", ROOT / "docs" / "_build" / "html"))
+#: Each language's site: the same pages, as .ci/run builds them (-D language=ru for the second).
+SITES = {"en": HTML, "ru": Path(os.environ.get("AUTOCAST_DEMO_DOCS_HTML_RU",
+                                               ROOT / "docs" / "_build" / "html-ru"))}
 SHOTS = ROOT / "docs" / "_build" / "screenshots"
 CHROMIUM = os.environ.get("AUTOCAST_DEMO_CHROMIUM", "/usr/bin/chromium")
 REQUIRED = os.environ.get("AUTOCAST_DEMO_BROWSER") == "1"
@@ -41,27 +46,33 @@ def pages_with_tables() -> list[str]:
 MODES = ("light", "dark")
 
 
-def _missing() -> str | None:
+def _missing(html: Path) -> str | None:
     if not Path(CHROMIUM).exists():
         return f"no Chromium at {CHROMIUM} (apt-get install chromium)"
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         return "playwright is not installed (pip install playwright)"
-    if not (HTML / "behaviour.html").exists():
-        return f"no built docs in {HTML}: build them first (python -m sphinx -b html docs docs/_build/html)"
+    if not (html / "behaviour.html").exists():
+        return f"no built docs in {html}: build them first (python -m sphinx -b html docs {html})"
     return None
 
 
-@pytest.fixture(scope="module")
-def site():
-    why = _missing()
+@pytest.fixture(scope="module", params=sorted(SITES))
+def site(request):
+    why = _missing(SITES[request.param])
     if why:
         if REQUIRED:
             pytest.fail(why)
         pytest.skip(why)
-    with serve(HTML) as url:
+    with serve(SITES[request.param]) as url:
         yield url
+
+
+def english_only(request: pytest.FixtureRequest) -> None:
+    """For a test that reads the English words of a page: it skips on the other sites."""
+    if request.node.callspec.params["site"] != "en":
+        pytest.skip("reads the English words of the pages")
 
 
 @contextlib.contextmanager
@@ -175,9 +186,10 @@ def test_every_results_table_is_visible_and_not_cut_off(browser, site, mode, vie
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_tables_show_the_measured_verdicts(browser, site, mode):
+def test_tables_show_the_measured_verdicts(browser, site, mode, request):
     from measured import EXPECTED
 
+    english_only(request)
     page = open_page(browser, site, "index", mode, WIDE)
     for name in dict.fromkeys(name for name, _ in EXPECTED):
         goto(page, site, name, mode)
@@ -238,8 +250,9 @@ def test_verdict_colours_are_readable_in_both_themes(browser, site, mode):
     page.context.close()
 
 
-def test_screenshots(browser, site):
+def test_screenshots(browser, site, request):
     """Light and dark, wide and narrow, of the behaviour and matrix pages (for a person to look at)."""
+    english_only(request)
     SHOTS.mkdir(parents=True, exist_ok=True)
     for mode in MODES:
         page = open_page(browser, site, "behaviour", mode, WIDE)
@@ -324,7 +337,7 @@ def test_a_reader_gets_a_legend_full_outputs_and_no_build_paths(browser, site, m
         assert seen["tables"], name
         assert seen["legends"] >= 1, (name, "no legend says what the marks and rows mean")
         assert seen["emptyOutputs"] == 0, (name, "an output box with nothing in it")
-        for path in (str(ROOT), str(HTML), "/tmp/", "/home/", "site-packages"):
+        for path in (str(ROOT), *map(str, SITES.values()), "/tmp/", "/home/", "site-packages"):
             assert path not in seen["text"], (name, path)
 
 
@@ -349,10 +362,11 @@ ENV_CELLS = """() => Array.from(document.querySelectorAll(
     .map(td => td.innerText.split(/\\s+/).join(' ').trim())"""
 
 
-def test_on_a_phone_each_environment_cell_names_its_environment(browser, site):
+def test_on_a_phone_each_environment_cell_names_its_environment(browser, site, request):
     """The header that names the environments is hidden on a phone: each card line says it
     instead; at 1280 the header does, and the cells do not repeat it. (The three releases
     agree on every value there, so one column, headed by all three, says it.)"""
+    english_only(request)
     for _, page in visit(browser, site, "light", NARROW, ["behaviour"]):
         cells = page.evaluate(ENV_CELLS)
         assert len(cells) == 4 and all(  # (a row per value)
@@ -361,3 +375,44 @@ def test_on_a_phone_each_environment_cell_names_its_environment(browser, site):
     for _, page in visit(browser, site, "light", WIDE, ["behaviour"]):
         cells = page.evaluate(ENV_CELLS)
         assert cells[0].startswith("\u2717 differs"), cells
+
+
+#: Each mark a reader sees in a results cell, with the colour it is drawn in, and the text of
+#: the page's legend.
+MARKS = """
+() => {
+  const seen = [];
+  for (const td of document.querySelectorAll('table.autocast-demo-results td')) {
+    const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const at = n.parentElement;
+      if (!at.getClientRects().length) continue;
+      for (const mark of ['\\u2713', '\\u2717', '\\u26a0', '\\u2014'])
+        if (n.textContent.includes(mark)) seen.push([mark, getComputedStyle(at).color]);
+    }
+  }
+  const legend = Array.from(document.querySelectorAll('.autocast-demo-legend'))
+    .filter(e => e.getClientRects().length).map(e => e.innerText).join(' ');
+  return {seen, legend};
+}
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_each_mark_a_reader_sees_is_drawn_one_way_and_named_by_the_legend(browser, site, mode):
+    """Issue 47, as a reader meets it: a ✓ drawn in a difference's colour, or a mark the legend
+    does not explain (or explains and no cell shows). Each mark keeps one colour on a page, the
+    three verdict marks three different ones, and the legend names exactly the marks shown."""
+    colours: dict[str, set[str]] = {}
+    for name, page in visit(browser, site, mode, WIDE, pages_with_tables()):
+        seen = page.evaluate(MARKS)
+        shown = {mark for mark, _ in seen["seen"]}
+        for mark, colour in seen["seen"]:
+            colours.setdefault(mark, set()).add(colour)
+        assert seen["legend"], name
+        named = {mark for mark in ("\u2713", "\u2717", "\u26a0", "\u2014")
+                 if f"{mark} " in seen["legend"]}
+        assert named == shown, (name, seen["legend"], shown)
+    verdict_colours = [colours.get(mark, set()) for mark in ("\u2713", "\u2717", "\u26a0")]
+    assert all(len(c) == 1 for c in verdict_colours), colours  # (each mark was seen: it can fail)
+    assert len(set.union(*verdict_colours)) == 3, colours
