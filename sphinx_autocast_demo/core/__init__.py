@@ -20,6 +20,6 @@ __version__ = "0.3.0"
 #: the records they give. In every result's key in place of the release, so that a release that
 #: changes none of them (a fix in the page's words, say) keeps its users' caches and result sets;
 #: raised by any change that could give another result or record for the same demo.
-RESULTS_FORMAT = "0.3.0"
+RESULTS_FORMAT = "0.4.0"
 
 STATIC = Path(__file__).parent.parent / "present" / "static"

@@ -317,15 +317,35 @@ class PrintedDigest:
     pidless: str  # ... with the run's pid as ``<pid>`` (exact, when not known)
 
 
+#: What a difference is, beyond a number (judge/notes.py words each): one side has nothing
+#: there, another dtype or shape; no values kept to measure; integers compared exactly; equal
+#: values with other bits (a zero's sign, a NaN's); a printed line, or only its pid; past the
+#: lines a page keeps, only a pid, a line count, other text or other numbers.
+NoteKind = Literal["missing", "dtype", "shape", "unmeasured", "exact", "signed-zero", "nan-bits",
+                   "signed-zero-and-nan-bits", "not-bitwise", "printed", "pid", "pid-after", "count",
+                   "text", "numbers"]
+
+
+@dataclass(frozen=True)
+class Note:
+    """Why two tensors or printed outputs differ, as facts: worded where it is said, in the
+    page's or the console's language, never stored as English."""
+
+    kind: NoteKind
+    compiled: str = ""  # what compiled had: a shape ("[4]", "" for nothing), a line's repr, a count
+    eager: str = ""
+    line: int = 0  # the printed line it is about; for the kinds past what a page keeps, the last one kept
+
+
 @dataclass(frozen=True)
 class TensorDiff:
-    name: str
+    name: str  # a tensor's path (``model.w.grad``), ``printed line 3`` or ``printed output``
     kind: str
     compiled_dtype: str | None
     eager_dtype: str | None
     equal: bool
     max_abs: float | None
-    note: str = ""
+    note: Note | None = None
 
 
 @dataclass(frozen=True)

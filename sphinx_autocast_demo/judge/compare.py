@@ -7,8 +7,9 @@ import struct
 from array import array
 from typing import TYPE_CHECKING, Any
 
-from ..core.model import RunRecord, TensorDiff, TensorRecord, VariantResult, Verdict
+from ..core.model import Note, RunRecord, TensorDiff, TensorRecord, VariantResult, Verdict
 from ..engine.protocol import STORED
+from .notes import note_text
 from .printed import compare_printed
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ def _exact(dtype: str) -> bool:
     return dtype == "bool" or dtype.startswith(("int", "uint"))
 
 
-def _same_values(a: array[float], b: array[float]) -> str:
+def _same_values(a: array[float], b: array[float]) -> Note:
     """What differs between two copies whose values are all equal, though not their bytes."""
     zeros = nans = False
     left, right = a.tobytes(), b.tobytes()
@@ -60,10 +61,9 @@ def _same_values(a: array[float], b: array[float]) -> str:
             zeros = True
         elif math.isnan(x):
             nans = True
-    what = " and ".join(what_differs for what_differs, found in (("the sign of zero", zeros),
-                                                  ("NaN bit patterns", nans)) if found)
-    # (else the bits differ where the float64 copy does not keep them: a NaN's signal bit)
-    return f"equal values; differs only in {what}" if what else "equal values, not bitwise equal"
+    # (neither: the bits differ where the float64 copy does not keep them, a NaN's signal bit)
+    return Note("signed-zero-and-nan-bits" if zeros and nans else "signed-zero" if zeros
+                else "nan-bits" if nans else "not-bitwise")
 
 
 def _max_abs(a: array[float], b: array[float]) -> float:
@@ -104,22 +104,21 @@ def compare_tensor(
         max_abs=None,
     )
     if compiled is None or eager is None:
-        return _with(diff, note=f"compiled: {_had(compiled, ref)}; eager: {_had(eager, ref)}")
+        return _with(diff, note=Note("missing", _shape(compiled), _shape(eager)))
     if compiled.dtype != eager.dtype:
-        return _with(diff, note=f"dtype {compiled.dtype} compiled, {eager.dtype} eager")
+        return _with(diff, note=Note("dtype"))
     if compiled.shape != eager.shape:
-        return _with(diff, note=f"shape {list(compiled.shape)} compiled, {list(eager.shape)} eager")
+        return _with(diff, note=Note("shape", _shape(compiled), _shape(eager)))
     if compiled.sha256 == eager.sha256:
         return _with(diff, equal=True, max_abs=0.0)
     count = _copied(eager.dtype, eager.shape)
     a = _values(compiled_data[0], compiled_data[1], count, eager.dtype)
     b = _values(eager_data[0], eager_data[1], count, eager.dtype)
     if a is None or b is None:
-        return _with(diff, note="not bitwise equal (no values copied to measure by how much: "
-                                "too large, or a dtype without numbers)")
+        return _with(diff, note=Note("unmeasured"))
     worst = _max_abs(a, b)
     if _exact(eager.dtype):  # (equal copies: integers past float64's 2**53)
-        return _with(diff, max_abs=worst, note="integers and booleans are compared exactly")
+        return _with(diff, max_abs=worst, note=Note("exact"))
     tol = tolerance.grad if eager.kind == "grad" else tolerance.output
     if worst == 0.0:
         # Equal, not bitwise: within any tolerance, and a difference where none is allowed
@@ -128,11 +127,9 @@ def compare_tensor(
     return _with(diff, equal=tol > 0 and _within(a, b, tol), max_abs=worst)
 
 
-def _had(record: TensorRecord | None, ref: TensorRecord) -> str:
-    """What one side had at a path: a ``.grad`` the other lacks is None, as torch says."""
-    if record is None:
-        return "None" if ref.name.endswith(".grad") else "nothing there"
-    return f"a {record.dtype} tensor of shape {list(record.shape)}"
+def _shape(record: TensorRecord | None) -> str:
+    """A tensor's shape as torch prints it, ``[4]``; "" where there is none."""
+    return str(list(record.shape)) if record is not None else ""
 
 
 def _with(diff: TensorDiff, **changes: object) -> TensorDiff:
@@ -172,7 +169,7 @@ def compare_runs(
     if eager.status == "raised":
         assert eager.error is not None
         return Verdict(
-            outcome="differs",
+            outcome="differs", eager_exception=eager.error.type,
             note=f"eager raised {eager.error.type}: {eager.error.message}; compiled did not",
         )
     by_name_c = {t.name: t for t in compiled.tensors}
@@ -203,10 +200,8 @@ def compare_runs(
                            note=f"{NOT_FULLY_COMPARED}: {cut}")
         return Verdict(outcome="matches", max_abs=worst, diffs=diffs, compared=compared, cut=cut)
     failing = largest_first(diffs)
-    note = ", ".join(
-        f"{d.name}" + (f" (max |diff| {d.max_abs:.3g})" if d.max_abs is not None else f" ({d.note})")
-        for d in failing
-    )
+    note = ", ".join(f"{d.name} (max |diff| {d.max_abs:.3g})" if d.max_abs is not None
+                     else f"{d.name} ({note_text(d)})" for d in failing)
     return Verdict(outcome="differs", max_abs=worst, diffs=diffs, note=note, compared=compared,
                    cut=cut)
 

@@ -8,7 +8,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from ..core.model import RunRecord, TensorDiff
+from ..core.model import Note, RunRecord, TensorDiff
 from ..core.printed import NUMBER, compared_lines, printed_digest, unpid
 
 
@@ -31,7 +31,8 @@ def _same_line(a: str, b: str, tol: float) -> bool:
 
 
 def _shown(line: str | None) -> str:
-    return "nothing" if line is None else repr(line)
+    """A printed line as a note keeps it: its repr, "" where the run printed no such line."""
+    return "" if line is None else repr(line)
 
 
 def _only_pids(a: str, b: str, tol: float, pids: tuple[int | None, int | None]) -> bool:
@@ -42,7 +43,7 @@ def _only_pids(a: str, b: str, tol: float, pids: tuple[int | None, int | None]) 
         _same_line(unpid(a, p), unpid(b, q), tol)
 
 
-def _output_diff(name: str, note: str, equal: bool = False) -> TensorDiff:
+def _output_diff(name: str, note: Note, equal: bool = False) -> TensorDiff:
     return TensorDiff(name=name, kind="output", compiled_dtype=None, eager_dtype=None,
                       equal=equal, max_abs=None, note=note)
 
@@ -67,10 +68,10 @@ def _compare_lines(a: list[str], b: list[str], tol: float, pids: tuple[int | Non
         if x is not None and y is not None and _only_pids(x, y, tol, pids):
             pid_only = pid_only or _output_diff(
                 f"printed line {number}", equal=True,
-                note=f"differs only in the run's pid ({pids[0]} compiled, {pids[1]} eager)")
+                note=Note("pid", str(pids[0]), str(pids[1]), line=number))
             continue
         return max(total_a, total_b), _output_diff(
-            f"printed line {number}", f"compiled printed {_shown(x)}, eager {_shown(y)}")
+            f"printed line {number}", Note("printed", _shown(x), _shown(y), line=number))
     return total_a, pid_only
 
 
@@ -102,17 +103,15 @@ def compare_printed(compiled: RunRecord, eager: RunRecord, tol: float) -> Printe
         return Printed(c.lines, diff)
     if c.pidless == e.pidless:  # (tried second: a count that equals a pid is no pid)
         return Printed(c.lines, diff or _output_diff(
-            "printed output", equal=True, note=(f"differs after printed line {shown} only in "
-                                                f"the run's pid ({pids[0]} compiled, {pids[1]} eager)")))
-    past = f"after printed line {shown}"
+            "printed output", equal=True, note=Note("pid-after", str(pids[0]), str(pids[1]), line=shown)))
     if c.lines != e.lines:
-        note = f"{past}: compiled printed {c.lines} lines in all, eager {e.lines}"
+        note = Note("count", str(c.lines), str(e.lines), line=shown)
     elif c.shape != e.shape:
-        note = f"{past}, compiled printed other text than eager"
+        note = Note("text", line=shown)
     elif tol <= 0:
-        note = f"{past}, compiled printed other numbers than eager"
+        note = Note("numbers", line=shown)
     else:  # only numbers differ, and only a digest of them is kept: within tol, or not?
         return Printed(c.lines, diff, cut=(
-            f"numbers printed {past} (past what a page keeps) differ, and whether by no more "
-            "than the tolerance cannot be told from the digest kept of them"))
+            f"numbers printed after printed line {shown} (past what a page keeps) differ, and "
+            "whether by no more than the tolerance cannot be told from the digest kept of them"))
     return Printed(max(c.lines, e.lines), _output_diff("printed output", note))

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from docutils import nodes
 
-from ..core.i18n import _, n_
+from ..core.i18n import _, n_, on_page
 from ..judge.compare import largest_first
+from ..judge.notes import diff_name, note_text
 from .why import why_words
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ def outcome_text(vr: VariantResult) -> str:
             worst = max((d for d in v.diffs if d.max_abs), key=lambda d: d.max_abs or 0.0, default=None)
             text = (_("matches eager (max |\u0394| {diff} in {tensor})") if worst
                     else _("matches eager (max |\u0394| {diff})")).format(
-                diff=f"{v.max_abs:.1e}", tensor=worst.name if worst else "")
+                diff=f"{v.max_abs:.1e}", tensor=on_page(diff_name(worst)) if worst else "")
         else:
             text = _("matches eager")
         # (a cut view gives a match only where the demo says :partial-view:)
@@ -176,13 +177,16 @@ def outcome_text(vr: VariantResult) -> str:
     if v.outcome == "differs":
         failing = largest_first(v.diffs)
         if not failing:
-            return _("differs ({note})").format(note=v.note) if v.note else _("differs")
+            if v.eager_exception:
+                return _("differs: eager raises {exception}, compiled does not").format(
+                    exception=v.eager_exception)
+            return _("differs")
         first = failing[0]
-        if first.max_abs or (first.max_abs is not None and not first.note):
-            what = _("{tensor}, max |\u0394| {diff}").format(tensor=first.name, diff=f"{first.max_abs:.2e}")
+        name, note = on_page(diff_name(first)), on_page(note_text(first))
+        if first.max_abs or (first.max_abs is not None and not note):
+            what = _("{tensor}, max |\u0394| {diff}").format(tensor=name, diff=f"{first.max_abs:.2e}")
         else:
-            what = (_("{tensor}: {note}").format(tensor=first.name, note=first.note) if first.note
-                    else first.name)
+            what = _("{tensor}: {note}").format(tensor=name, note=note) if note else name
         return _differs(what, len(failing) - 1)
     if v.outcome == "no-config":
         return _("no such config in this torch")
@@ -232,8 +236,9 @@ def outcome_across(results: Sequence[VariantResult]) -> str:
         return _("differs")
     # The first environment's largest, and that tensor's difference in each of the others
     # (which differ in the same tensors: verdict_kind).
-    name, others = failing[0][0].name, len(failing[0]) - 1
-    worst = [next((d.max_abs for d in diffs if d.name == name), None) for diffs in failing]
+    largest, others = failing[0][0], len(failing[0]) - 1
+    worst = [next((d.max_abs for d in diffs if d.name == largest.name), None) for diffs in failing]
+    name = on_page(diff_name(largest))
     what = (_("{tensor}, max |\u0394| {diff}").format(tensor=name, diff=_spread(worst, ".2e"))
             if None not in worst else name)
     return _differs(what, others)
@@ -242,7 +247,7 @@ def outcome_across(results: Sequence[VariantResult]) -> str:
 def _worst(verdict: Verdict) -> str:
     """The tensor of a match within the tolerance that is furthest off."""
     worst = max((d for d in verdict.diffs if d.max_abs), key=lambda d: d.max_abs or 0.0, default=None)
-    return worst.name if worst else ""
+    return on_page(diff_name(worst)) if worst else ""
 
 
 def _spread(numbers: Sequence[float | None], form: str) -> str:

@@ -11,6 +11,9 @@ import pytest
 from conftest import app_build, copy_root, verdicts
 from packaging.version import Version
 
+from sphinx_autocast_demo.core.model import Note
+from sphinx_autocast_demo.judge.notes import note_text
+
 MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
 
 
@@ -139,7 +142,8 @@ def test_a_tensor_inside_a_tuple_is_compared(build):
 
 def test_printed_lines_that_differ_are_named_with_both_sides(build):
     diff = first_difference(build, "printed")
-    assert diff.note.startswith("compiled printed 'sum ") and ", eager 'sum " in diff.note
+    said = note_text(diff)
+    assert said.startswith("compiled printed 'sum ") and ", eager 'sum " in said
 
 
 def test_nothing_compared_is_a_located_error_never_a_match(build):
@@ -256,13 +260,12 @@ def test_each_kind_of_tensor_is_held_to_its_own_measure(build):
     assert not diffs["arr"].equal and diffs["arr"].max_abs == pytest.approx(1.0)
     # Integers exactly: 10001 against 10000 is within 1e-3 * (1 + 10000), and differs.
     assert not diffs["n"].equal and diffs["n"].max_abs == 1.0
-    assert "exactly" in diffs["n"].note
+    assert diffs["n"].note == Note("exact")
 
 
 def test_equal_values_that_are_not_bitwise_equal_say_what_differs(build):
     diffs = diffs_by_name(build, "bits")
-    zero, nan = ("equal values; differs only in the sign of zero",
-                 "equal values; differs only in NaN bit patterns")
+    zero, nan = Note("signed-zero"), Note("nan-bits")
     assert diffs["zeros"].equal and diffs["zeros"].note == zero  # within the output tolerance
     assert diffs["nans"].equal and diffs["nans"].note == nan
     # A gradient is compared bitwise: a difference, and the note says it is none in value.

@@ -13,6 +13,7 @@ import pytest
 from sphinx_autocast_demo.core.fromjson import MAX_ITEMS
 from sphinx_autocast_demo.core.model import (
     Frame,
+    Note,
     RunRecord,
     SnippetError,
     TensorDiff,
@@ -25,7 +26,8 @@ from sphinx_autocast_demo.plan.cache import CorruptEntry, Entry, ResultCache
 ENTRY = Entry(
     torch_version="2.13.0",
     verdict=Verdict(outcome="raises", exception="E", max_abs=0.5, note="n",
-                    diffs=(TensorDiff("x", "value", "float32", None, False, None, "only eager"),)),
+                    diffs=(TensorDiff("x", "value", "float32", None, False, None,
+                                       Note("missing", "[2, 3]", "")),)),
     compiled=RunRecord(
         status="raised", output="hi\n", seconds=0.25,
         tensors=(TensorRecord("x", "value", "float32", (2, 3), "ab" * 32),),
@@ -73,6 +75,9 @@ MISTYPED = {  # where in the entry -> a value of the wrong type, or not allowed 
     ("verdict", "max_abs"): True,
     ("verdict", "diffs", 0, "equal"): "yes",
     ("verdict", "diffs", 0, "max_abs"): 10**400,
+    # A note is a fact of a known kind, never words to show (an older cache's English note).
+    ("verdict", "diffs", 0, "note"): "only eager",
+    ("verdict", "diffs", 0, "note", "kind"): "{0.__class__}",
     ("torch_version",): ["2.13.0"],
 }
 

@@ -12,6 +12,7 @@ from sphinx_autocast_demo.core.model import (
     DEFAULT_CONFIG,
     Environment,
     Frame,
+    Note,
     RunRecord,
     TensorDiff,
     VariantResult,
@@ -29,13 +30,18 @@ def vr(verdict: Verdict, compiled: RunRecord = OK) -> VariantResult:
     return VariantResult(OFF, verdict, compiled, OK)
 
 
+PRINTED = TensorDiff("printed line 2", "output", None, None, False, None,
+                     Note("printed", "'0.'", "", line=2))
+
+
 def value(verdict: Verdict, record: str = "holds", expected: str | None = "matches",
           why: NotChecked | None = None) -> Value:
     return Value("off", vr(verdict), why, expected, record, ())  # type: ignore[arg-type]
 
 
-def diff(name: str, equal: bool = False, max_abs: float | None = None, note: str = "") -> TensorDiff:
-    return TensorDiff(name, "grad", "float32", "float32", equal, max_abs, note)
+def diff(name: str, equal: bool = False, max_abs: float | None = None, note: Note | None = None,
+         eager_dtype: str | None = "float32") -> TensorDiff:
+    return TensorDiff(name, "grad", "float32", eager_dtype, equal, max_abs, note)
 
 
 @pytest.mark.parametrize(("verdict", "text"), [
@@ -47,7 +53,7 @@ def diff(name: str, equal: bool = False, max_abs: float | None = None, note: str
     # The largest difference is named; the rest are counted. Measured ones first, however
     # they were compared: a shown 3.05e-02 must not hide a 4.0 behind "and 2 more".
     (Verdict("differs", diffs=(diff("a", equal=True, max_abs=0.0),
-                               diff("y", note="dtype float16, eager float32"),
+                               diff("y", note=Note("dtype"), eager_dtype="float16"),
                                diff("w.grad", max_abs=0.5), diff("z"))),
      "differs (w.grad, max |\u0394| 5.00e-01) and 2 more"),
     (Verdict("differs", diffs=(diff("head.grad", max_abs=3.05e-2), diff("proj.weight.grad", max_abs=2.0),
@@ -56,17 +62,18 @@ def diff(name: str, equal: bool = False, max_abs: float | None = None, note: str
     (Verdict("differs", diffs=(diff("w.grad", max_abs=0.5), diff("b.grad", max_abs=float("nan")))),
      "differs (b.grad, max |\u0394| nan) and 1 more"),
     # Without a number, in the order they were compared.
-    (Verdict("differs", diffs=(diff("w2.grad", note="compiled: a tensor; eager: None"),
-                               diff("printed line 2", note="compiled printed '0.'"))),
-     "differs (w2.grad: compiled: a tensor; eager: None) and 1 more"),
-    (Verdict("differs", diffs=(diff("y", note="shape [2], eager [3]"),)),
-     "differs (y: shape [2], eager [3])"),
+    (Verdict("differs", diffs=(diff("w2.grad", note=Note("missing", "[4]", ""), eager_dtype=None),
+                               PRINTED)),
+     "differs (w2.grad: compiled: a float32 tensor of shape [4]; eager: None) and 1 more"),
+    (Verdict("differs", diffs=(PRINTED,)), "differs (printed line 2: compiled printed '0.', eager nothing)"),
+    (Verdict("differs", diffs=(diff("y", note=Note("shape", "[2]", "[3]")),)),
+     "differs (y: shape [2] compiled, [3] eager)"),
     (Verdict("differs", diffs=(diff("y"),)), "differs (y)"),
     # Equal values, not bitwise (gradients are held bitwise): what differs, never "max 0".
-    (Verdict("differs", diffs=(diff("w.grad", max_abs=0.0,
-                                    note="equal values; differs only in the sign of zero"),)),
+    (Verdict("differs", diffs=(diff("w.grad", max_abs=0.0, note=Note("signed-zero")),)),
      "differs (w.grad: equal values; differs only in the sign of zero)"),
-    (Verdict("differs", note="printed line 1"), "differs (printed line 1)"),
+    (Verdict("differs", eager_exception="KeyError", note="eager raised KeyError: 'x'; compiled did not"),
+     "differs: eager raises KeyError, compiled does not"),
     (Verdict("differs"), "differs"),
     (Verdict("raises", exception="RuntimeError"), "raises RuntimeError"),
     (Verdict("raises", exception="RuntimeError", eager_exception="RuntimeError"),

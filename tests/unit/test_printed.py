@@ -9,6 +9,7 @@ from sphinx_autocast_demo.core.model import RunRecord
 from sphinx_autocast_demo.core.printed import normalize_output, snippets_lines
 from sphinx_autocast_demo.core.text import MAX_OUTPUT, bounded
 from sphinx_autocast_demo.engine.child.warned import warning_line
+from sphinx_autocast_demo.judge.notes import note_text
 from sphinx_autocast_demo.judge.printed import compare_output, compare_printed
 
 # As dynamo's warn_once says a builtin it cannot trace: three lines, none indented.
@@ -53,7 +54,7 @@ def test_a_line_that_differs_only_in_each_runs_pid_is_named_not_counted():
     lines, diff = compare_output("pid 4242\n", "pid 4250\n", 0.0, pids=(4242, 4250))
     assert lines == 1 and diff is not None and diff.equal
     assert diff.name == "printed line 1"
-    assert diff.note == "differs only in the run's pid (4242 compiled, 4250 eager)"
+    assert note_text(diff) == "differs only in the run's pid (4242 compiled, 4250 eager)"
     # Another number is still a difference, whatever the pids.
     _, other = compare_output("pid 4243\n", "pid 4250\n", 0.0, pids=(4242, 4250))
     assert other is not None and not other.equal
@@ -76,9 +77,9 @@ def test_a_difference_past_what_a_page_keeps_is_found():
     assert len(LONG) > MAX_OUTPUT
     seen = compare_printed(_ran(LONG + "True\n"), _ran(LONG + "False\n"), 0.0)
     assert seen.diff is not None and not seen.diff.equal and not seen.cut
-    assert "compiled printed other text than eager" in seen.diff.note
+    assert "compiled printed other text than eager" in note_text(seen.diff)
     more = compare_printed(_ran(LONG + "x\n"), _ran(LONG), 0.0)
-    assert more.diff is not None and "4001 lines in all, eager 4000" in more.diff.note
+    assert more.diff is not None and "4001 lines in all, eager 4000" in note_text(more.diff)
     # ... and one a page shows still by its line.
     early = compare_printed(_ran("a\n" + LONG), _ran("b\n" + LONG), 0.0)
     assert early.diff is not None and early.diff.name == "printed line 1"
@@ -90,17 +91,17 @@ def test_the_same_long_output_matches_and_only_unknowable_numbers_cut_the_view()
     pids = compare_printed(_ran(LONG + "pid 40007\n", pid=40007),
                            _ran(LONG + "pid 40008\n", pid=40008), 0.0)
     assert pids.diff is not None and pids.diff.equal and not pids.cut
-    assert pids.diff.note.endswith("only in the run's pid (40007 compiled, 40008 eager)")
+    assert note_text(pids.diff).endswith("only in the run's pid (40007 compiled, 40008 eager)")
     near = compare_printed(_ran(LONG + "1.0000001\n"), _ran(LONG + "1.0\n"), 1e-3)
     assert near.diff is None and "cannot be told" in near.cut
     exact = compare_printed(_ran(LONG + "1.0000001\n"), _ran(LONG + "1.0\n"), 0.0)
-    assert exact.diff is not None and "other numbers" in exact.diff.note
+    assert exact.diff is not None and "other numbers" in note_text(exact.diff)
 
 
 def test_short_outputs_compare_as_before():
     seen = compare_printed(RunRecord(status="ok", output="a 1\n", pid=3),
                            RunRecord(status="ok", output="a 2\n", pid=4), 0.0)
-    assert seen.diff is not None and seen.diff.note == "compiled printed 'a 1', eager 'a 2'"
+    assert seen.diff is not None and note_text(seen.diff) == "compiled printed 'a 1', eager 'a 2'"
 
 
 def test_two_runs_of_one_result_differ_in_their_pids_only():

@@ -1,0 +1,75 @@
+"""A difference in words: the facts compare.py and printed.py found (``core.model.Note``) and
+the name of what differs, as messages kept to be said in the page's language (``on_page``) or
+the console's (``in_console``); English where they are used as plain text."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..core.i18n import msg
+
+if TYPE_CHECKING:
+    from ..core.model import TensorDiff
+
+_FIXED = {
+    "unmeasured": msg("not bitwise equal (no values copied to measure by how much: too large, "
+                      "or a dtype without numbers)"),
+    "exact": msg("integers and booleans are compared exactly"),
+    "signed-zero": msg("equal values; differs only in the sign of zero"),
+    "nan-bits": msg("equal values; differs only in NaN bit patterns"),
+    "signed-zero-and-nan-bits": msg("equal values; differs only in the sign of zero and NaN bit "
+                                    "patterns"),
+    "not-bitwise": msg("equal values, not bitwise equal"),
+}
+
+
+def note_text(diff: TensorDiff) -> str:
+    """What ``diff``'s note says ("" for none)."""
+    note = diff.note
+    if note is None:
+        return ""
+    if note.kind in _FIXED:
+        return _FIXED[note.kind]
+    if note.kind == "missing":
+        return msg("compiled: {compiled}; eager: {eager}",
+                   compiled=_had(diff, diff.compiled_dtype, note.compiled),
+                   eager=_had(diff, diff.eager_dtype, note.eager))
+    if note.kind == "dtype":
+        return msg("dtype {compiled} compiled, {eager} eager", compiled=diff.compiled_dtype,
+                   eager=diff.eager_dtype)
+    if note.kind == "shape":
+        return msg("shape {compiled} compiled, {eager} eager", compiled=note.compiled,
+                   eager=note.eager)
+    if note.kind == "printed":
+        return msg("compiled printed {compiled}, eager {eager}",
+                   compiled=note.compiled or msg("nothing"), eager=note.eager or msg("nothing"))
+    if note.kind == "pid":
+        return msg("differs only in the run's pid ({compiled} compiled, {eager} eager)",
+                   compiled=note.compiled, eager=note.eager)
+    if note.kind == "pid-after":
+        return msg("differs after printed line {line} only in the run's pid ({compiled} compiled, "
+                   "{eager} eager)", line=note.line, compiled=note.compiled, eager=note.eager)
+    if note.kind == "count":
+        return msg("after printed line {line}: compiled printed {compiled} lines in all, eager "
+                   "{eager}", line=note.line, compiled=note.compiled, eager=note.eager)
+    if note.kind == "text":
+        return msg("after printed line {line}, compiled printed other text than eager",
+                   line=note.line)
+    return msg("after printed line {line}, compiled printed other numbers than eager",
+               line=note.line)
+
+
+def diff_name(diff: TensorDiff) -> str:
+    """What differs: a tensor's path as the snippet names it, or which printed output."""
+    if diff.kind != "output":
+        return diff.name
+    if diff.note is not None and diff.note.kind in ("printed", "pid"):
+        return msg("printed line {line}", line=diff.note.line)
+    return msg("printed output")
+
+
+def _had(diff: TensorDiff, dtype: str | None, shape: str) -> str:
+    """What one side had at a path: a ``.grad`` the other lacks is None, as torch says."""
+    if dtype is None:
+        return "None" if diff.name.endswith(".grad") else msg("nothing there")
+    return msg("a {dtype} tensor of shape {shape}", dtype=dtype, shape=shape)
