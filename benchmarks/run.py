@@ -77,7 +77,7 @@ class Row:
 ROWS = [
     Row("ours9", "sphinx-autocast-demo, Sphinx 9.0.4", "ours", "sphinx9"),
     Row("ours72", "sphinx-autocast-demo, Sphinx 7.2.6", "ours", "sphinx72"),
-    Row("ours9kept", "sphinx-autocast-demo, Sphinx 9.0.4, worker kept between builds (opt-in)",
+    Row("ours9kept", "sphinx-autocast-demo, Sphinx 9.0.4, worker kept between builds (a terminal's default)",
         "ours", "sphinx9", keep=True),
     Row("jupyter-sphinx", "jupyter-sphinx 0.5.3, Sphinx 9.0.4", "jupyter-sphinx", "sphinx9"),
     Row("myst-nb", "myst-nb 1.4.0 (cache mode), Sphinx 9.0.4", "myst-nb", "sphinx9"),
@@ -558,14 +558,16 @@ def targets(floor: Build, results: dict[str, dict[str, Build]], paired: float) -
          f"{cold2.seconds:.1f} / {floor.seconds:.1f} s = {cold2.seconds / floor.seconds:.2f}x")
     against_anchor("cold -j 1", cold1)
     against_anchor("cold -j 2", cold2)
-    line("one edited demo <= 0.5x the anchors' edit", edit.seconds <= 0.5 * anchor_edit.seconds,
+    line("one edited demo, CI or a script, <= 0.6x the anchors' edit",
+         edit.seconds <= 0.6 * anchor_edit.seconds,
          f"{edit.seconds:.1f} / {anchor_edit.seconds:.1f} s ({anchor}) = "
          f"{edit.seconds / anchor_edit.seconds:.2f}x [CPU {edit.cpu:.1f} / {anchor_edit.cpu:.1f} s = "
          f"{edit.cpu / anchor_edit.cpu:.2f}x]; {edit.runs} runs (6 expected)")
     kept = results["ours9kept"]["edit"]
     # (No CPU ratio: the kept worker's session and runs are no processes of the build's, and
     # their CPU time is not counted.)
-    line("... with the worker kept (opt-in)", kept.seconds <= 0.5 * anchor_edit.seconds,
+    line("... a writer's second build in a terminal (worker kept) <= 0.3x",
+         kept.seconds <= 0.3 * anchor_edit.seconds,
          f"{kept.seconds:.1f} / {anchor_edit.seconds:.1f} s = {kept.seconds / anchor_edit.seconds:.2f}x; "
          f"{kept.runs} runs (6 expected)")
     # Judged by the side-by-side pairs: tens of ms on ~0.6 s, where a drift of the load between

@@ -34,8 +34,12 @@ _MAX_SECONDS = format(MAX_TIMEOUT, "g")
 TIMEOUT_RULE = msg("a number of seconds > 0 and at most {seconds} (24 h)", seconds=_MAX_SECONDS)
 TOLERANCE_RULE = msg("a finite number >= 0 (0: bitwise equal)")
 BUDGET_RULE = msg("a finite number of seconds >= 0 (0: no budget)")
-KEEP_RULE = msg("a number of seconds >= 0 and at most {seconds} (24 h; 0: none is kept)",
-                 seconds=_MAX_SECONDS)
+KEEP_RULE = msg("-1 (a terminal's builds keep it 10 min, others none) or a number of seconds "
+                 ">= 0 and at most {seconds} (24 h; 0: none is kept)", seconds=_MAX_SECONDS)
+#: ``autocast_demo_keep_worker``'s default: keep the worker AUTO_IDLE seconds after a writer's
+#: build (in a terminal, or under sphinx-autobuild), none after CI's or a script's.
+KEEP_AUTO = -1
+AUTO_IDLE = 600.0
 
 
 @dataclass(frozen=True)
@@ -144,11 +148,12 @@ class Settings:
                         "Runs in flight at once; 0: every CPU the build may use (its affinity and "
                         "cgroup CPU quota), whatever ``sphinx-build -j`` says.")
     keep_worker: float = _option(
-        0, (int, float), "",
+        KEEP_AUTO, (int, float), "",
         "Seconds the worker stays after a build for the next build of the same Python, torch, "
         "extension and environment, which then starts its runs at once (no import, no warm-up): "
-        "for a writer's edit loop (``sphinx-autobuild``), not for CI. Every run is still forked "
-        "from the same untouched warm memory. 0: every build starts its own worker, and none "
+        "a writer's edit loop. Every run is still forked from the same untouched warm memory. "
+        "-1: 600 after a build in a terminal or under ``sphinx-autobuild`` where no CI variable "
+        "is set (the build says so once), else 0. 0: every build starts its own worker, and none "
         "outlives it.", rule=KEEP_RULE)
     cache_dir: str = _option(
         "", (str,), "",
@@ -203,6 +208,8 @@ def number_problem(rule: str, value: object) -> bool:
         number = float(value)
     except OverflowError:  # 10**400
         return True
+    if rule == KEEP_RULE and number == KEEP_AUTO:
+        return False
     if not math.isfinite(number) or number < 0:
         return True
     if rule == KEEP_RULE:

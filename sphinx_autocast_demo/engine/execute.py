@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from sphinx.util import logging
 from sphinx.util.display import status_iterator
 
+from ..core.config import AUTO_IDLE, KEEP_AUTO
 from ..core.i18n import __, n__
 from ..core.model import skipped
 from ..core.subtypes import ours
@@ -29,7 +30,7 @@ from .protocol import Job, Mode
 ENGINE_NOT_RUN = "not run, no demo can run here: "
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
 
     from sphinx.application import Sphinx
 
@@ -80,6 +81,28 @@ class Ran:
         return self.compiled.imports, self.eager.imports
 
 
+#: Variables a CI service sets (GitHub, GitLab, CircleCI, Travis, Buildkite and most others:
+#: CI; Azure Pipelines: TF_BUILD; Jenkins: JENKINS_URL): a build there is nobody's edit loop.
+CI_VARIABLES = ("CI", "TF_BUILD", "JENKINS_URL")
+
+
+def writers_build(environ: Mapping[str, str] = os.environ) -> bool:
+    """A build a writer watches: in a terminal, or under sphinx-autobuild (which runs Sphinx in
+    its own process or in a child that shares its terminal), and in no CI."""
+    if any(environ.get(name, "").lower() not in ("", "0", "false") for name in CI_VARIABLES):
+        return False
+    return "sphinx_autobuild" in sys.modules or any(
+        getattr(stream, "isatty", lambda: False)() for stream in (sys.stdout, sys.stderr))
+
+
+def idle_time(setting: float) -> float:
+    """Seconds the worker stays after this build: ``autocast_demo_keep_worker``, where -1 is
+    AUTO_IDLE after a writer's build and none after any other."""
+    if setting != KEEP_AUTO:
+        return setting
+    return AUTO_IDLE if writers_build() else 0.0
+
+
 class Runner:
     """The worker pool, fed with what the plan left unanswered; its records, paired as
     :class:`Ran`, and its numbers in the build's :class:`.Stats`."""
@@ -99,7 +122,7 @@ class Runner:
             jobs = pool_size(self.conf.jobs, cores())
             # "force" is a run of this build, from a fresh import of everything: a kept worker
             # holds what its modules read when it started.
-            keep = self.conf.keep_worker if self.conf.execution.reuses else 0.0
+            keep = idle_time(self.conf.keep_worker) if self.conf.execution.reuses else 0.0
             logger.verbose((n__("autocast-demo: asking a kept worker ({n} run at a time)",
                                 "autocast-demo: asking a kept worker ({n} runs at a time)", jobs)
                             if keep else
@@ -112,10 +135,12 @@ class Runner:
             self._say_not_kept()
 
     def _say_not_kept(self) -> None:
-        """Once: why no kept worker serves this build, though one was asked for. The pool knows
-        at its start, or when the kept one refused, ended or did not answer before serving."""
+        """Once: why no kept worker serves this build, though one was asked for (a warning
+        where conf.py asked, ``-v`` where it is the default's). The pool knows at its start,
+        or when the kept one refused, ended or did not answer before serving."""
         if self.pool is not None and not self.not_kept_notice:
-            self.not_kept_notice = notices.not_kept(self.app, self.pool.not_kept)
+            self.not_kept_notice = notices.not_kept(self.app, self.pool.not_kept,
+                                                    asked=self.conf.keep_worker != KEEP_AUTO)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -185,6 +210,8 @@ class Runner:
         self.stats.kept_ended = bool(self.stats.kept) and self.pool.kept_ended()
         self._say_not_kept()
         notices.engine_speed(self.stats, self.pool.info or info, self.pool.warm.ready is not None)
+        if self.stats.kept == 1 and self.conf.keep_worker == KEEP_AUTO:
+            notices.worker_stays(self.pool.info or info)
         if not fresh_notice:
             notices.cannot_fork(self.app, self.pool.info or info)
 

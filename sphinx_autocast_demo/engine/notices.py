@@ -79,10 +79,24 @@ def engine_speed(stats: Stats, info: Ready, warm: bool) -> None:
                                                           mib=stats.copied_bytes >> 20))
 
 
-def not_kept(app: Sphinx, why: str | None) -> bool:
-    """Say that ``autocast_demo_keep_worker`` could not be honoured, and why; whether it was."""
+def worker_stays(info: Ready) -> None:
+    """Once, when a writer's build started a worker that stays by default (Gradle's daemon
+    says so likewise): for how long, and how to end it or turn it off."""
+    logger.info(__("autocast-demo: the worker (pid {pid}) stays {minutes} min after this build "
+                   "for your next one (a build in a terminal). End it: sphinx-autocast-demo "
+                   "stop-workers; never keep one: autocast_demo_keep_worker = 0").format(
+                       pid=info["kept"]["pid"], minutes=f"{info['kept']['idle'] / 60:g}"))
+
+
+def not_kept(app: Sphinx, why: str | None, asked: bool = True) -> bool:
+    """Say that ``autocast_demo_keep_worker`` could not be honoured, and why (a warning where
+    conf.py asked for it, ``-v`` where it is the default's); whether it was said."""
     if not why:
         return False
+    if not asked:
+        logger.verbose(__("autocast-demo: no kept worker serves this build ({why}); this build "
+                          "starts its own, which ends with it").format(why=why))
+        return True
     logger.warning(__("autocast-demo: no kept worker serves this build ({why}); this build "
                       "starts its own, which ends with it").format(why=why), **ours("slow"),
                    location=str(conf_line(str(app.confdir), "autocast_demo_keep_worker")))

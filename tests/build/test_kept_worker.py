@@ -19,7 +19,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import copy_root, processes_tagged, sphinx_build, verdicts
+from conftest import copy_root, processes_tagged, read_stats, sphinx_build, verdicts
 
 KEEP = ("-D", "autocast_demo_keep_worker=120")
 
@@ -580,3 +580,57 @@ def test_version():
 
     assert (done.returncode, done.stdout) == (0, f"sphinx-autocast-demo {__version__}\n")
     assert __version__ == importlib.metadata.version("sphinx-autocast-demo")
+
+
+def in_a_terminal(src: Path, out: str, tag: str, runtime: Path, env: dict[str, str]) -> tuple[int, str]:
+    """A build as a writer runs it, its output to a terminal (a pseudo-terminal here): its
+    exit status and what it printed. ``env``: the CI variables it sees, if any. A cache of its
+    own: its demos run."""
+    import pty
+    import threading
+
+    leader, follower = pty.openpty()
+    plain = {k: v for k, v in os.environ.items() if k not in ("CI", "TF_BUILD", "JENKINS_URL")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-D", "autocast_demo_jobs=1", "-D",
+         f"autocast_demo_cache_dir={src / '_build' / out}-cache", str(src), str(src / "_build" / out)],
+        stdin=follower, stdout=follower, stderr=follower, close_fds=True,
+        env={**plain, "AUTOCAST_DEMO_TEST_TAG": tag, "XDG_RUNTIME_DIR": str(runtime), **env})
+    os.close(follower)
+    said: list[bytes] = []
+
+    def read() -> None:  # (a terminal's buffer is small: read as the build writes)
+        with contextlib.suppress(OSError):
+            while chunk := os.read(leader, 65536):
+                said.append(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    proc.wait(timeout=300)
+    reader.join(timeout=10)
+    os.close(leader)
+    return proc.returncode, b"".join(said).decode(errors="replace")
+
+
+def test_a_writers_build_keeps_its_worker_for_the_next_by_default_and_ci_keeps_none(tmp_path_factory):
+    """Issue 48: with no keep_worker in conf.py, a build in a terminal leaves its worker for the
+    next build (which then imports and warms up nothing) and says so once, with how to end it;
+    the same build where CI=true leaves none."""
+    tag, runtime = uuid.uuid4().hex, tmp_path_factory.mktemp("runtime")
+    src = copy_root("kept-worker", tmp_path_factory)
+    try:
+        code, said = in_a_terminal(src, "ci", tag, runtime, {"CI": "true"})
+        assert code == 0, said
+        assert wait_for(lambda: not processes_tagged(tag), 10), said  # nothing outlives it
+        assert "stays" not in said
+        code, said = in_a_terminal(src, "first", tag, runtime, {})
+        assert code == 0, said
+        assert "stays 10 min after this build for your next one" in said, said
+        assert "sphinx-autocast-demo stop-workers" in said and "autocast_demo_keep_worker = 0" in said
+        assert len(kept_workers(tag)) == 1
+        code, said = in_a_terminal(src, "second", tag, runtime, {})
+        assert code == 0, said
+        assert "stays" not in said  # (said once: by the build that started it)
+        assert read_stats(src / "_build" / "second" / ".doctrees")["kept_worker"] == 2  # no warm-up
+    finally:
+        clean_up(tag, runtime, [])

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+
+import pytest
 
 from sphinx_autocast_demo.core.model import Frame, SnippetError
 from sphinx_autocast_demo.engine import isolation
@@ -150,3 +153,21 @@ def test_the_numbers_id_gave_the_snippet_read_as_id_and_nothing_else():
     assert _without_ids(text, [given, 7_000]) == (
         f"w at <id> <id>; {given}0 and x{given} and 3.{given} stay; count 7\n")
     assert _without_ids(text, None) == text
+
+
+@pytest.mark.parametrize(("environ", "terminal", "kept"), [
+    ({}, True, 600.0), ({}, False, 0.0), ({"CI": "true"}, True, 0.0), ({"CI": "false"}, True, 600.0),
+    ({"TF_BUILD": "True"}, True, 0.0), ({"JENKINS_URL": "http://ci"}, True, 0.0)])
+def test_the_default_keeps_a_worker_after_a_writers_build_only(monkeypatch, environ, terminal, kept):
+    """Issue 48: keep_worker -1 means 10 min in a terminal outside CI, none elsewhere; a number
+    is kept as it is, anywhere."""
+    from sphinx_autocast_demo.engine import execute
+
+    for name in execute.CI_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal, raising=False)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: terminal, raising=False)
+    assert execute.idle_time(-1) == kept
+    assert execute.idle_time(0) == 0 and execute.idle_time(900) == 900

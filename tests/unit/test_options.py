@@ -177,10 +177,11 @@ def test_number_rules_at_their_bounds():
     assert config.number_problem(timeout, 10**400)  # too large for a float
     assert not config.number_problem(tolerance, 0) and not config.number_problem(tolerance, 1e9)
     assert config.number_problem(tolerance, -1e-300) and config.number_problem(tolerance, float("nan"))
-    keep = config.KEEP_RULE  # 0 is allowed: no worker is kept
+    keep = config.KEEP_RULE  # 0 is allowed: no worker is kept; -1 (the default): a terminal's
     assert not config.number_problem(keep, 0) and not config.number_problem(keep, 86400)
-    assert config.number_problem(keep, -1) and config.number_problem(keep, 86400.5)
-    assert config.number_problem(keep, float("inf"))
+    assert not config.number_problem(keep, -1) and not config.number_problem(keep, -1.0)
+    assert config.number_problem(keep, -2) and config.number_problem(keep, -0.5)
+    assert config.number_problem(keep, 86400.5) and config.number_problem(keep, float("inf"))
 
 
 # -- sphinxconf.py: validation names the line to fix --------------------------------------------
