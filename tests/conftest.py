@@ -1,12 +1,14 @@
 """Shared helpers: real sphinx-build runs on the test roots, built once per module; and the
-suite's layers (``pytest -m "not torch"``: the tests that need no torch, in seconds)."""
+suite's layers, by folder (``pytest tests/unit``, or ``-m "not torch"``: the tests that need no
+torch)."""
 
 from __future__ import annotations
 
-import ast
 import functools
+import gettext
 import importlib.metadata
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -14,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import uuid
 from dataclasses import dataclass, field
 from io import StringIO
@@ -21,6 +24,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+import yaml
 from bs4 import BeautifulSoup
 
 pytest_plugins = ("sphinx.testing.fixtures",)
@@ -31,83 +35,30 @@ os.environ["NO_COLOR"] = "1"
 
 ROOTS = Path(__file__).parent / "roots"
 
-# -- layers: which tests need torch ------------------------------------------------------------
+# -- layers: by folder -------------------------------------------------------------------------
 #
-# A test needs torch when it, a fixture it asks for, or a helper of its module or of this file
-# that it calls, builds a test root (whose demos run), starts a worker, or names torch. Every
-# other test runs where torch is not installed: made-up results through check, judge and the
-# presenters (doctree snapshots), parsers, result sets. Marked here, once, from the tests' own
-# source, so that a new test lands in its layer without a mark of its own; a test the rule
-# misses takes ``@pytest.mark.torch`` itself. A module whose fixture builds a root only for
-# what needs no torch (directive errors, results from a cache it wrote) names that fixture in
-# ``TORCH_FREE_FIXTURES``; its tests that read what the demos did are marked themselves.
+# tests/unit runs where torch is not installed (tox -e unit): made-up results, parsers, and builds
+# that run no demo (directive errors, results from a cache the test wrote, execution "never").
+# tests/build needs torch: builds whose demos run, the worker, torch itself; so does
+# tests/browser (docs built with torch; test_theme_colours.py builds a root whose demos run).
+# Every test of those two folders is marked torch here: ``pytest -m "not torch"`` is tests/unit.
+TORCH_LAYERS = (Path(__file__).parent / "build", Path(__file__).parent / "browser")
 
-#: What a test needs torch for: a build of a test root (CLI, in-process, Sphinx's test app, a
-#: process it starts itself), the engine's worker or its runs, torch itself (or its version).
-NEEDS_TORCH = frozenset({"sphinx_build", "app_build", "tagged_build", "SphinxTestApp", "app",
-                         "make_app", "subprocess", "Popen", "WorkerPool", "Runner", "Planner", "Job",
-                         "job", "worker", "zygote", "warm", "torch", "installed_torch"})
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(layer in Path(str(item.path)).parents for layer in TORCH_LAYERS):
+            item.add_marker(pytest.mark.torch)
 
 
 def installed_torch() -> str:
-    """The installed torch's version, read without importing it; "" where there is none (the
-    torch-free layer never uses it)."""
+    """The installed torch's version, read without importing it; "" where there is none."""
     try:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return ""
 
 
-@functools.cache
-def _uses(path: Path) -> dict[str, frozenset[str]]:
-    """Each module-level function of ``path`` -> the names it uses (its arguments, which name
-    fixtures, included)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = {}
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            # A name it calls or reads (a helper, a class), a fixture it asks for; "torch"
-            # only as torch itself (imported, or ``torch.``), not a variable that holds a version.
-            names = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id != "torch"}
-            names |= {a.arg for a in node.args.args}
-            names |= {"torch" for n in ast.walk(node) if isinstance(n, ast.Attribute)
-                      and isinstance(n.value, ast.Name) and n.value.id == "torch"}
-            names |= {"torch" for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)
-                      and any(m.split(".")[0] == "torch"
-                              for m in [getattr(n, "module", None) or "", *(a.name for a in n.names)])}
-            found[node.name] = frozenset(names)
-    return found
-
-
-def needs_torch(path: Path, name: str, free: tuple[str, ...] = ()) -> bool:
-    """Does test ``name`` of module ``path`` need torch (by the rule above)? ``free``: fixtures
-    whose builds need none."""
-    scopes = [_uses(path), _uses(Path(__file__))]
-    seen: set[str] = set(free)
-    todo = [name]
-    while todo:
-        current = todo.pop()
-        if current in seen:
-            continue
-        seen.add(current)
-        if current in NEEDS_TORCH and current != name:
-            return True
-        for scope in scopes:
-            todo.extend(scope.get(current, ()))
-    return False
-
-
-UNIT = Path(__file__).parent / "unit"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if UNIT in Path(str(item.path)).parents:
-            continue  # tests/unit needs no torch by construction (tox -e unit runs it without)
-        function = getattr(item, "originalname", None) or item.name.split("[")[0]
-        free = tuple(getattr(getattr(item, "module", None), "TORCH_FREE_FIXTURES", ()))
-        if "torch" not in item.keywords and needs_torch(Path(str(item.path)), function, free):
-            item.add_marker(pytest.mark.torch)
 #: An ``autocast_demo_global_setup`` that, where ``TORCH_TEST_DEFAULT_OFF`` is set, makes this
 #: torch behave as one whose default became "off": the entry's default changed, and the config
 #: marked changed as torch marks it when a value is set (from 2.14 torch caches the config's
@@ -372,3 +323,138 @@ def processes_tagged(tag: str) -> list[int]:
         if state != "Z" and marker in environ.split(b"\0"):
             found.append(int(entry.name))
     return found
+
+
+# -- what both layers read of a build's messages ---------------------------------------------------
+
+def never_build(name: str, tmp_path_factory: pytest.TempPathFactory) -> CliBuild:
+    """A CLI build of test root ``name`` that runs no demo (``autocast_demo_execute = "never"``):
+    what Sphinx reads of its sources (a directive's errors), where torch need not be installed."""
+    src = copy_root(name, tmp_path_factory)
+    return sphinx_build(src, src / "_build" / "html", env={"AUTOCAST_DEMO_EXECUTE": "never"}, kept=False)
+
+
+def line_of(path: Path, text: str, after: int = 0) -> int:
+    """1-based line of the first line of ``path`` below line ``after`` whose stripped text is ``text``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if i > after and line.strip() == text)
+
+
+def located(build: CliBuild, path: Path, line: int, message: str) -> None:
+    expected = f"{path}:{line}: WARNING: {message}"
+    assert expected in build.stderr, f"{expected!r} not in\n{build.stderr}"
+
+
+def ours(build: CliBuild) -> list[str]:
+    """Our warnings' first lines. myst-parser warns too about an option block it cannot read:
+    Sphinx 7.3+ tags those [myst.directive_parse]; Sphinx 7.2 prints no types, and there its
+    message ("'autocast-demo': Invalid options format") is how to tell it."""
+    return [line for line in build.stderr.splitlines()
+            if ": WARNING: " in line and "[myst." not in line and not line.startswith(" ")
+            and "': Invalid options format" not in line]
+
+
+def errors(build: CliBuild) -> list[str]:
+    return [line for line in build.stderr.splitlines() if ": ERROR: " in line]
+
+
+def warnings(build: CliBuild) -> list[str]:
+    return [line for line in build.stderr.splitlines() if ": WARNING: " in line]
+
+
+def conf_line(src: Path, needle: str) -> int:
+    lines = (src / "conf.py").read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if needle in line)
+
+
+#: A demo's cell where no demo can run on the build machine, and what the error says to do.
+NO_ENGINE = "\u2014 not run: no demo can run on the build machine"
+NEVER = "or set autocast_demo_execute = 'never' (or AUTOCAST_DEMO_EXECUTE=never)"
+
+
+def readme_block(containing: str) -> str:
+    """The README's example output (of "What happens when a snippet fails") that holds ``containing``."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## What happens when a snippet fails")[1].split("\n## ")[0]
+    blocks = [b.split("\n```")[0] for b in section.split("```text\n")[1:]]
+    [block] = [b for b in blocks if containing in b]
+    return block
+
+
+@pytest.fixture(scope="session")
+def russian() -> gettext.GNUTranslations:
+    """The extension's shipped Russian catalog (its .mo)."""
+    from sphinx_autocast_demo.core import i18n
+
+    return gettext.translation(i18n.CATALOG, str(i18n.LOCALE_DIR), languages=["ru"])
+
+
+# -- the installed console script ------------------------------------------------------------------
+
+SCRIPT = Path(sys.executable).parent / "sphinx-autocast-demo"
+COMMANDS = ("accept", "merge", "list-workers", "stop-workers")
+
+
+def script(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``sphinx-autocast-demo`` from the venv's bin/, as a user runs it."""
+    assert SCRIPT.is_file(), (f"{SCRIPT}: no console script; pyproject.toml's [project.scripts] "
+                              "is written there by pip install -e . (run it again)")
+    env = {k: v for k, v in os.environ.items() if k not in ("GITHUB_ACTIONS", "AUTOCAST_DEMO_ACCEPT")}
+    return subprocess.run([str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=600, env=env | {"COLUMNS": "80"})
+
+
+# -- docs/ci.rst's workflows, read as GitHub Actions reads them -----------------------------------
+
+def workflows() -> dict[str, dict]:
+    """Every workflow file docs/ci.rst shows, by its name (the comment on its first line)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "ci.rst").read_text(encoding="utf-8")
+    found = {}
+    for block in re.findall(r"\.\. code-block:: yaml\n\n((?:(?:   .*)?\n)+)", text):
+        body = textwrap.dedent(block)
+        first = body.strip().splitlines()[0]
+        if first.startswith("# .github/workflows/"):
+            found[first.removeprefix("# ")] = yaml.safe_load(body)
+    return found
+
+
+def combinations(matrix: dict) -> list[dict]:
+    """A job matrix expanded as GitHub does: the product of its lists, then each ``include``
+    added to every combination it overwrites no original value of, or as one of its own."""
+    keys = [k for k in matrix if k not in ("include", "exclude")]
+    combos = [dict(zip(keys, values, strict=True))
+              for values in itertools.product(*(matrix[k] for k in keys))]
+    for extra in matrix.get("include", []):
+        fits = [c for c in combos if all(c.get(k, v) == v for k, v in extra.items() if k in keys)]
+        for combo in fits:
+            combo.update(extra)
+        if not fits:
+            combos.append(dict(extra))
+    return combos
+
+
+def fill(text: str, context: dict[str, object]) -> str:
+    """``${{ a || b }}`` of the names in ``context`` (``matrix.torch``, ``strategy.job-index``),
+    numbers and strings; anything else is a mistake of the page's."""
+    def value(expression: str) -> str:
+        for term in (t.strip() for t in expression.split("||")):
+            if re.fullmatch(r"\d+", term):
+                return term
+            if term.startswith(("'", '"')):
+                return term[1:-1]
+            if term not in context and not term.startswith("matrix."):
+                raise AssertionError(f"unknown expression {term!r} in {text!r}")
+            if context.get(term) not in (None, ""):
+                return str(context[term])
+        return ""
+
+    return re.sub(r"\$\{\{\s*(.*?)\s*\}\}", lambda m: value(m[1]), text)
+
+
+def context_of(combo: dict, index: int) -> dict[str, object]:
+    return {**{f"matrix.{k}": v for k, v in combo.items()}, "strategy.job-index": index,
+            "runner.os": "Linux", "github.sha": "0" * 40}
+
+
+def runs(job: dict) -> list[str]:
+    return [step["run"] for step in job["steps"] if "run" in step]

@@ -1,6 +1,7 @@
-"""Made-up results for the tests that need no torch and no build (tests/unit) and for the
-builds that render results from a cache they write: a demo, its runs, the environments of
-result sets; a made-up module whose docstrings hold demos (``LATIN``), which
+"""Made-up results for the tests that need no torch (tests/unit) and for the builds that render
+results from a cache they write (``fill_cache``): a demo, its runs, the environments of result
+sets; what two test roots hold that a build of each layer reads (``COMPILES``,
+``DIRECTIVE_MISTAKES``); a made-up module whose docstrings hold demos (``LATIN``), which
 tests/unit/test_docstring_lines.py locates and tests/build/test_docstrings.py accepts; a
 made-up console catalog (``Loud``); a stand-in for a module's Sphinx logger (``Logger``); and
 Settings of every option's default (``settings``). Every value here is invented; nothing
@@ -9,6 +10,7 @@ imports torch."""
 from __future__ import annotations
 
 import gettext
+import platform
 import re
 from collections.abc import Sequence
 from types import SimpleNamespace
@@ -220,3 +222,71 @@ if sys.version_info >= (3,):
 
 def latin_bytes(text: str) -> bytes:
     return text.replace("\n", "\r\n").encode("latin-1")
+
+
+# -- what two test roots hold, read by a build of each layer ------------------------------------
+
+# tests/roots/test-directive-inputs: what its reST demos' lines add to what they print (a
+# compiled run must compile something).
+COMPILES = "; torch.compile(lambda t: t + 1)(torch.ones(1))"
+
+# tests/roots/test-fault-directives: (page, the source line the message must point at, the
+# message) of each mistake, for both syntaxes.
+_RST, _MD = "index.rst", "bad_md.md"
+_OPTIONS = ("values, expect, expect-output, config, backend, device, dtype, timeout, "
+           "grad-tolerance, output-tolerance, group, name, caption, alike, partial-view, show")
+
+# (page, the source line the message must point at, the message), for both syntaxes.
+DIRECTIVE_MISTAKES = [
+    *[(page, ":expcet: off: matches",
+       f"autocast-demo: unknown option :expcet:; did you mean :expect:? (options: {_OPTIONS}) "
+       "[autocast_demo.directive]") for page in (_RST, _MD)],
+    *[(page, ":values: off, of",
+       "autocast-demo: :values: unknown value 'of' (did you mean 'off'?): use one of "
+       "same_as_forward, off, autocast, default, or name it, e.g. fp16=[{\"device_type\": \"cpu\", "
+       "\"dtype\": torch.float16}]") for page in (_RST, _MD)],
+    *[(page, ':values: off, fp16=[{"device_type": "cpu", "dtype": torch.float16]',
+       "autocast-demo: :values: value fp16: '[{\"device_type\": \"cpu\", \"dtype\": torch.float16]' "
+       "is not a Python literal (closing parenthesis ']' does not match opening parenthesis '{'); "
+       "write a list of torch.amp.autocast kwargs dicts, e.g. "
+       "fp16=[{\"device_type\": \"cpu\", \"dtype\": torch.float16}]") for page in (_RST, _MD)],
+    (_RST, ':values: off, fp16=[{"device_type": "cpu", "dtype": float16}]',
+     "autocast-demo: :values: value fp16: 'float16' is not allowed in a value: use strings, "
+     "numbers, lists, dicts and torch dtypes such as torch.float16"),
+    *[(page, ":backend: inductr",
+       "autocast-demo: :backend: 'inductr' is not known (did you mean inductor?); choose one of "
+       "aot_eager, inductor, eager") for page in (_RST, _MD)],
+    *[(page, ":device: tpu",
+       "autocast-demo: :device: 'tpu' is not known") for page in (_RST, _MD)],
+    (_RST, ":expect: of: matches",
+     "autocast-demo: :expect: 'of' is not a value of this demo (did you mean 'off'?) (its "
+     "values: off)"),
+    *[(page, ":expect: off: match",
+       "autocast-demo: :expect: 'match' is not an outcome (did you mean 'matches'?): write "
+       "matches, differs, raises <ExceptionName> or no-config") for page in (_RST, _MD)],
+    (_RST, ":timeout: soon", "autocast-demo: :timeout: 'soon' must be a number of seconds > 0 and at "
+     "most 86400 (24 h)"),
+    (_RST, ":grup: a",
+     "autocast-demo-setup: unknown option :grup:; did you mean :group:? (options: group, show)"),
+    # MyST's YAML option block: the unknown key is reported at its own line too.
+    (_MD, 'expcet: "off: matches"', "autocast-demo: unknown option :expcet:; did you mean :expect:?"),
+]
+
+
+def fill_cache(first: object, torch: str, torch_key: str = "") -> None:
+    """Made-up results for every value of tests/roots/test-offline's demos, as if ``torch`` had
+    made them, in the cache of the build ``first`` (an AppBuild)."""
+    from sphinx_autocast_demo.core.state import all_docs
+    from sphinx_autocast_demo.engine.build import build
+    from sphinx_autocast_demo.plan.cache import Entry
+
+    b = build(first.app)  # type: ignore[attr-defined]
+    made_up = {"held": ("differs", "matches"), "stale": ("differs",), "myst-demo": ("differs",)}
+    for doc in all_docs(first.app.env).values():  # type: ignore[attr-defined]
+        for the_demo in doc.demos.values():
+            codes = [s.code for s in doc.setups_for(the_demo)] + [the_demo.code]
+            for variant, outcome in zip(the_demo.variants, made_up[the_demo.ident], strict=True):
+                verdict, compiled, eager = ran(outcome)
+                b.planner.cache.put(b.planner.key(the_demo, codes, variant), Entry(
+                    torch, verdict, compiled, eager, python_version=platform.python_version(),
+                    torch_key=torch_key, files=()))  # its runs imported none of the writer's

@@ -162,10 +162,3 @@ def test_a_build_with_errors_rewrites_nothing(builds):
     assert builds["blocked_after"] == builds["blocked_before"]
     assert "AUTOCAST_DEMO_ACCEPT: nothing was changed, because:" in run.stderr
     assert "unknown option :expcet:" in run.stderr
-
-
-def test_a_misspelt_mode_stops_the_build(tmp_path):
-    src = ROOTS / "test-accept"
-    run = sphinx_build(src, tmp_path / "out", env={"AUTOCAST_DEMO_ACCEPT": "maybe"})
-    assert run.returncode == 2
-    assert "AUTOCAST_DEMO_ACCEPT='maybe': use 1" in run.stderr

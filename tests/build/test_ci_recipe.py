@@ -1,149 +1,26 @@
-"""docs/ci.rst's workflows as written: valid YAML that GitHub Actions can take, each job's
-environment labelled by torch and device, CPU jobs on a CPU torch, the HTML job installing what
-the docs load, a cache step before the builds; and the matrix workflow's steps run here, in the
-page's order, on a small project (test-ci-recipe): its jobs as processes side by side, each in a
-checkout of its own, the artifacts copied between them, then the merge and the final build.
+"""docs/ci.rst's matrix workflow run here, in the page's order, on a small project
+(test-ci-recipe): its jobs as processes side by side, each in a checkout of its own, the
+artifacts copied between them, then the merge and the final build. The workflows as written
+(valid YAML, labels, installs, the cache step), read without running them:
+tests/unit/test_ci_workflows.py.
 
 No workflow runner: the ``run:`` steps are the page's own text with the ``${{ }}`` expressions
-filled in. Install steps are checked, not run (this test runs in the environment they make; PyTorch's
+filled in. Install steps are left out (this test runs in the environment they make; PyTorch's
 CPU index is not reachable here); the GPU job runs on the CPU, which is what its label is about.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-import yaml
 from bs4 import BeautifulSoup
-from conftest import ROOTS, read_stats
-
-REPO = Path(__file__).resolve().parents[2]
-CPU_INDEX = "https://download.pytorch.org/whl/cpu"
-CACHE = re.compile(r'-D autocast_demo_cache_dir="\$PWD/([^"]+)"')
-LABEL = re.compile(r'-D autocast_demo_environment="([^"]+)"')
-
-
-def workflows() -> dict[str, dict]:
-    """Every workflow file the page shows, by its name (the comment on its first line)."""
-    text = (REPO / "docs" / "ci.rst").read_text(encoding="utf-8")
-    found = {}
-    for block in re.findall(r"\.\. code-block:: yaml\n\n((?:(?:   .*)?\n)+)", text):
-        body = textwrap.dedent(block)
-        first = body.strip().splitlines()[0]
-        if first.startswith("# .github/workflows/"):
-            found[first.removeprefix("# ")] = yaml.safe_load(body)
-    return found
-
-
-def combinations(matrix: dict) -> list[dict]:
-    """A job matrix expanded as GitHub does: the product of its lists, then each ``include``
-    added to every combination it overwrites no original value of, or as one of its own."""
-    keys = [k for k in matrix if k not in ("include", "exclude")]
-    combos = [dict(zip(keys, values, strict=True))
-              for values in itertools.product(*(matrix[k] for k in keys))]
-    for extra in matrix.get("include", []):
-        fits = [c for c in combos if all(c.get(k, v) == v for k, v in extra.items() if k in keys)]
-        for combo in fits:
-            combo.update(extra)
-        if not fits:
-            combos.append(dict(extra))
-    return combos
-
-
-def fill(text: str, context: dict[str, object]) -> str:
-    """``${{ a || b }}`` of the names in ``context`` (``matrix.torch``, ``strategy.job-index``),
-    numbers and strings; anything else is a mistake of the page's."""
-    def value(expression: str) -> str:
-        for term in (t.strip() for t in expression.split("||")):
-            if re.fullmatch(r"\d+", term):
-                return term
-            if term.startswith(("'", '"')):
-                return term[1:-1]
-            if term not in context and not term.startswith("matrix."):
-                raise AssertionError(f"unknown expression {term!r} in {text!r}")
-            if context.get(term) not in (None, ""):
-                return str(context[term])
-        return ""
-
-    return re.sub(r"\$\{\{\s*(.*?)\s*\}\}", lambda m: value(m[1]), text)
-
-
-def context_of(combo: dict, index: int) -> dict[str, object]:
-    return {**{f"matrix.{k}": v for k, v in combo.items()}, "strategy.job-index": index,
-            "runner.os": "Linux", "github.sha": "0" * 40}
-
-
-def runs(job: dict) -> list[str]:
-    return [step["run"] for step in job["steps"] if "run" in step]
-
-
-def test_the_workflows_are_valid_and_complete():
-    found = workflows()
-    assert set(found) == {".github/workflows/docs.yml", ".github/workflows/docs-matrix.yml"}
-    for name, workflow in found.items():
-        # PyYAML reads the key `on` as True (YAML 1.1).
-        assert workflow["name"] and workflow[True] == ["push", "pull_request"], name
-        for job_name, job in workflow["jobs"].items():
-            assert job["runs-on"] and job["steps"], (name, job_name)
-            for step in job["steps"]:
-                assert len({"run", "uses"} & set(step)) == 1, step
-                if "uses" in step:
-                    assert re.fullmatch(r"actions/[a-z-]+@v\d+", step["uses"]), step
-
-
-def test_each_check_job_installs_a_cpu_torch_or_says_its_gpu_and_keeps_its_cache():
-    for workflow in workflows().values():
-        for job in workflow["jobs"].values():
-            checks = [i for i, s in enumerate(job["steps"]) if "-b autocast-check" in s.get("run", "")]
-            if not checks:
-                continue
-            combos = combinations(job.get("strategy", {}).get("matrix", {})) or [{}]
-            for index, combo in enumerate(combos):
-                context = context_of(combo, index)
-                torch = [fill(r, context) for r in runs(job) if re.search(r"pip install .*torch", r)]
-                assert torch, job
-                if combo.get("device", "cpu") == "cpu":
-                    assert all(f"--index-url {CPU_INDEX}" in t for t in torch), torch
-                else:
-                    assert CPU_INDEX not in " ".join(torch), torch
-            # A cache step of the directory the builds use, before them: the one they name, or
-            # the default beside docs/conf.py.
-            caches = [i for i, s in enumerate(job["steps"]) if s.get("uses", "").startswith("actions/cache@")]
-            assert caches and caches[0] < checks[0], job["steps"]
-            cache = job["steps"][caches[0]]["with"]
-            named = CACHE.search(job["steps"][checks[0]]["run"])
-            assert (named[1] if named else "docs/.autocast_demo_cache") == cache["path"]
-            assert cache["key"] and cache["restore-keys"]
-
-
-def test_the_html_jobs_install_what_the_docs_load():
-    for workflow in workflows().values():
-        for job in workflow["jobs"].values():
-            if any(" -b html " in r for r in runs(job)):
-                installs = [r for r in runs(job) if "pip install" in r and "torch" not in r]
-                assert any('-e ".[docs]"' in r for r in installs), installs
-                assert not any("--no-deps" in r for r in installs), installs  # pip check would fail
-
-
-def test_the_matrix_labels_each_environment_by_torch_and_device():
-    job = workflows()[".github/workflows/docs-matrix.yml"]["jobs"]["check"]
-    combos = combinations(job["strategy"]["matrix"])
-    assert {(c["torch"], c["device"]) for c in combos} == {("2.14.1", "cpu"), ("2.15.0", "cpu"),
-                                                           ("2.15.0", "cuda")}
-    labels: dict[str, set[tuple[str, str]]] = {}
-    for index, combo in enumerate(combos):
-        [check] = [fill(r, context_of(combo, index)) for r in runs(job) if "-b autocast-check" in r]
-        labels.setdefault(LABEL.search(check)[1], set()).add((combo["torch"], combo["device"]))
-    assert all(len(v) == 1 for v in labels.values()) and len(labels) == 3, labels
+from conftest import ROOTS, combinations, context_of, fill, read_stats, runs, workflows
 
 
 def job_env(combo: dict, index: int, job: dict) -> dict[str, str]:

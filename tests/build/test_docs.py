@@ -36,7 +36,7 @@ SNAPSHOTS = Path(__file__).parent / "snapshots"
 KEPT = ("2.14.1", "2.15.0")
 try:
     INSTALLED = importlib.metadata.version("torch").split("+")[0]
-except importlib.metadata.PackageNotFoundError:  # the torch-free layer collects this module too
+except importlib.metadata.PackageNotFoundError:  # pytest -m "not torch" collects it without torch
     INSTALLED = ""
 OTHERS = tuple(release for release in KEPT if release != INSTALLED)
 PAGES = ("index", "behaviour", "upstream", "matrix", "guide", "myst", "reference")

@@ -1,112 +1,35 @@
-"""A build on a machine that cannot run the demos (issue 5, case 7).
+"""A build on a machine whose torch cannot run the demos (issue 5, case 7).
 
-No torch, a torch that does not import, a torch without the configured flag: one error located
-in conf.py that says what to do, not a warning per demo; the documented never-run mode renders
-without failing. ``:device: cuda`` on this CPU machine: an error by default, a skip when
-``autocast_demo_cuda_unavailable = "skip"``. Each case is a real ``python -m sphinx`` build of
-tests/roots/test-fault-env (two pages, three demos, one of them on cuda).
+A torch that does not import, a torch without the configured flag: one error located in conf.py
+that says what to do, not a warning per demo. ``:device: cuda`` on this CPU machine: an error by
+default, a skip when ``autocast_demo_cuda_unavailable = "skip"``. Each case is a real ``python -m
+sphinx`` build of tests/roots/test-fault-env (two pages, three demos, one of them on cuda). No
+torch at all, and the never-run mode: tests/unit/test_faults_no_torch.py.
 """
 
 from __future__ import annotations
 
 import os
-import site
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
 import pytest
-from conftest import CliBuild, copy_root, footer, processes_tagged, read_stats, sphinx_build, verdicts
+from conftest import (
+    NEVER,
+    NO_ENGINE,
+    conf_line,
+    copy_root,
+    errors,
+    processes_tagged,
+    sphinx_build,
+    verdicts,
+    warnings,
+)
 
-REPO = Path(__file__).resolve().parents[2]
-# Its builds are of a site without torch: the point of them (conftest.py).
-TORCH_FREE_FIXTURES = ("no_torch",)
 MATCH = "\u2713 matches eager"
-NO_ENGINE = "\u2014 not run: no demo can run on the build machine"
-NOT_CACHED = "\u2014 not run: execution is off and nothing is cached"
-NEVER = "or set autocast_demo_execute = 'never' (or AUTOCAST_DEMO_EXECUTE=never)"
 HAS_CUDA = Path("/dev/nvidiactl").exists()
-
-
-def site_without_torch(root: Path) -> Path:
-    """This venv's site-packages, minus torch and its companions, as one directory of links.
-
-    Run with ``python -S`` and this on PYTHONPATH, the interpreter sees every package of the
-    venv except torch: for the build, torch is not installed (its metadata is gone too), which
-    is exactly what a docs machine without torch looks like.
-    """
-    target = root / "site-without-torch"
-    target.mkdir()
-    for entry in Path(site.getsitepackages()[0]).iterdir():
-        name = entry.name.lower()
-        if name.startswith(("torch", "functorch", "nvidia", "triton", "__editable__")):
-            continue
-        (target / entry.name).symlink_to(entry)
-    return target
-
-
-def errors(build: CliBuild) -> list[str]:
-    return [line for line in build.stderr.splitlines() if ": ERROR: " in line]
-
-
-def warnings(build: CliBuild) -> list[str]:
-    return [line for line in build.stderr.splitlines() if ": WARNING: " in line]
-
-
-def conf_line(src: Path, needle: str) -> int:
-    lines = (src / "conf.py").read_text(encoding="utf-8").splitlines()
-    return next(i for i, line in enumerate(lines, 1) if needle in line)
-
-
-@pytest.fixture(scope="module")
-def no_torch(tmp_path_factory):
-    src = copy_root("fault-env", tmp_path_factory)
-    tag = uuid.uuid4().hex
-    env = {**os.environ, "PYTHONPATH": f"{site_without_torch(src.parent)}{os.pathsep}{REPO}",
-           "AUTOCAST_DEMO_TEST_TAG": tag}
-
-    def run(out: str, *extra: str) -> CliBuild:
-        proc = subprocess.run(
-            [sys.executable, "-S", "-m", "sphinx", "-b", "html", "-E", str(src), str(src / out)],
-            capture_output=True, text=True, timeout=300, env={**env, **dict(e.split("=", 1) for e in extra)},
-        )
-        return CliBuild(src, src / out, proc.returncode, proc.stdout, proc.stderr,
-                        stats=read_stats(src / out / ".doctrees"))
-
-    probe = subprocess.run([sys.executable, "-S", "-c", "import torch"], env=env, capture_output=True)
-    assert probe.returncode != 0, "the torch-less site still imports torch"
-    return run("_build/html"), run("_build/never", "AUTOCAST_DEMO_EXECUTE=never"), tag
-
-
-def test_no_torch_is_one_located_error_that_says_what_to_do(no_torch):
-    build, _never, tag = no_torch
-    assert build.returncode == 1, build.stderr
-    [error] = errors(build)
-    where = f"{build.src / 'conf.py'}:{conf_line(build.src, 'sphinx_autocast_demo')}: ERROR: "
-    assert error.startswith(where + "autocast-demo: no demo can run: torch is not installed for ")
-    assert "pip install 'torch>=2.9'" in error and NEVER in error
-    assert warnings(build) == []  # not once per demo
-    assert build.stats["failures"] == 3
-    assert verdicts(build.html("index"), "cpu-demo") == [NO_ENGINE]
-    assert verdicts(build.html("other"), "md-demo") == [NO_ENGINE, NO_ENGINE]
-    assert processes_tagged(tag) == []
-
-
-def test_never_mode_renders_without_torch_and_without_failing(no_torch):
-    _build, never, tag = no_torch
-    assert never.returncode == 0, never.stderr
-    assert errors(never) == []
-    # Nothing cached yet: each demo says it was not run, as a warning that does not fail.
-    assert all("[autocast_demo.not-run]" in w for w in warnings(never)) and len(warnings(never)) == 3
-    assert "not run: autocast_demo_execute is 'never'" in never.stderr
-    assert verdicts(never.html("index"), "cpu-demo") == [NOT_CACHED]
-    # Nothing was checked, and the page says so: no mark of a record that holds.
-    box = never.html("index").find(id="cpu-demo")
-    assert "\u2713" not in box.get_text()
-    assert "Not checked in this build: not run (execution is off and nothing is cached)" in footer(
-        never.html("index"), "cpu-demo")
-    assert processes_tagged(tag) == []
 
 
 @pytest.fixture(scope="module")
@@ -253,11 +176,3 @@ def test_cuda_without_cuda_is_skipped_quietly_when_configured(cuda):
     assert verdicts(build.html("index"), "cpu-demo") == [MATCH]
     assert build.runs() == (0, 3)  # the CPU demos were not run again
     assert processes_tagged(tag) == []
-
-
-def test_the_readme_shows_the_real_error(no_torch):
-    from test_faults_snippets import readme_block
-
-    build, _never, _tag = no_torch
-    real = build.stderr.replace(f"{build.src}/", "").replace(sys.executable, ".venv/bin/python")
-    assert readme_block("no demo can run") in real

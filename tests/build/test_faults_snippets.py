@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import processes_tagged, tagged_build, verdicts
+from conftest import processes_tagged, readme_block, tagged_build, verdicts
 
 MATCH, DIFFER, NOT_CHECKED = "\u2713 matches eager", "\u2717 differs", "\u2014 not checked"
 
@@ -226,14 +226,6 @@ def test_one_summary_lists_every_failure(build):
     summary = build.stdout.split("autocast-demo: ")[-1]
     assert summary.startswith("20 failures:"), build.stdout
     assert summary.count("index.rst:") == 14 and summary.count("faults_md.md:") == 6
-
-
-def readme_block(containing: str) -> str:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## What happens when a snippet fails")[1].split("\n## ")[0]
-    blocks = [b.split("\n```")[0] for b in section.split("```text\n")[1:]]
-    [block] = [b for b in blocks if containing in b]
-    return block
 
 
 def test_the_readme_shows_a_real_hang_message(build):

@@ -1,10 +1,11 @@
 """Inputs that used to crash, leak or mislead (issue 26, items 15 and 16, in part).
 
-Shards of absurd counts, ``merge`` into places it cannot write and over symbolic links, the
-build machine's paths and a set's workflow commands in what a result set carries, a kept
-worker's runtime directory in another user's directory, number settings given with ``-D``,
-``-b doctest``, and a cache entry that says ``raises`` without the exception. Builds are real
-``python -m sphinx`` runs with torch on tests/roots/test-inputs (one demo, one value).
+``merge`` into places it cannot write and over symbolic links, the build machine's paths and a
+set's workflow commands in what a result set carries, a kept worker's runtime directory in
+another user's directory, number settings given with ``-D``, and a cache entry that says
+``raises`` without the exception. Builds are real ``python -m sphinx`` runs with torch on
+tests/roots/test-inputs (one demo, one value). Shards of absurd counts and ``-b doctest``, which
+no demo runs for: tests/unit/test_inputs_that_run_nothing.py.
 """
 
 from __future__ import annotations
@@ -14,13 +15,9 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
-import sphinx
 from conftest import copy_root, sphinx_build
-
-MAX_SHARDS = 10_000  # results.MAX_SHARDS
 
 WORKFLOW = "::error file=index.rst,line=1::set data"
 
@@ -147,25 +144,6 @@ def test_merge_never_copies_a_symbolic_link_out_of_a_set(checked, tmp_path):
     assert len(runs) == 1 and all("secret" not in p.read_text() for p in runs)
 
 
-@pytest.mark.parametrize("where", ["conf.py", "environment"])
-def test_an_absurd_shard_count_is_refused_at_once_where_it_is_set(tmp_path_factory, where):
-    src = copy_root("inputs", tmp_path_factory)
-    env = {}
-    if where == "conf.py":
-        with (src / "conf.py").open("a") as conf:
-            conf.write('autocast_demo_shard = "1/1000000000000"\n')
-    else:
-        env["AUTOCAST_DEMO_SHARD"] = "1/1000000000000"
-    begun = time.monotonic()
-    build = sphinx_build(src, src / "_build" / "html", env=env, timeout=60)
-    assert time.monotonic() - begun < 30
-    assert build.returncode == 2 and "MemoryError" not in build.stderr
-    line = len((src / "conf.py").read_text().splitlines())
-    said = f"{src / 'conf.py'}:{line}: autocast_demo_shard" if where == "conf.py" else "AUTOCAST_DEMO_SHARD"
-    assert f"{said}: '1/1000000000000' splits the demos into more than {MAX_SHARDS} shards" \
-        in build.stderr
-
-
 def test_every_number_setting_takes_dash_d(tmp_path_factory):
     src = copy_root("inputs", tmp_path_factory)
     build = sphinx_build(src, src / "_build" / "html", "-D", "autocast_demo_timeout=600",
@@ -187,20 +165,6 @@ def test_every_number_setting_takes_dash_d(tmp_path_factory):
            "must be a finite number >= 0" in zero.stderr
 
 
-def test_doctest_says_that_it_checked_no_demo(tmp_path_factory):
-    src = copy_root("inputs", tmp_path_factory)
-    build = sphinx_build(src, src / "_build" / "doctest", "-b", "doctest")
-    assert build.returncode == 0, build.stderr
-    (line,) = [ln for ln in build.stderr.splitlines() if "WARNING" in ln]
-    assert line == (f"{src / 'conf.py'}:1: WARNING: autocast-demo: -b doctest checks none of the 1 "
-                    "demo of these docs; check them with sphinx-build -b autocast-check (or -b html) "
-                    "[autocast_demo.not-checked]")
-    strict = sphinx_build(src, src / "_build" / "doctest-W", "-b", "doctest", "-W")
-    # A make doctest -W CI fails instead of passing unchecked (Sphinx < 7.3 stops at the first
-    # warning with exit 2, as the guide says).
-    assert strict.returncode == (1 if sphinx.version_info >= (7, 3) else 2), strict.stderr
-
-
 @pytest.mark.parametrize("parent", ["writable by all", "another user's"])
 def test_a_runtime_directory_in_an_unsafe_directory_is_refused(tmp_path_factory, parent):
     if parent == "another user's" and os.getuid() != 0:
@@ -219,5 +183,3 @@ def test_a_runtime_directory_in_an_unsafe_directory_is_refused(tmp_path_factory,
            else "can be written by other users and is not sticky")
     assert f"no kept worker serves this build ({base} {why}: no worker is kept in" in build.stderr
     assert list(base.iterdir()) == []  # nothing made there, nothing started
-
-

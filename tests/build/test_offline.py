@@ -1,67 +1,19 @@
-"""Real builds of tests/roots/test-offline that render results from a cache this file writes
-(``autocast_demo_execute = "never"``): the Sphinx side without torch, end to end. The same
-parts on made-up results, without a build, are tests/unit/test_made_up.py."""
+"""Builds of tests/roots/test-offline where torch is installed: the installed torch's release
+counts results another build of it cached (``autocast_demo_cache_torch = "release"``), and the
+Sphinx side imports no torch. Its builds from a cache this file writes, execution off, the
+other policies: tests/unit/test_offline_cache.py."""
 
 from __future__ import annotations
 
-import platform
 import subprocess
 import sys
 
 import pytest
-from conftest import app_build, copy_root, sphinx_build, verdicts
-from fakes import ran
+from conftest import app_build, copy_root, verdicts
+from fakes import fill_cache
 
-from sphinx_autocast_demo.core.state import all_docs
 from sphinx_autocast_demo.engine.build import build
 from sphinx_autocast_demo.plan import keys
-from sphinx_autocast_demo.plan.cache import Entry
-
-# Their builds run nothing: execution is off, the results come from a cache written here.
-TORCH_FREE_FIXTURES = ("offline", "other_build")
-
-
-# -- check: typed findings ----------------------------------------------------------------------
-
-
-# -- render: the doctree of a result ------------------------------------------------------------
-
-
-# -- the check builder's cases and the report's numbers ------------------------------------------
-
-
-# -- accept mode: the source map says where to write ----------------------------------------------
-
-
-# -- config: declared once --------------------------------------------------------------------
-
-
-# -- a real build, from made-up results in the cache ------------------------------------------
-
-@pytest.fixture(scope="module")
-def offline(tmp_path_factory):
-    """Build once (nothing cached: nothing checked), write made-up results for every value
-    into the cache, then build again from scratch: the pages render them as checked."""
-    src = copy_root("offline", tmp_path_factory)
-    first = app_build(src)
-    first.unchecked = verdicts(first.html("index"), "held")  # type: ignore[attr-defined]
-    b = build(first.app)  # type: ignore[arg-type]
-    fill_cache(first, b.torch)
-    return first, app_build(src, autocast_demo_cache_dir=str(b.planner.cache.root))
-
-
-def fill_cache(first: object, torch: str, torch_key: str = "") -> None:
-    """Made-up results for every value of the root's demos, as if ``torch`` had made them."""
-    b = build(first.app)  # type: ignore[attr-defined]
-    made_up = {"held": ("differs", "matches"), "stale": ("differs",), "myst-demo": ("differs",)}
-    for doc in all_docs(first.app.env).values():  # type: ignore[attr-defined]
-        for the_demo in doc.demos.values():
-            codes = [s.code for s in doc.setups_for(the_demo)] + [the_demo.code]
-            for variant, outcome in zip(the_demo.variants, made_up[the_demo.ident], strict=True):
-                verdict, compiled, eager = ran(outcome)
-                b.planner.cache.put(b.planner.key(the_demo, codes, variant), Entry(
-                    torch, verdict, compiled, eager, python_version=platform.python_version(),
-                    torch_key=torch_key, files=()))  # its runs imported none of the writer's
 
 
 def test_the_sphinx_side_never_imports_torch():
@@ -71,55 +23,10 @@ def test_the_sphinx_side_never_imports_torch():
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
 
 
-def test_without_results_nothing_is_checked_and_the_build_passes(offline):
-    first, _ = offline
-    assert first.app.statuscode == 0  # type: ignore[attr-defined]
-    assert first.stats["checked"] == 0 and first.stats["not_checked"] == 4
-    assert first.unchecked == [
-        "\u2014 not run: execution is off and nothing is cached"] * 2
-
-
-def test_made_up_results_render_and_fail_at_the_expect_line(offline):
-    _, second = offline
-    assert (second.stats["demos"], second.stats["checked"], second.runs()) == (3, 4, (0, 4))
-    assert second.stats["failures"] == 1
-    assert second.app.statuscode == 1  # type: ignore[attr-defined]
-    page = second.html("index")
-    differs = "\u2717 differs (w.grad, max |\u0394| 5.00e-01)"
-    assert verdicts(page, "held") == [differs, "\u2713 matches eager"]
-    assert verdicts(page, "stale") == [differs]
-    assert verdicts(second.html("markdown"), "myst-demo") == [differs]
-    src = second.app.srcdir  # type: ignore[attr-defined]
-    assert (f"{src / 'index.rst'}:18: WARNING: value off: the page records 'matches' but with "
-            f"torch {build(second.app).torch} compiled differs from eager") in second.warnings  # type: ignore[arg-type]
-    matrix = [row.get_text(" ", strip=True) for row in page.select("table.autocast-demo-matrix tbody tr")]
-    # Each demo is titled by its section; one heading row per page, in reading order.
-    assert matrix == ["Offline", "Offline \u2717 differs \u2713 matches holds",
-                      "Offline \u2717 differs no longer true", "MyST",
-                      "MyST \u2717 differs holds"]
-
-
-def test_an_unchanged_rebuild_says_no_configuration_changed(tmp_path_factory):
-    """Our static files join html_static_path before the last build's configuration is compared
-    with this one's: appended later, the path is new each time, and Sphinx says "The
-    configuration has changed" and writes every page again."""
-    src = copy_root("offline", tmp_path_factory)
-    out = src / "_build" / "html"
-    never = {"AUTOCAST_DEMO_EXECUTE": "never"}
-    first = sphinx_build(src, out, env=never)
-    assert first.returncode == 0, first.stderr
-    again = sphinx_build(src, out, env=never)
-    assert again.returncode == 0, again.stderr
-    assert "configuration has changed" not in again.stdout + again.stderr, again.stdout
-    assert (out / "_static" / "autocast_demo.css").exists()
-
-
-# -- autocast_demo_cache_torch: which torch a cached result counts for ---------------------------
-
 @pytest.fixture(scope="module")
 def other_build(tmp_path_factory):
     """Results cached by "another build of the installed release" (a made-up local version),
-    stamped with what each policy compares; then builds under each policy."""
+    stamped with what each policy compares; then a build that counts them ("release")."""
     src = copy_root("offline", tmp_path_factory)
     first = app_build(src)
     b = build(first.app)  # type: ignore[arg-type]
@@ -127,18 +34,13 @@ def other_build(tmp_path_factory):
     other = release + "+othercommit"
     fill_cache(first, other, torch_key=release)
     cache = str(b.planner.cache.root)
-    # "auto": a result the policy counts as current is not run again (no worker: no torch).
-    # Both builds write the same output directory: keep each one's page as it wrote it.
+    # "auto": a result the policy counts as current is not run again.
     release = app_build(src, autocast_demo_cache_dir=cache, autocast_demo_execute="auto",
                         autocast_demo_cache_torch="release")
     release.page = release.html("index")  # type: ignore[attr-defined]
-    exact = app_build(src, autocast_demo_cache_dir=cache, autocast_demo_cache_torch="exact")
-    exact.page = exact.html("index")  # type: ignore[attr-defined]
-    label = app_build(src, autocast_demo_cache_dir=cache, autocast_demo_cache_torch="nightly")
-    return other, b.torch, {"release": release, "exact": exact, "label": label}
+    return other, b.torch, {"release": release}
 
 
-@pytest.mark.torch  # the installed torch's release is what it counts
 def test_release_counts_another_build_of_the_release_as_checked_and_names_it(other_build):
     other, installed, builds = other_build
     release = builds["release"]
@@ -152,19 +54,3 @@ def test_release_counts_another_build_of_the_release_as_checked_and_names_it(oth
     assert f"Checked with torch {other} by an earlier build" in footer, footer
     assert f"counts it as the installed torch {installed}" in footer
     assert release.stats["checked"] == 4 and release.stats["not_checked"] == 0
-
-
-def test_exact_never_counts_another_build_as_checked(other_build):
-    other, installed, builds = other_build
-    exact = builds["exact"]  # execution off in this root: rendered, but not as checked
-    first, _ = verdicts(exact.page, "held")
-    assert first.startswith(f"differs (w.grad, max |\u0394| 5.00e-01) with torch {other} (cached; "
-                            f"not checked with torch {installed})"), first
-    assert exact.stats["checked"] == 0 and exact.stats["not_checked"] == 4
-
-
-def test_a_label_counts_only_entries_stored_under_it(other_build):
-    """Entries stored under "release" are not a label's: with a label, everything runs again
-    (here, execution is off: nothing is checked)."""
-    _, _, builds = other_build
-    assert builds["label"].stats["checked"] == 0 and builds["label"].stats["not_checked"] == 4

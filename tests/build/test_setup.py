@@ -1,7 +1,7 @@
 """The project's own setup as the README tells it, run for real: the CI recipe, whose HTML
-build must take every result from the check build's cache, and the sdist's files. What the
-README, pyproject.toml, tox.ini and the docs say, read without running anything:
-tests/unit/test_project_files.py."""
+build must take every result from the check build's cache. What the README, pyproject.toml,
+tox.ini and the docs say, read without running anything: tests/unit/test_project_files.py; the
+sdist's files: tests/unit/test_sdist_files.py."""
 
 from __future__ import annotations
 
@@ -72,19 +72,3 @@ def test_a_relative_cache_dir_is_taken_from_conf_py_not_from_the_cwd(recipe, tmp
         cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr[-3000:]
     assert runs(tmp_path / "html" / ".doctrees") == (0, 2)
-
-
-def test_the_sdist_carries_every_tracked_top_level_path():
-    # The sdist's tests read the test roots, the docs, tools/house.py, ...: a top-level path
-    # added to the repository and not to MANIFEST.in fails them there, not here.
-    if not (REPO / ".git").exists():
-        pytest.skip("not a git checkout (an unpacked sdist): nothing to compare with")
-    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True,
-                             check=True).stdout.split()
-    top = {path.split("/")[0] for path in tracked}
-    manifest = (REPO / "MANIFEST.in").read_text(encoding="utf-8").split("\n")
-    named = {word for line in manifest if line.startswith(("graft ", "include "))
-             for word in line.split()[1:]}
-    # The package and the build's own files go in by setuptools' own rules; .gitignore need not.
-    automatic = {"sphinx_autocast_demo", "pyproject.toml", "MANIFEST.in", ".gitignore"}
-    assert top - automatic - named == set()

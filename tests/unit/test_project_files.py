@@ -1,6 +1,6 @@
 """The project's own setup as the README tells it, read from its files (no build, no pip):
 the quick start, the Python versions, the extras, tox, and the CI page's workflow. The README's
-CI recipe run for real, and the sdist: tests/build/test_setup.py."""
+CI recipe run for real: tests/build/test_setup.py; the sdist's files: tests/unit/test_sdist_files.py."""
 
 from __future__ import annotations
 
