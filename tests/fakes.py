@@ -233,7 +233,7 @@ COMPILES = "; torch.compile(lambda t: t + 1)(torch.ones(1))"
 # tests/roots/test-fault-directives: (page, the source line the message must point at, the
 # message) of each mistake, for both syntaxes.
 _RST, _MD = "index.rst", "bad_md.md"
-_OPTIONS = ("values, expect, expect-output, config, backend, device, dtype, timeout, "
+_OPTIONS = ("values, expect, expect-output, expect-compile, config, backend, device, dtype, timeout, "
            "grad-tolerance, output-tolerance, group, name, caption, alike, partial-view, show")
 
 # (page, the source line the message must point at, the message), for both syntaxes.

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..core.i18n import msg
 from ..core.scopes import Record, scoped_name
 from ..read import syntax
-from .newrecord import Blocked, new_expect, new_output
+from .newrecord import Blocked, new_compile, new_expect, new_output
 
 if TYPE_CHECKING:
     from ..core.model import Claim, DemoResult, SourceMap
@@ -169,6 +169,13 @@ def plan(result: DemoResult, lines: list[str]) -> list[Change]:
     if output is not None:
         first, last = block.spans["expect-output"]
         changes.append(Change(path, first, last, output, ":expect-output:"))
+    compiling = new_compile(result)
+    if compiling is not None and "expect-compile" in block.spans:
+        first, last = block.spans["expect-compile"]
+        value = "; ".join(f"{name}: {claim}" for name, claim in compiling)
+        new = [f'{_marker(block, "expect-compile")} "{value}"' if block.style == "yaml"
+               else f'{_marker(block, "expect-compile")} {value}']
+        changes.append(Change(path, first, last, new, f":expect-compile: {value}"))
     return changes
 
 

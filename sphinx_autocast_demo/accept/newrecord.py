@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..core.i18n import msg
+from ..core.model import CompileClaim
 from ..core.printed import normalize_output
 from ..core.scopes import conflict, governing, records, scope_parts, scoped_name
 from ..read import syntax
@@ -89,16 +90,41 @@ def new_output(result: DemoResult) -> list[tuple[str, str]] | None:
     return [(n, printed[n]) for n in covered]
 
 
+def new_compile(result: DemoResult) -> list[tuple[str, CompileClaim]] | None:
+    """The ``:expect-compile:`` records, (name, counts), that hold: ``None`` when the recorded
+    ones do, or when none is recorded; the counts each record states, as compiling did them.
+    One ``*`` record where the option had one and every covered value did the same."""
+    demo, here = result.demo, result.environment
+    if not demo.expect_compile:
+        return None
+    seen = {}
+    for vr in result.variants:
+        claim = demo.expected_compile(vr.variant.name, here)
+        if claim is not None and vr.compiled.compile is not None:
+            counts = vr.compiled.compile.counts
+            seen[vr.variant.name] = (claim, CompileClaim(**{n: counts[n] for n in claim.stated()}))
+    if all(claim == now for claim, now in seen.values()):
+        return None
+    if any(record.scope is not None for record in demo.expect_compile):
+        raise Blocked(msg("its :expect-compile: has scoped records (value[torch...]): rewrite "
+                           "the one that applies here by hand"))
+    if len({now for _, now in seen.values()}) == 1 and "*" in dict(demo.expect_compile):
+        return [("*", next(now for _, now in seen.values()))]
+    return [(name, now) for name, (_, now) in seen.items()]
+
+
 def recorded(result: DemoResult) -> Demo | None:
     """``result``'s demo as its source records it once the new records are written (``None``:
     they hold); raises :class:`Blocked`. The build judges it again, so that the pages it writes
     show what the sources now say."""
-    expect, output = new_expect(result), new_output(result)
-    if expect is None and output is None:
+    expect, output, compiling = new_expect(result), new_output(result), new_compile(result)
+    if expect is None and output is None and compiling is None:
         return None
     demo = result.demo
     return replace(demo, expect=records(_applied(demo.expect, expect)) if expect else demo.expect,
-                   expect_output=records(output) if output is not None else demo.expect_output)
+                   expect_output=records(output) if output is not None else demo.expect_output,
+                   expect_compile=records(compiling) if compiling is not None
+                   else demo.expect_compile)
 
 
 def scoped(result: DemoResult, changes: list[tuple[str, Claim]]) -> list[tuple[str, Claim]]:

@@ -194,16 +194,22 @@ class Demo:
     partial_view: bool = False
     # Who chose ``dtype`` (a page may say it beside the ``autocast`` value).
     dtype_from: DtypeFrom = "device"
+    # ``:expect-compile:``: what compiling did, per value, chosen as ``:expect:`` records are.
+    expect_compile: tuple[Record[CompileClaim], ...] = ()
 
     @property
     def held_to_alike(self) -> bool:
-        """Must the demo tell its values apart: not ``:alike:``, nor ``:show: outputs``."""
-        return not self.alike and self.show != "outputs"
+        """Must the demo tell its values apart?"""
+        # Not ``:alike:``, nor ``:show: outputs``, nor a demo that records what compiling did:
+        # that is its point.
+        return not self.alike and self.show != "outputs" and not self.expect_compile
 
     @property
     def held_to_compile(self) -> bool:
-        """Must the compiled run compile some code (not under ``:show: outputs``)?"""
-        return self.show != "outputs"
+        """Must the compiled run compile some code?"""
+        # Not under ``:show: outputs``, nor where the demo records what compiling did: there
+        # 0 graphs is a fact it checks.
+        return self.show != "outputs" and not self.expect_compile
 
     @property
     def runs(self) -> tuple[Variant, ...]:
@@ -214,6 +220,11 @@ class Demo:
     def expect_line(self) -> int:
         """Line of the ``:expect:`` option, or the directive's line."""
         return self.source_map.line_of("expect")
+
+    @property
+    def expect_compile_line(self) -> int:
+        """Line of the ``:expect-compile:`` option, or the directive's line."""
+        return self.source_map.line_of("expect-compile")
 
     @property
     def expect_output_line(self) -> int:
@@ -232,6 +243,11 @@ class Demo:
         """The record for ``variant`` in ``environment``: a scoped one over an unscoped one, the
         value's own over ``*`` (two that disagree: scopes.conflicts)."""
         record = governing(self.expect, variant, environment)
+        return record.claim if record is not None else None
+
+    def expected_compile(self, variant: str, environment: Environment | None = None) -> CompileClaim | None:
+        """What compiling did under ``variant``, as recorded, chosen as :meth:`expected` chooses."""
+        record = governing(self.expect_compile, variant, environment)
         return record.claim if record is not None else None
 
     def expected_output(self, variant: str, environment: Environment | None = None) -> str | None:
@@ -258,6 +274,64 @@ class Frame:
     line: int  # 1-based, within that part
     function: str
     text: str
+
+
+@dataclass(frozen=True)
+class GraphBreak:
+    """A graph break of the compiled run: dynamo's reason (its first line) and the writer's
+    line it broke at (none where dynamo named no frame of the writer's)."""
+
+    reason: str
+    at: tuple[Frame, ...] = ()
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Recompile:
+    """A recompilation of the compiled run: the guard that failed (``c == 1.0``) and the
+    writer's line it guarded."""
+
+    guard: str
+    at: tuple[Frame, ...] = ()
+
+
+@dataclass(frozen=True)
+class CompileFacts:
+    """What ``torch.compile`` did in a compiled run (engine/child/facts.py): the graphs it
+    made, where and why it broke them, and each recompilation with its failed guard."""
+
+    graphs: int
+    breaks: tuple[GraphBreak, ...] = ()
+    recompiles: tuple[Recompile, ...] = ()
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """As a record states them (:class:`CompileClaim`)."""
+        return {"graphs": self.graphs, "breaks": sum(b.count for b in self.breaks),
+                "recompiles": len(self.recompiles)}
+
+
+@dataclass(frozen=True)
+class CompileClaim:
+    """What ``:expect-compile:`` records of a value: some of the counts of
+    :attr:`CompileFacts.counts` (None: not recorded)."""
+
+    graphs: int | None = None
+    breaks: int | None = None
+    recompiles: int | None = None
+
+    def __str__(self) -> str:
+        return ", ".join(f"{name} {count}" for name, count in self.stated().items())
+
+    def stated(self) -> dict[str, int]:
+        return {name: count for name in ("graphs", "breaks", "recompiles")
+                if (count := getattr(self, name)) is not None}
+
+    def wrong(self, facts: CompileFacts) -> dict[str, tuple[int, int]]:
+        """Each stated count that ``facts`` do not have: name -> (recorded, observed)."""
+        seen = facts.counts
+        return {name: (count, seen[name]) for name, count in self.stated().items()
+                if seen[name] != count}
 
 
 @dataclass(frozen=True)
@@ -303,6 +377,8 @@ class RunRecord:
     # What it printed past what ``output`` keeps (text.MAX_OUTPUT), as the comparison still
     # sees it; None when ``output`` is all it printed.
     printed: PrintedDigest | None = None
+    # For a compiled run that finished: what the compiler did. None: an eager run, or not known.
+    compile: CompileFacts | None = None
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ from .model import PrintedDigest
 #: A warning as a run prints it: ``Category: message [file:line]``, the message on one line
 #: (its line breaks shown as ``\n``) and the place last, where no message reaches.
 WARNING_LINE = re.compile(r"(?m)^(\w*Warning): (.*) \[(\S+):(\d+)\]$")  # category, message, file, line
+#: The prefix of torch's own log lines: a level, a timestamp, a pid and a source location.
+LOG_LINE = re.compile(r"(?m)^(\[\w+\]:)?[IWEVD]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] ")
 
 _NOISE = (
     # A warning as a run prints it, on one line whatever its message (engine/warned.py): its
@@ -30,8 +32,7 @@ _NOISE = (
     # not, as in a process the snippet started.)
     (re.compile(r"(?m)^(?:\S+\.py|<autocast-demo-\d+>):\d+: (\w+Warning): .*(\n[ \t]+.*)?$"),
      r"<\1>"),
-    # torch's own log lines start with a level, a timestamp, a pid and a source location.
-    (re.compile(r"(?m)^(\[\w+\]:)?[IWEVD]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\] "), "<log> "),
+    (LOG_LINE, "<log> "),
     # The profiler's (kineto's) trace points: ``USDT:<date> <time> <pid>:<tid> <file>:<line>] ``.
     (re.compile(r"(?m)^USDT:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? +\d+:\d+ \S+:\d+\] "),
      "<log> "),

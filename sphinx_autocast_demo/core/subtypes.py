@@ -15,7 +15,8 @@ from typing import Literal, TypedDict, get_args
 WARNING_TYPE = "autocast_demo"
 
 Subtype = Literal[
-    "mismatch", "default-changed", "output", "snippet-error", "nothing-compared", "partial-view",
+    "mismatch", "default-changed", "output", "compile-facts", "snippet-error", "nothing-compared",
+    "partial-view",
     "eager-compiled", "compiled-nothing", "config-set", "config-other", "no-config", "timeout", "crash",
     "directive", "missing-expectation", "alike", "scope", "scope-overlap", "not-run",
     "environment", "results", "cache", "engine", "slow", "budget", "not-checked", "accept",
@@ -41,6 +42,10 @@ SUBTYPES: dict[Subtype, SubtypeInfo] = {
         "place of that row's ``mismatch``: the new default, and the value the page records)",
         True),
     "output": SubtypeInfo("the printed output is not the recorded one", True),
+    "compile-facts": SubtypeInfo(
+        "what ``torch.compile`` did (graphs, graph breaks, recompilations) is not what "
+        "``:expect-compile:`` records (points at that line, with each break and recompilation)",
+        True),
     "snippet-error": SubtypeInfo(
         "the snippet raised an error that is not recorded (points at the failing line)", True),
     "nothing-compared": SubtypeInfo(

@@ -6,12 +6,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..core.i18n import msg, n_msg
-from ..core.model import Finding
+from ..core.model import CompileClaim, Finding
 from ..core.printed import normalize_output
 from ..core.scopes import conflict
 from ..read import syntax
 from ..read.syntax import DEFAULT
 from . import hints
+from .notes import compile_text
 from .run_errors import run_error
 
 if TYPE_CHECKING:
@@ -148,6 +149,7 @@ def _check_one(result: DemoResult, named: bool, releases: Releases,
         if not expected.holds(vr):
             findings.append(_mismatch(result, vr, expected, label, had))
         findings.extend(replace(f, environment=label) for f in _output_finding(result, vr))
+        findings.extend(replace(f, environment=label) for f in _compile_finding(result, vr))
     for error, variant_names in errors.values():
         every = len(variant_names) == len(result.variants) and len(variant_names) > 1
         which = msg("every value") if every else n_msg(
@@ -270,6 +272,34 @@ def _describe(vr: VariantResult) -> str:
                         eager=verdict.eager_exception)
         return msg("raises {exception}: {note}", exception=verdict.exception, note=verdict.note)
     return msg("could not run: {note}", note=verdict.note)
+
+
+def _compile_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
+    """A count ``:expect-compile:`` records that the compiled run did not have, with what
+    compiling did instead (its breaks and recompilations, at the page's lines)."""
+    claim = result.demo.expected_compile(vr.variant.name, result.environment)
+    facts = vr.compiled.compile
+    if claim is None or vr.compiled.status != "ok":
+        return []
+    if facts is None:
+        return [Finding(
+            severity="error", subtype="compile-facts", variants=(vr.variant.name,),
+            location=result.demo.at(result.demo.expect_compile_line),
+            message=msg("value {value}: what compiling did could not be read from this torch, so "
+                         ":expect-compile: ({recorded}) is not checked", value=vr.variant.name,
+                         recorded=str(claim)))]
+    wrong = claim.wrong(facts)
+    if not wrong:
+        return []
+    changed = ", ".join(f"{name} {was} -> {now}" for name, (was, now) in wrong.items())
+    return [Finding(
+        severity="mismatch", subtype="compile-facts", variants=(vr.variant.name,),
+        location=result.demo.at(result.demo.expect_compile_line),
+        message=msg("value {value}: compiling did not do what :expect-compile: records ({changed}) "
+                     "with {torch}: {what}. Fix the code or record {now}", value=vr.variant.name,
+                     changed=changed, torch=_torch(result), what=compile_text(result, facts),
+                     now=str(CompileClaim(**{
+                             name: facts.counts[name] for name in claim.stated()}))))]
 
 
 def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:

@@ -124,8 +124,9 @@ class Value:
     @property
     def broken(self) -> frozenset[str]:
         """Which of its records no longer hold: ``outcome`` (``:expect:``), ``output``
-        (``:expect-output:``)."""
-        kinds = {"mismatch": "outcome", "default-changed": "outcome", "output": "output"}
+        (``:expect-output:``), ``compile`` (``:expect-compile:``)."""
+        kinds = {"mismatch": "outcome", "default-changed": "outcome", "output": "output",
+                 "compile-facts": "compile"}
         return frozenset(kinds[f.subtype] for f in self.findings if f.failed and f.subtype in kinds)
 
 

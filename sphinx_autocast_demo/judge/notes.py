@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..core.i18n import msg
+from ..core.i18n import msg, n_msg
 
 if TYPE_CHECKING:
-    from ..core.model import TensorDiff
+    from ..core.model import CompileFacts, DemoResult, Frame, TensorDiff
 
 _FIXED = {
     "unmeasured": msg("not bitwise equal (no values copied to measure by how much: too large, "
@@ -73,3 +73,30 @@ def _had(diff: TensorDiff, dtype: str | None, shape: str) -> str:
     if dtype is None:
         return "None" if diff.name.endswith(".grad") else msg("nothing there")
     return msg("a {dtype} tensor of shape {shape}", dtype=dtype, shape=shape)
+
+
+#: Recompilations said one by one; past them, counted (the recompile limit is 8 of them).
+_SHOWN = 2
+
+
+def compile_text(result: DemoResult, facts: CompileFacts) -> str:
+    """What compiling did: the graphs, then each graph break and each recompilation with the
+    page's line it happened at (one message, said in any language)."""
+    said = [n_msg("{n} graph compiled", "{n} graphs compiled", facts.graphs, n=facts.graphs)]
+    for found in facts.breaks:
+        where = _line(result, found.at)
+        said.append(n_msg("a graph break{where}: {reason}", "{n} graph breaks{where}: {reason}",
+                          found.count, n=found.count, where=where, reason=found.reason))
+    said += [msg("recompiled{where} ({guard})", where=_line(result, again.at), guard=again.guard)
+             for again in facts.recompiles[:_SHOWN]]
+    if len(facts.recompiles) > _SHOWN:
+        more = len(facts.recompiles) - _SHOWN
+        said.append(n_msg("{n} more recompilation", "{n} more recompilations", more, n=more))
+    text = said[-1]
+    for before in reversed(said[:-1]):
+        text = msg("{before}; {after}", before=before, after=text)
+    return text
+
+
+def _line(result: DemoResult, at: tuple[Frame, ...]) -> str:
+    return msg(" at line {line}", line=result.where_frame(at[0]).line) if at else ""

@@ -280,14 +280,19 @@ def recorded_text(value: Value) -> tuple[str, list[str]]:
 
 def broken_text(broken: frozenset[str], expected: Claim | str | None, where: str = "") -> str:
     """Which record broke: the outcome (what the page records, in one environment or several),
-    the printed output, or both; ``where``: the environments it broke in, when not only here."""
-    if broken == {"output"}:
-        which = _("the printed output is not the recorded one (outcome {expected} holds)")
-    elif "output" in broken:
-        which = _("records {expected}, and the printed output is not the recorded one")
-    else:
-        which = _("records {expected}")
-    which = which.format(expected=expected)
+    the printed output, what compiling did, or some of them; ``where``: the environments it
+    broke in, when not only here."""
+    outcome = "outcome" in broken or not broken
+    said = [_("records {expected}").format(expected=expected)] if outcome else []
+    if "output" in broken:
+        said.append(_("the printed output is not the recorded one"))
+    if "compile" in broken:
+        said.append(_("compiling did not do what it records"))
+    which = said[0]
+    for then in said[1:]:
+        which = _("{first}, and {then}").format(first=which, then=then)
+    if not outcome:
+        which = _("{which} (outcome {expected} holds)").format(which=which, expected=expected)
     if where:
         return _("no, in {where}: {which}").format(where=where, which=which)
     return _("no: {which}").format(which=which)

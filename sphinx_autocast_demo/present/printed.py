@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 
 from docutils import nodes
 
-from ..core.i18n import _
+from ..core.i18n import _, on_page
 from ..core.model import Frame
-from ..core.printed import WARNING_LINE, holds_uncompared
+from ..core.printed import LOG_LINE, WARNING_LINE, holds_uncompared
 from ..core.publish import publish
 from ..engine.protocol import CODE_FILE
+from ..judge.notes import compile_text
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -57,6 +58,19 @@ def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.N
     return out + _silent(silent) + uncompared
 
 
+def compiled(result: DemoResult) -> list[nodes.Node]:
+    """For a demo that records what compiling did (``:expect-compile:``): what it did under
+    each value, its breaks and recompilations at the page's lines; one line where every value
+    did the same."""
+    if not result.demo.expect_compile:
+        return []
+    said = [(vr.variant.name, on_page(compile_text(result, vr.compiled.compile)))
+            for vr in result.variants if vr.compiled.compile is not None]
+    return [nodes.paragraph("", "", nodes.strong(text=_("Compiled under {value}:").format(value=name)),
+                            nodes.Text(" " + text), classes=["autocast-demo-compiled"])
+            for name, text in _fold(said, len(result.variants))]
+
+
 def _fold(blocks: list[tuple[str, str]], values: int) -> list[tuple[str, str]]:
     """One block for "every value" when every value printed the same (something)."""
     if 1 < values == len(blocks) and len({text for _, text in blocks}) == 1 and blocks[0][1]:
@@ -78,8 +92,25 @@ def readable_warnings(result: DemoResult, text: str) -> str:
     return WARNING_LINE.sub(shown, text)
 
 
+_LOG_RECORD = re.compile(LOG_LINE.pattern + r"(.*)$")  # (LOG_LINE's prefix, then the record)
+
+
+def readable_logs(result: DemoResult, text: str) -> str:
+    """Each of torch's log records as its message alone, without the build machine's
+    timestamp, pid and path, its own line breaks back (warned.py wrote them as \n), and the
+    writer's code named by its page and line."""
+    text = _LOG_RECORD.sub(lambda found: found.group(2).replace("\\n", "\n"), text)
+    return re.sub(re.escape(CODE_FILE) + r"(\d+)>:(\d+)", lambda m: "{}:{}".format(
+        *_at(result, int(m.group(1)), int(m.group(2)))), text)
+
+
+def _at(result: DemoResult, part: int, line: int) -> tuple[str, int]:
+    where = result.where_frame(Frame(part, line, "", ""))
+    return where.path, where.line
+
+
 def _run_text(result: DemoResult, run: RunRecord, app: Sphinx) -> str:
-    text = readable_warnings(result, run.output.rstrip())
+    text = readable_logs(result, readable_warnings(result, run.output.rstrip()))
     if run.error is not None:
         text = (text + "\n" if text else "") + result.traceback(run.error)
     elif run.status in ("timeout", "crashed"):

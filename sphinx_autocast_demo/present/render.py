@@ -29,7 +29,7 @@ from .cells import (
     verdict_text,
 )
 from .footer import Part, footer_line, page_parts, provenance_parts
-from .printed import printed, use_tabs
+from .printed import compiled, printed, use_tabs
 from .set_lines import lines_to_copy, settable, shared_lines, value_cell
 
 if TYPE_CHECKING:
@@ -115,6 +115,7 @@ def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, shared_foot
                                                      listed=listed), caption))
     elif result.demo.show != "outputs":
         out.append(tables.results(results_table(judged, listed), caption))
+    out.extend(compiled(result))
     out.extend(printed(result, app, tabs))
     own = [part for part in provenance_parts(judged) if part not in shared_footer]
     if own:

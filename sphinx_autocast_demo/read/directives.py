@@ -185,6 +185,10 @@ class AutocastDemo(_Base):
             expect_output = syntax.parse_expect_output(self.options.get("expect-output", ""), names)
         except syntax.SyntaxProblem as exc:
             raise located(exc, self.option_line("expect-output"), "expect-output") from None
+        try:
+            expect_compile = syntax.parse_expect_compile(self.options.get("expect-compile", ""), names)
+        except syntax.SyntaxProblem as exc:
+            raise located(exc, self.option_line("expect-compile"), "expect-compile") from None
         demo = Demo(
             docname=self.env.docname,
             ident=self.ident(),
@@ -195,6 +199,7 @@ class AutocastDemo(_Base):
             variants=variants,
             expect=expect,
             expect_output=expect_output,
+            expect_compile=expect_compile,
             backend=self.value("backend", conf),
             device=device,
             dtype=dtype,

@@ -124,6 +124,13 @@ DEMO = (
         "The printed output of the compiled run, per value (``[*]`` for all); addresses, "
         "timings and warning locations are normalised away.", default="none"),
     DirectiveOption(
+        "expect-compile", "text", "``value: graphs N, breaks N, recompiles N`` pairs",
+        "What ``torch.compile`` did in the compiled run, per value (``*`` for all; pairs apart by "
+        "``;`` or lines): the graphs it compiled, its graph breaks, its recompilations. The page "
+        "shows each break and recompilation with its line and reason; a count that changes "
+        "fails the build. A demo that records them may compile nothing (``graphs 0``).",
+        default="none"),
+    DirectiveOption(
         "config", "text", "dotted path",
         "Another compile-time config to vary; its values must then be written ``name=literal``.",
         mirrors="config"),

@@ -3,6 +3,7 @@
 ``:values: same_as_forward, off, fp16=[{"device_type": "cpu", "dtype": torch.float16}]``
 ``:expect: same_as_forward: matches, off: differs, fp16: raises BackendCompilerFailed``
 ``:expect-output:`` blocks headed ``[name]`` (or ``[*]`` for every value).
+``:expect-compile: *: graphs 1; off: graphs 2, recompiles 1`` (pairs apart by ``;`` or lines).
 An option block itself: ``:name: value`` lines, a value continued on more-indented lines.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.i18n import msg
-from ..core.model import Claim, Variant
+from ..core.model import Claim, CompileClaim, Variant
 from ..core.scopes import Record, records, scope_parts, scoped_name
 
 if TYPE_CHECKING:
@@ -346,3 +347,44 @@ def parse_claim(text: str) -> Claim | None:
     if match.group(2):
         return Claim("raises", match.group(2))
     return PLAIN_CLAIMS[match.group(1)]
+
+
+def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[CompileClaim], ...]:
+    """``name: graphs N, breaks N, recompiles N`` pairs (any of the three, in any order),
+    apart by ``;`` or lines; names as in ``:expect:``, scoped or not."""
+    pairs: list[Record[CompileClaim]] = []
+    for item in split_top_level(text, ";\n"):
+        if not item.strip():
+            continue
+        match = re.match(r"^\s*([\w*-]+)\s*(?:\[([^\]]*)\])?\s*:\s*(.*)$", item)
+        if not match:
+            raise SyntaxProblem(msg("{item}: write value: graphs N, breaks N, recompiles N, e.g. "
+                                     "off: graphs 2, recompiles 1", item=repr(item.strip())))
+        name, scope, facts = match.groups()
+        if name != "*" and name not in names:
+            raise SyntaxProblem(msg("{name} is not a value of this demo{hint} (its values: "
+                                     "{values})", name=repr(name), hint=_did_you_mean(name, names),
+                                     values=", ".join(names)))
+        counts: dict[str, int] = {}
+        for fact in (f.strip() for f in facts.split(",")):
+            found = re.fullmatch(r"(graphs|breaks|recompiles)\s*[= ]\s*(\d{1,6})", fact)
+            if not found or found.group(1) in counts:
+                raise SyntaxProblem(msg(
+                    "{fact} is not a count of what compiling did{hint}: write graphs N, breaks N "
+                    "or recompiles N, each once", fact=repr(fact),
+                    hint=_did_you_mean(fact.split(" ")[0], ("graphs", "breaks", "recompiles"))))
+            counts[found.group(1)] = int(found.group(2))
+        if scope is not None:
+            try:
+                name = record_name(name, scope)
+            except ValueError as exc:
+                raise SyntaxProblem(msg(
+                    "{record}: {scope} is not a scope; write torch releases and/or devices, "
+                    "e.g. off[torch>=2.15]: graphs 1", record=_scoped(name, scope),
+                    scope=repr(str(exc) or "nothing"))) from None
+        pairs.append(Record(name, CompileClaim(**counts)))
+    written = [record.name for record in pairs]
+    twice = sorted({n for n in written if written.count(n) > 1})
+    if twice:
+        raise SyntaxProblem(msg("{record} is recorded twice", record=repr(twice[0])))
+    return tuple(pairs)

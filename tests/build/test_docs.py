@@ -39,7 +39,7 @@ try:
 except importlib.metadata.PackageNotFoundError:  # pytest -m "not torch" collects it without torch
     INSTALLED = ""
 OTHERS = tuple(release for release in KEPT if release != INSTALLED)
-PAGES = ("index", "behaviour", "upstream", "matrix", "guide", "myst", "reference")
+PAGES = ("index", "behaviour", "upstream", "matrix", "guide", "myst", "reference", "compile-facts")
 
 
 #: The result cache of the docs, beside their conf.py, as any build of them leaves it (CI's docs
@@ -592,7 +592,8 @@ def demo_text(box) -> str:
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None or
                     __import__("torch").cuda.is_available(),
                     reason="the docs' snapshots are of a CPU build: a GPU runs their CUDA demos")
-@pytest.mark.parametrize("name", ["index", "behaviour", "upstream", "guide", "myst", "other-configs"])
+@pytest.mark.parametrize("name", ["index", "behaviour", "upstream", "guide", "myst", "other-configs",
+                                  "compile-facts"])
 def test_each_docs_demo_reads_as_its_snapshot(build, name):
     # reST and MyST pages alike; the verdicts themselves are EXPECTED's (measured.py).
     soup = page(build, name)

@@ -125,7 +125,7 @@ def test_reference_descriptions_follow_the_code():
     assert mirrored["backend"].allowed == config.BACKENDS
     assert mirrored["dtype"].allowed == config.DTYPES  # without the conf value's "" (unset)
     assert mirrored["timeout"].rule == config.TIMEOUT_RULE
-    assert module.rows("autocast-demo")[4][1:3] == [
+    assert module.rows("autocast-demo")[5][1:3] == [
         "``aot_eager``, ``inductor``, ``eager``", "``autocast_demo_backend``"]
 
 

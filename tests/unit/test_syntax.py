@@ -8,7 +8,17 @@ from dataclasses import replace
 
 import pytest
 
-from sphinx_autocast_demo.core.model import Claim, Code, Demo, Environment, SourceMap, Tolerance
+from sphinx_autocast_demo.core.model import (
+    Claim,
+    Code,
+    CompileClaim,
+    CompileFacts,
+    Demo,
+    Environment,
+    Recompile,
+    SourceMap,
+    Tolerance,
+)
 from sphinx_autocast_demo.read import syntax
 from sphinx_autocast_demo.read.syntax import SyntaxProblem, parse_expect_output, unnest
 
@@ -165,3 +175,19 @@ def test_expect_output_scopes_parse_and_govern_like_expect():
     assert demo.expected_output("off", new) == "3.0"
     assert demo.expected_output("sf", replace(old, device="cuda")) == "4.0"
     assert demo.expected_output("sf", old) is None
+
+
+def test_expect_compile_reads_counts_per_value_and_says_what_to_write():
+    read = syntax.parse_expect_compile("*: graphs 2, breaks 1\noff[torch>=2.15]: recompiles=0", NAMES)
+    assert read == (("*", CompileClaim(graphs=2, breaks=1)),
+                    ("off[torch>=2.15]", CompileClaim(recompiles=0)))
+    assert str(read[0].claim) == "graphs 2, breaks 1"
+    facts = CompileFacts(graphs=3, recompiles=(Recompile("c == 1.0"),))
+    assert read[0].claim.wrong(facts) == {"graphs": (2, 3), "breaks": (1, 0)}
+    assert CompileClaim(graphs=3).wrong(facts) == {}
+    for text, says in [("off graphs 2", "write value: graphs N"), ("of: graphs 2", "did you mean 'off'"),
+                       ("off: grpahs 2", "did you mean 'graphs'"), ("off: graphs 2, graphs 3", "each once"),
+                       ("off: graphs two", "not a count"),
+                       ("off: graphs 1; off: breaks 0", "recorded twice")]:
+        with pytest.raises(SyntaxProblem, match=says):
+            syntax.parse_expect_compile(text, NAMES)

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..protocol import CODE_FILE, Job
 from .copies import Copies
+from .facts import compile_facts
 from .imports import track_reads, writers_files
 from .observe import observe, track_autograd_grad, track_caches, unreadable
 from .proofs import (
@@ -293,6 +294,11 @@ def run_job(job: Job) -> dict[str, Any]:
         except Exception as exc:  # a tensor subclass or a storage we cannot read
             record = {"status": "raised", "error": describe_error(exc, parts, texts)}
             record["error"]["message"] = f"its tensors could not be read: {record['error']['message']}"
+    if job["mode"] == "compiled" and record["status"] == "ok":
+        try:
+            record["compile"] = compile_facts()
+        except Exception:  # a release whose dynamo keeps them otherwise: not known
+            record["compile"] = None
     if unset:
         # Read after the setups: what the compiled forward found (a setup may change the
         # default itself, as a release would). A value written over it is no default: then

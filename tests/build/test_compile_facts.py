@@ -1,0 +1,68 @@
+"""What ``torch.compile`` did, recorded and checked (issue 49): real builds of
+test-compile-facts, whose demos record the graphs, graph breaks and recompilations of their
+compiled runs in ``:expect-compile:``. A global setup that flips two of dynamo's defaults, as a
+torch release might, changes them: the build fails at each record's line saying what changed,
+and accept mode writes the new counts."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import copy_root, sphinx_build
+
+#: Two of dynamo's defaults flipped: ``print`` no longer breaks a graph, and a float argument
+#: is dynamic from the first call (no recompilation when it changes).
+FLIPPED = ("-D", "autocast_demo_global_setup=import torch._dynamo.config as c; "
+           "c.assume_static_by_default = False; c.reorderable_logging_functions.add(print)")
+
+
+@pytest.fixture(scope="module")
+def builds(tmp_path_factory):
+    src = copy_root("compile-facts", tmp_path_factory)
+    found = {"held": sphinx_build(src, src / "_build" / "held")}
+    found["flipped"] = sphinx_build(src, src / "_build" / "flipped", *FLIPPED)
+    found["accept"] = sphinx_build(src, src / "_build" / "accept", *FLIPPED,
+                                   env={"AUTOCAST_DEMO_ACCEPT": "1"})
+    found["source"] = (src / "index.rst").read_text(encoding="utf-8")
+    found["again"] = sphinx_build(src, src / "_build" / "again", *FLIPPED)
+    return found
+
+
+def said(build, ident: str) -> list[str]:
+    box = build.html("index").find(id=ident)
+    return [p.get_text(" ", strip=True) for p in box.select("p.autocast-demo-compiled")]
+
+
+def test_the_page_shows_each_graph_break_and_recompilation_at_its_line(builds):
+    held = builds["held"]
+    assert held.returncode == 0, held.stderr
+    assert said(held, "a-break") == [
+        "Compiled under every value: 2 graphs compiled; a graph break at line 15: Failed to "
+        "trace builtin operator"]
+    assert said(held, "a-recompile") == [
+        "Compiled under every value: 2 graphs compiled; recompiled at line 32 (c == 1.0)"]
+
+
+def test_a_demo_that_records_compiling_nothing_is_a_verdict(builds):
+    # Without :expect-compile: this demo is "compiled nothing": no verdict.
+    held = builds["held"]
+    assert said(held, "nothing-compiled") == ["Compiled under every value: 0 graphs compiled"]
+    assert "compiled-nothing" not in held.stderr
+
+
+def test_changed_counts_fail_at_the_records_line_saying_what_changed(builds):
+    flipped = builds["flipped"]
+    assert flipped.returncode != 0
+    warnings = [line for line in flipped.stderr.splitlines() if "[autocast_demo.compile-facts]" in line]
+    assert len(warnings) == 4, flipped.stderr  # two demos, two values each
+    assert all("index.rst:9: WARNING: value " in w and "(graphs 2 -> 1, breaks 1 -> 0)" in w
+               for w in warnings[:2]), warnings
+    assert all("index.rst:27: WARNING: value " in w and "(graphs 2 -> 1, recompiles 1 -> 0)" in w
+               for w in warnings[2:]), warnings
+    assert "record graphs 1, breaks 0, recompiles 0" in warnings[0]
+
+
+def test_accept_writes_the_new_counts_and_the_next_build_holds(builds):
+    assert ":expect-compile: *: graphs 1, breaks 0, recompiles 0\n" in builds["source"]
+    assert ":expect-compile: *: graphs 1, recompiles 0\n" in builds["source"]
+    assert ":expect-compile: *: graphs 0\n" in builds["source"]  # (it held: untouched)
+    assert builds["again"].returncode == 0, builds["again"].stderr
