@@ -108,13 +108,12 @@ def _key(written: str) -> str:
 
 
 def expect_output_lines(result: DemoResult, lines: list[str], block: Block) -> list[str] | None:
-    """The new ``:expect-output:`` option lines, or ``None`` when the record holds."""
-    if "expect-output" not in block.spans:
-        return None
+    """The new ``:expect-output:`` option lines, or ``None`` when the record holds (a new
+    option where a ``:show: outputs`` demo had none)."""
     blocks = new_output(result)
     if blocks is None:
         return None
-    first, last = block.spans["expect-output"]
+    first, last = block.spans.get("expect-output", (0, 0))
     continuation = lines[first + 1] if last > first + 1 else ""
     marker = _marker(block, "expect-output")
     if block.style == "colon":
@@ -166,8 +165,8 @@ def plan(result: DemoResult, lines: list[str]) -> list[Change]:
             first = last = block.spans.get("expect-output", (block.end, 0))[0]
         changes.append(Change(path, first, last, new, ", ".join(f"{n}: {o}" for n, o in expect)))
     output = expect_output_lines(result, lines, block)
-    if output is not None:
-        first, last = block.spans["expect-output"]
+    if output is not None:  # in place, or a new option after the last one
+        first, last = block.spans.get("expect-output", (block.end, block.end))
         changes.append(Change(path, first, last, output, ":expect-output:"))
     compiling = new_compile(result)
     if compiling is not None and "expect-compile" in block.spans:

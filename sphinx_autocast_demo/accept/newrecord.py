@@ -71,12 +71,17 @@ def new_expect(result: DemoResult) -> list[tuple[str, Claim]] | None:
 
 def new_output(result: DemoResult) -> list[tuple[str, str]] | None:
     """The ``:expect-output:`` blocks, (name, text), that hold: ``None`` when the recorded ones
-    do, or when none is recorded (an output never recorded stays so); raises :class:`Blocked`.
-    One ``[*]`` block where the option had one and every covered value printed the same."""
+    do, or when none is recorded (an output never recorded stays so, unless printing is the
+    demo's point: ``:show: outputs``); raises :class:`Blocked`. One ``[*]`` block where the
+    option had one, or had none, and every covered value printed the same."""
     demo = result.demo
-    if not demo.expect_output:
-        return None
     printed = {vr.variant.name: normalize_output(vr.compiled.output) for vr in result.variants}
+    if not demo.expect_output:
+        # A demo whose point is what it prints gets its first record; any other stays as it is.
+        if demo.show != "outputs" or not any(vr.compiled.status == "ok" for vr in result.variants):
+            return None
+        return ([("*", next(iter(printed.values())))] if len(set(printed.values())) == 1
+                else list(printed.items()))
     here = result.environment
     covered = [n for n in printed if demo.expected_output(n, here) is not None]
     if all(normalize_output(demo.expected_output(n, here) or "") == printed[n] for n in covered):

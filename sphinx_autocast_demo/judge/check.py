@@ -42,6 +42,8 @@ def check(result: DemoResult) -> DemoResult:
     checked = _check_one(result, several, releases, _defaults(result.others))
     if result.source == "build" and (alike := hints.alike(result)) is not None:
         checked = replace(checked, findings=(*checked.findings, alike))
+    if result.source == "build" and (unrecorded := _unrecorded_output(result)) is not None:
+        checked = replace(checked, findings=(*checked.findings, unrecorded))
     others = tuple(_check_one(other, True, releases,
                               _defaults([result, *(o for o in result.others if o is not other)]))
                    for other in result.others)
@@ -272,6 +274,27 @@ def _describe(vr: VariantResult) -> str:
                         eager=verdict.eager_exception)
         return msg("raises {exception}: {note}", exception=verdict.exception, note=verdict.note)
     return msg("could not run: {note}", note=verdict.note)
+
+
+def _unrecorded_output(result: DemoResult) -> Finding | None:
+    """A ``:show: outputs`` demo, whose point is what it prints, that records none of it: no
+    printed line is checked. The option to add, with what it printed."""
+    demo = result.demo
+    if demo.show != "outputs" or demo.expect_output:
+        return None
+    printed = {vr.variant.name: normalize_output(vr.compiled.output) for vr in result.variants
+               if vr.compiled.status == "ok"}
+    if not printed:
+        return None
+    blocks = ([("*", next(iter(printed.values())))] if len(set(printed.values())) == 1
+              else list(printed.items()))
+    option = "\n".join(f"      [{name}]\n" + "\n".join(f"      {line}" for line in text.splitlines())
+                       for name, text in blocks)
+    return Finding(
+        severity="missing", subtype="missing-expectation", location=demo.location,
+        message=msg("this demo shows only what it printed (:show: outputs), but no :expect-output: "
+                     "records it, so no printed line is checked; add to the directive (or build "
+                     "with AUTOCAST_DEMO_ACCEPT=1):\n   :expect-output:\n{option}", option=option))
 
 
 def _compile_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:

@@ -61,8 +61,17 @@ def test_changed_counts_fail_at_the_records_line_saying_what_changed(builds):
     assert "record graphs 1, breaks 0, recompiles 0" in warnings[0]
 
 
+def test_a_demo_shown_as_its_output_without_a_record_of_it_warns_with_the_option(builds):
+    """Issue 49: ``:show: outputs`` whose output nobody records checks no printed line."""
+    warned = [line for line in builds["held"].stderr.splitlines() if "index.rst:50:" in line]
+    assert warned and "no :expect-output: records it, so no printed line is checked" in warned[0]
+    assert "[*]\n      graphs are counted, not printed" in builds["held"].stderr
+
+
 def test_accept_writes_the_new_counts_and_the_next_build_holds(builds):
     assert ":expect-compile: *: graphs 1, breaks 0, recompiles 0\n" in builds["source"]
     assert ":expect-compile: *: graphs 1, recompiles 0\n" in builds["source"]
     assert ":expect-compile: *: graphs 0\n" in builds["source"]  # (it held: untouched)
+    assert "   :show: outputs\n   :expect-output:\n      [*]\n      graphs are counted, not printed\n" \
+        in builds["source"]
     assert builds["again"].returncode == 0, builds["again"].stderr
