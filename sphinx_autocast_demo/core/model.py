@@ -205,6 +205,11 @@ class Demo:
         return not self.alike and self.show != "outputs" and not self.expect_compile
 
     @property
+    def varies_nothing(self) -> bool:
+        """Its one value is ``default``: the snippet runs as written (no config is its subject)."""
+        return [v.name for v in self.variants] == ["default"]
+
+    @property
     def held_to_compile(self) -> bool:
         """Must the compiled run compile some code?"""
         # Not under ``:show: outputs``, nor where the demo records what compiling did: there

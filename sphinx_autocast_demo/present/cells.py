@@ -93,7 +93,8 @@ def and_list(names: Sequence[str]) -> str:
 
 
 def short_config(result: DemoResult) -> str:
-    return result.demo.config.rsplit(".", 1)[-1]
+    """The first column's heading: the config the demo varies, or none where it varies nothing."""
+    return _("the snippet") if result.demo.varies_nothing else result.demo.config.rsplit(".", 1)[-1]
 
 
 def grads_text(vr: VariantResult) -> str:

@@ -66,8 +66,12 @@ def compiled(result: DemoResult) -> list[nodes.Node]:
         return []
     said = [(vr.variant.name, on_page(compile_text(result, vr.compiled.compile)))
             for vr in result.variants if vr.compiled.compile is not None]
-    return [nodes.paragraph("", "", nodes.strong(text=_("Compiled under {value}:").format(value=name)),
-                            nodes.Text(" " + text), classes=["autocast-demo-compiled"])
+    def heading(name: str) -> str:
+        return (_("Compiled:") if result.demo.varies_nothing
+                else _("Compiled under {value}:").format(value=name))
+
+    return [nodes.paragraph("", "", nodes.strong(text=heading(name)), nodes.Text(" " + text),
+                            classes=["autocast-demo-compiled"])
             for name, text in _fold(said, len(result.variants))]
 
 

@@ -69,6 +69,9 @@ def value_cell(result: DemoResult, vr: VariantResult, listed: Mapping[str, str] 
     for all its tables (``listed``: lines -> the id of the place that lists them), a link there.
     ``runs``: false where no torch checked has the config (settable): then no lines to copy."""
     entry = nodes.entry(classes=["autocast-demo-value"])
+    if result.demo.varies_nothing:  # no config is its subject: nothing about one to say
+        entry += nodes.paragraph("", "", nodes.strong(text=_("as written")))
+        return entry
     entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
     if vr.variant.name == DEFAULT:  # nothing to copy: the row is about what torch has
         found = vr.compiled.config_default or vr.eager.config_default

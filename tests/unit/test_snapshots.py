@@ -14,20 +14,27 @@ from pathlib import Path
 
 import pytest
 from docutils import nodes
-from fakes import APP, HERE, LATER, MADE, TORCH, WHEN, demo, raised, ran, result
+from fakes import APP, HERE, LATER, MADE, TORCH, WHEN, claims, demo, raised, ran, result
 from pinned import assert_pinned
 
 from sphinx_autocast_demo.core.model import (
+    CompileClaim,
+    CompileFacts,
     DemoResult,
     Environment,
+    Frame,
+    GraphBreak,
+    Recompile,
     RunRecord,
     Tolerance,
     VariantResult,
     skipped,
 )
+from sphinx_autocast_demo.core.scopes import Record
 from sphinx_autocast_demo.judge import check
 from sphinx_autocast_demo.judge.judgement import judge
 from sphinx_autocast_demo.present import render
+from sphinx_autocast_demo.read import syntax
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
@@ -104,7 +111,21 @@ def unrecorded() -> DemoResult:
     return result(demo(expect=()), ran("matches", output="same\n"), ran("matches", output="same\n"))
 
 
-CASES = {"held-and-broken": held_and_broken, "show-record": show_record, "not-run": not_run,
+def compile_facts() -> DemoResult:
+    """A demo that varies nothing (``:values: default``) and records what compiling did: one
+    row "as written", no config named, and a line of what compiling did, at the page's lines."""
+    the_demo = replace(demo(), variants=syntax.parse_values(["default"], "cpu", "bfloat16"),
+                       expect=claims((("*", "matches"),)),
+                       expect_compile=(Record("*", CompileClaim(graphs=2, breaks=1)),))
+    verdict, compiled, eager = ran("matches")
+    facts = CompileFacts(graphs=2, breaks=(GraphBreak("Failed to trace builtin operator",
+                                                      (Frame(0, 1, "f", "print(x)"),)),),
+                         recompiles=(Recompile("c == 1.0", (Frame(0, 1, "f", "x * c"),)),))
+    return result(the_demo, (verdict, replace(compiled, compile=facts), eager))
+
+
+CASES = {"held-and-broken": held_and_broken, "compile-facts": compile_facts,
+         "show-record": show_record, "not-run": not_run,
          "other-torch": other_torch, "environments": environments,
          "cached-earlier": cached_earlier, "equivalent-torch": equivalent_torch, "own-set": own_set,
          "raises-as-recorded": raises_as_recorded, "snippet-sets-config": snippet_sets_config,
