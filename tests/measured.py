@@ -26,7 +26,9 @@ EXPECTED: dict[tuple[str, str], list[str]] = {
     # What compiling did is the point (their :expect-compile:); compiled matches eager.
     **{("compile-facts", ident): [M] for ident in (
         "recompile-new-shape", "recompile-dynamic-true", "recompile-float", "recompile-float-tensor",
-        "recompile-limit", "graph-break-print")},
+        "recompile-limit", "graph-break-print", "graph-break-print-reordered", "graph-break-branch",
+        "graph-break-cond", "graph-break-wrong-code")},
+    ("compile-facts", "graph-break-item"): [M, M],
     # "default" sets nothing: torch's default is same_as_forward (the seed), wrong for AMP.
     ("index", "teaser"): [D, D, M, D],
     # The recipes bind a compiled module (an OptimizedModule, parameters under "_orig_mod."):

@@ -104,6 +104,9 @@ def readable_logs(result: DemoResult, text: str) -> str:
     timestamp, pid and path, its own line breaks back (warned.py wrote them as \n), and the
     writer's code named by its page and line."""
     text = _LOG_RECORD.sub(lambda found: found.group(2).replace("\\n", "\n"), text)
+    text = re.sub(r'File "' + re.escape(CODE_FILE) + r'(\d+)>", line (\d+)',
+                  lambda m: 'File "{}", line {}'.format(*_at(result, int(m.group(1)), int(m.group(2)))),
+                  text)
     return re.sub(re.escape(CODE_FILE) + r"(\d+)>:(\d+)", lambda m: "{}:{}".format(
         *_at(result, int(m.group(1)), int(m.group(2)))), text)
 
