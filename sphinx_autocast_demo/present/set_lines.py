@@ -70,7 +70,8 @@ def value_cell(result: DemoResult, vr: VariantResult, listed: Mapping[str, str] 
     ``runs``: false where no torch checked has the config (settable): then no lines to copy."""
     entry = nodes.entry(classes=["autocast-demo-value"])
     if result.demo.varies_nothing:  # no config is its subject: nothing about one to say
-        entry += nodes.paragraph("", "", nodes.strong(text=_("as written")))
+        entry += nodes.paragraph("", "", nodes.strong(text=_("as written")),
+                                 classes=["autocast-demo-set-default"])
         return entry
     entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
     if vr.variant.name == DEFAULT:  # nothing to copy: the row is about what torch has
