@@ -125,6 +125,9 @@ def demos(soup: BeautifulSoup) -> dict[str, tuple[object, ...]]:
         rows = []
         for row in box.select("table.autocast-demo-results tbody tr"):
             value = row.select_one("th.autocast-demo-value strong")
+            if value is not None and value.find_parent("p", class_="autocast-demo-set-default") \
+                    and len(row.select("th.autocast-demo-value p")) == 1:
+                value = None  # a demo that varies nothing: its one row is words, not a value
             cells = [tuple(sorted(c for c in td.get("class", []) if c.startswith("autocast-demo-")))
                      for td in row.select("td")]
             rows.append((value.get_text() if value else None, tuple(cells)))
