@@ -252,14 +252,7 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[Record[Claim], ...]
                 "{outcome} is not an outcome{hint}: write matches, differs, raises "
                 "<ExceptionName> or no-config", outcome=repr(outcome),
                 hint=_did_you_mean(outcome, ("matches", "differs"))))
-        if scope is not None:
-            try:
-                name = record_name(name, scope)
-            except ValueError as exc:
-                raise SyntaxProblem(msg(
-                    "{record}: {scope} is not a scope; write torch releases and/or devices, "
-                    "e.g. off[torch>=2.15]: matches or off[torch>=2.14,<2.16 cuda]: differs",
-                    record=_scoped(name, scope), scope=repr(str(exc) or "nothing"))) from None
+        name = _in_scope(name, scope, "off[torch>=2.15]: matches or off[torch>=2.14,<2.16 cuda]: differs")
         pairs.append(Record(name, claim))
     written = [n for n, _ in pairs]
     twice = sorted({n for n in written if written.count(n) > 1})
@@ -304,15 +297,7 @@ def parse_expect_output(text: str, names: tuple[str, ...]) -> tuple[Record[str],
             if name != "*" and name not in names:
                 raise SyntaxProblem(msg("[{name}] is not a value of this demo (its values: "
                                          "{values})", name=name, values=", ".join(names)))
-            if scope is not None:
-                try:
-                    name = record_name(name, scope)
-                except ValueError as exc:
-                    raise SyntaxProblem(msg(
-                        "[{record}]: {scope} is not a scope; write torch releases and/or "
-                        "devices, e.g. [off[torch>=2.16]]", record=_scoped(name, scope),
-                        scope=repr(str(exc) or "nothing"))) from None
-            blocks.append((name, []))
+            blocks.append((_in_scope(name, scope, "[off[torch>=2.16]]"), []))
         elif blocks:
             blocks[-1][1].append(line.strip())
         elif line.strip():
@@ -324,8 +309,19 @@ def _autocast_example(name: str, device: str) -> str:
     return f'{name}=[{{"device_type": "{device}", "dtype": torch.float16}}]'
 
 
-def _scoped(name: str, scope: str) -> str:
-    return f"{name}[{scope}]"
+def _in_scope(name: str, scope: str | None, example: str) -> str:
+    """A record's name as the build keeps it (``off[torch>=2.15 cuda]``; ``name`` where no
+    scope is written); a :class:`SyntaxProblem` with ``example`` of the option where the scope
+    is none."""
+    if scope is None:
+        return name
+    try:
+        return record_name(name, scope)
+    except ValueError as exc:
+        written, why = f"{name}[{scope}]", repr(str(exc) or "nothing")
+        raise SyntaxProblem(msg("{record}: {scope} is not a scope; write torch releases and/or "
+                                 "devices, e.g. {example}", record=written, scope=why,
+                                 example=example)) from None
 
 
 def _did_you_mean(word: str, choices: tuple[str, ...]) -> str:
@@ -374,15 +370,7 @@ def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[Comp
                     "or recompiles N, each once", fact=repr(fact),
                     hint=_did_you_mean(fact.split(" ")[0], ("graphs", "breaks", "recompiles"))))
             counts[found.group(1)] = int(found.group(2))
-        if scope is not None:
-            try:
-                name = record_name(name, scope)
-            except ValueError as exc:
-                raise SyntaxProblem(msg(
-                    "{record}: {scope} is not a scope; write torch releases and/or devices, "
-                    "e.g. off[torch>=2.15]: graphs 1", record=_scoped(name, scope),
-                    scope=repr(str(exc) or "nothing"))) from None
-        pairs.append(Record(name, CompileClaim(**counts)))
+        pairs.append(Record(_in_scope(name, scope, "off[torch>=2.15]: graphs 1"), CompileClaim(**counts)))
     written = [record.name for record in pairs]
     twice = sorted({n for n in written if written.count(n) > 1})
     if twice:
