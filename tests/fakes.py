@@ -273,6 +273,20 @@ DIRECTIVE_MISTAKES = [
 ]
 
 
+def cached_by_another_build(first: object) -> tuple[str, str, str]:
+    """Results cached by "another build of the installed release" (a made-up local version of
+    it), stamped with what each policy compares, in the cache of the build ``first`` of
+    tests/roots/test-offline: (that version, the installed torch, the cache's directory)."""
+    from sphinx_autocast_demo.engine.build import build
+    from sphinx_autocast_demo.plan import keys
+
+    b = build(first.app)  # type: ignore[attr-defined]
+    release = keys.torch_key(b.torch, "release")
+    other = release + "+othercommit"
+    fill_cache(first, other, torch_key=release)
+    return other, b.torch, str(b.planner.cache.root)
+
+
 def fill_cache(first: object, torch: str, torch_key: str = "") -> None:
     """Made-up results for every value of tests/roots/test-offline's demos, as if ``torch`` had
     made them, in the cache of the build ``first`` (an AppBuild)."""

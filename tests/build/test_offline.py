@@ -10,10 +10,7 @@ import sys
 
 import pytest
 from conftest import app_build, copy_root, verdicts
-from fakes import fill_cache
-
-from sphinx_autocast_demo.engine.build import build
-from sphinx_autocast_demo.plan import keys
+from fakes import cached_by_another_build
 
 
 def test_the_sphinx_side_never_imports_torch():
@@ -28,17 +25,12 @@ def other_build(tmp_path_factory):
     """Results cached by "another build of the installed release" (a made-up local version),
     stamped with what each policy compares; then a build that counts them ("release")."""
     src = copy_root("offline", tmp_path_factory)
-    first = app_build(src)
-    b = build(first.app)  # type: ignore[arg-type]
-    release = keys.torch_key(b.torch, "release")
-    other = release + "+othercommit"
-    fill_cache(first, other, torch_key=release)
-    cache = str(b.planner.cache.root)
+    other, installed, cache = cached_by_another_build(app_build(src))
     # "auto": a result the policy counts as current is not run again.
     release = app_build(src, autocast_demo_cache_dir=cache, autocast_demo_execute="auto",
                         autocast_demo_cache_torch="release")
     release.page = release.html("index")  # type: ignore[attr-defined]
-    return other, b.torch, {"release": release}
+    return other, installed, {"release": release}
 
 
 def test_release_counts_another_build_of_the_release_as_checked_and_names_it(other_build):

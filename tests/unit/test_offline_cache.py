@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import pytest
 from conftest import app_build, copy_root, sphinx_build, verdicts
-from fakes import fill_cache
+from fakes import cached_by_another_build, fill_cache
 
 from sphinx_autocast_demo.engine.build import build
-from sphinx_autocast_demo.plan import keys
 
 
 @pytest.fixture(scope="module")
@@ -77,17 +76,12 @@ def other_build(tmp_path_factory):
     stamped with what each policy compares; then builds under the policies that never count
     them (execution stays off, as in the root's conf.py)."""
     src = copy_root("offline", tmp_path_factory)
-    first = app_build(src)
-    b = build(first.app)  # type: ignore[arg-type]
-    release = keys.torch_key(b.torch, "release")
-    other = release + "+othercommit"
-    fill_cache(first, other, torch_key=release)
-    cache = str(b.planner.cache.root)
+    other, installed, cache = cached_by_another_build(app_build(src))
     # Both builds write the same output directory: keep the page as the exact one wrote it.
     exact = app_build(src, autocast_demo_cache_dir=cache, autocast_demo_cache_torch="exact")
     exact.page = exact.html("index")  # type: ignore[attr-defined]
     label = app_build(src, autocast_demo_cache_dir=cache, autocast_demo_cache_torch="nightly")
-    return other, b.torch, {"exact": exact, "label": label}
+    return other, installed, {"exact": exact, "label": label}
 
 
 def test_exact_never_counts_another_build_as_checked(other_build):
