@@ -234,7 +234,7 @@ COMPILES = "; torch.compile(lambda t: t + 1)(torch.ones(1))"
 # message) of each mistake, for both syntaxes.
 _RST, _MD = "index.rst", "bad_md.md"
 _OPTIONS = ("values, expect, expect-output, expect-compile, config, backend, device, dtype, timeout, "
-           "grad-tolerance, output-tolerance, group, name, caption, alike, partial-view, show")
+           "grad-tolerance, output-tolerance, group, name, caption, alike, continues, partial-view, show")
 
 # (page, the source line the message must point at, the message), for both syntaxes.
 DIRECTIVE_MISTAKES = [

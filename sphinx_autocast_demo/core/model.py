@@ -196,6 +196,9 @@ class Demo:
     dtype_from: DtypeFrom = "device"
     # ``:expect-compile:``: what compiling did, per value, chosen as ``:expect:`` records are.
     expect_compile: tuple[Record[CompileClaim], ...] = ()
+    # ``:continues:``: runs as a notebook's next cell, after the page's earlier demos of its
+    # group (their code replayed first, their output hidden); its bare last expression shown.
+    continues: bool = False
 
     @property
     def held_to_alike(self) -> bool:

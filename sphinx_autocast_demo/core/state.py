@@ -37,9 +37,24 @@ class DocState:
         return [s for s in self.setups if s.group is None or s.group == demo.group]
 
     def codes_for(self, demo: Demo) -> list[Code]:
-        """What a run of ``demo`` executes: its setups, then its own code (a cache key's code)."""
+        """What a run of ``demo`` executes: its setups, the earlier demos of its group where it
+        continues them (:meth:`replayed`), then its own code (a cache key's code)."""
         first = [demo.global_setup] if demo.global_setup is not None else []
-        return first + [s.code for s in self.setups_for(demo)] + [demo.code]
+        return first + [s.code for s in self.setups_for(demo)] + self.replayed(demo) + [demo.code]
+
+    def replayed(self, demo: Demo) -> list[Code]:
+        """For a demo that ``:continues:``, the code of the page's demos of its group before
+        it, in order, as a notebook's earlier cells ran: its run replays them from a clean
+        start, so that each value is still checked alone."""
+        if not demo.continues:
+            return []
+        earlier = []
+        for other in self.demos.values():
+            if other.ident == demo.ident:
+                break
+            if other.group == demo.group:
+                earlier.append(other.code)
+        return earlier
 
 
 @dataclass

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
     from ..core.config import Settings
-    from ..core.model import Code, Demo, Variant
     from ..plan.planned import Planned, Stats
 
 logger = logging.getLogger(__name__)
@@ -182,7 +181,7 @@ class Runner:
             fresh = item.demo.device == "cuda"  # CUDA: a new interpreter per run, never forked
             for mode in ("compiled", "eager"):
                 run = Run(key=f"{index:06d}-{mode}", timeout=item.demo.timeout, fresh=fresh,
-                          job=self.job(item.demo, item.codes, item.variant, mode))
+                          job=self.job(item, mode))
                 runs.append(run)
                 owners[run.key] = (item, mode)
         start = time.perf_counter()
@@ -257,7 +256,8 @@ class Runner:
             item.result = skipped(item.variant, reason, status="refused",
                                   why="died" if running else "engine")
 
-    def job(self, demo: Demo, codes: tuple[Code, ...], variant: Variant, mode: Mode) -> Job:
+    def job(self, item: Planned, mode: Mode) -> Job:
+        demo, codes, variant = item.demo, item.codes, item.variant
         return {
             "setup": [c.text for c in codes[:-1]],
             "code": codes[-1].text,
@@ -273,4 +273,6 @@ class Runner:
             # run puts the entries it lacks in front, so that a demo imports what autodoc did.
             "path": build_path(),
             "held_to_compile": demo.held_to_compile,
+            "replayed": item.replayed,
+            "display": demo.continues,
         }

@@ -71,6 +71,10 @@ class Job(TypedDict, total=False):
     # False: a demo shown as its printed output (:show: outputs), about no compile; its
     # compiled run may compile nothing. Else one that does is no verdict.
     held_to_compile: bool
+    # How many of the last setup parts are earlier demos replayed (:continues:): what they print
+    # is not this demo's. And whether the demo's bare last expression is shown, as a notebook's.
+    replayed: int
+    display: bool
     # Added by the pool:
     result_path: str  # the run's result record (JSON), written last
     data_path: str  # float64 copies of its tensors

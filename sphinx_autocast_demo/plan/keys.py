@@ -121,6 +121,8 @@ def result_key(demo: Demo, codes: Sequence[Code], variant: Variant, confdir: str
     }
     if not demo.held_to_compile:  # (its compiled run may compile nothing: another result)
         parts["held_to_compile"] = False
+    if demo.continues:  # (its bare last expression is shown: another output)
+        parts["continues"] = True
     if variant in demo.probes:
         # A probe's failure is kept (Planner.store), and the timeout decides a timed-out run:
         # a longer one runs it again. Not for the page's own values, whose failures run again.

@@ -21,6 +21,7 @@ class Planned:
     key: str
     result: VariantResult | None = None  # from the cache, or why it does not run; else compared
     set_key: str = ""  # its key in a result set (Planner.set_key); "": the cache key
+    replayed: int = 0  # of ``codes``, the earlier demos a :continues: demo runs after
 
 
 @dataclass

@@ -156,11 +156,12 @@ class Planner:
 
     def _planned(self, demo: Demo, state: DocState, variants: tuple[Variant, ...]) -> list[Planned]:
         codes = tuple(state.codes_for(demo))
+        replayed = len(state.replayed(demo))
         planned = []
         for variant in variants:
             key, set_key = self.key(demo, codes, variant), self.set_key(demo, codes, variant)
             planned.append(Planned(demo, variant, codes, key,
-                                   self.lookup(demo, variant, key, set_key), set_key))
+                                   self.lookup(demo, variant, key, set_key), set_key, replayed))
         return planned
 
     def results(self, planned: list[Planned]) -> list[DemoResult]:

@@ -212,6 +212,7 @@ class AutocastDemo(_Base):
             global_setup=state(self.env).global_setup,
             alike="alike" in self.options,
             partial_view="partial-view" in self.options,
+            continues="continues" in self.options,
         )
         # The standard values it does not name, run too so that the alike check can tell
         # whether its values differ at all; none where that check does not apply, nor where

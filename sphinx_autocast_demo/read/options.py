@@ -171,6 +171,12 @@ DEMO = (
         "(made to check that).", default="off (a demo whose values, and the standard values it "
         "does not name, all give one outcome warns)"),
     DirectiveOption(
+        "continues", "flag", "flag",
+        "Run as a notebook's next cell: after the page's earlier demos of its group, whose code "
+        "each of its runs replays first (from a clean start, their output hidden), and show and "
+        "compare its bare last expression's value, as Jupyter displays it.",
+        default="off (the demo runs alone, after its setups)"),
+    DirectiveOption(
         "partial-view", "flag", "flag",
         "Accept a match seen in part of what a reader could observe, where the comparison had "
         "to stop (too deep, too many objects, too much printed, an object it cannot read): the "

@@ -11,7 +11,10 @@ Sphinx or docutils, nor from the build's side of the engine.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import faulthandler
+import io
 import json
 import linecache
 import os
@@ -273,11 +276,18 @@ def run_job(job: Job) -> dict[str, Any]:
             given = decode_value(job["value"])
             setattr(module, attr, given)
         watch_config(module, attr, given, parts, texts, writers_frame)
-        for filename, text in zip(parts, texts, strict=True):
+        own = len(texts) - 1
+        for index, (filename, text) in enumerate(zip(parts, texts, strict=True)):
             # Where inspect looks a function's source up (torch.jit.script, inspect.getsource):
             # no mtime, so that linecache.checkcache() keeps it.
             linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-            exec(compile(text, filename, "exec"), namespace)
+            if own - job.get("replayed", 0) <= index < own:  # an earlier cell: not its output
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                    exec(compile(text, filename, "exec"), namespace)
+            elif index == own and job.get("display"):
+                run_cell(text, filename, namespace)
+            else:
+                exec(compile(text, filename, "exec"), namespace)
         left = _close_modes()
         if left:
             raise ModeLeftOpen(
@@ -309,6 +319,21 @@ def run_job(job: Job) -> dict[str, Any]:
     row = record.get("config_default") or repr(given)
     return _finished(not_a_verdict(record, job["mode"], len(texts), held, row), start,
                      failure, namespace)
+
+
+def run_cell(text: str, filename: str, namespace: dict[str, Any]) -> None:
+    """``text`` as a notebook runs a cell: a bare last expression's value is shown (its repr,
+    as Jupyter's plain text) and kept as ``_``, so that it is compared like any other value."""
+    tree = ast.parse(text, filename)
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr):
+        tree.body.pop()
+    exec(compile(tree, filename, "exec"), namespace)
+    if isinstance(last, ast.Expr):
+        value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
+        if value is not None:
+            namespace["_"] = value
+            print(repr(value))
 
 
 def _finished(record: dict[str, Any], start: float, failure: BaseException | None,
