@@ -11,13 +11,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..core.i18n import msg
-from ..core.model import CompileClaim
 from ..core.printed import normalize_output
 from ..core.scopes import conflict, governing, records, scope_parts, scoped_name
+from ..judge.printed import first_output_record
 from ..read import syntax
 
 if TYPE_CHECKING:
-    from ..core.model import Claim, Demo, DemoResult
+    from ..core.model import Claim, CompileClaim, Demo, DemoResult
 
 
 class Blocked(Exception):
@@ -75,13 +75,9 @@ def new_output(result: DemoResult) -> list[tuple[str, str]] | None:
     demo's point: ``:show: outputs``); raises :class:`Blocked`. One ``[*]`` block where the
     option had one, or had none, and every covered value printed the same."""
     demo = result.demo
+    if not demo.expect_output:  # a demo whose point is what it prints gets its first record
+        return first_output_record(result)
     printed = {vr.variant.name: normalize_output(vr.compiled.output) for vr in result.variants}
-    if not demo.expect_output:
-        # A demo whose point is what it prints gets its first record; any other stays as it is.
-        if demo.show != "outputs" or not any(vr.compiled.status == "ok" for vr in result.variants):
-            return None
-        return ([("*", next(iter(printed.values())))] if len(set(printed.values())) == 1
-                else list(printed.items()))
     here = result.environment
     covered = [n for n in printed if demo.expected_output(n, here) is not None]
     if all(normalize_output(demo.expected_output(n, here) or "") == printed[n] for n in covered):
@@ -106,8 +102,7 @@ def new_compile(result: DemoResult) -> list[tuple[str, CompileClaim]] | None:
     for vr in result.variants:
         claim = demo.expected_compile(vr.variant.name, here)
         if claim is not None and vr.compiled.compile is not None:
-            counts = vr.compiled.compile.counts
-            seen[vr.variant.name] = (claim, CompileClaim(**{n: counts[n] for n in claim.stated()}))
+            seen[vr.variant.name] = (claim, claim.observed(vr.compiled.compile))
     if all(claim == now for claim, now in seen.values()):
         return None
     if any(record.scope is not None for record in demo.expect_compile):

@@ -93,12 +93,12 @@ def not_kept(app: Sphinx, why: str | None, asked: bool = True) -> bool:
     conf.py asked for it, ``-v`` where it is the default's); whether it was said."""
     if not why:
         return False
+    said = __("autocast-demo: no kept worker serves this build ({why}); this build starts its "
+              "own, which ends with it").format(why=why)
     if not asked:
-        logger.verbose(__("autocast-demo: no kept worker serves this build ({why}); this build "
-                          "starts its own, which ends with it").format(why=why))
+        logger.verbose(said)
         return True
-    logger.warning(__("autocast-demo: no kept worker serves this build ({why}); this build "
-                      "starts its own, which ends with it").format(why=why), **ours("slow"),
+    logger.warning(said, **ours("slow"),
                    location=str(conf_line(str(app.confdir), "autocast_demo_keep_worker")))
     return True
 

@@ -6,13 +6,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..core.i18n import msg, n_msg
-from ..core.model import CompileClaim, Finding
+from ..core.model import Finding
 from ..core.printed import normalize_output
 from ..core.scopes import conflict
 from ..read import syntax
 from ..read.syntax import DEFAULT
 from . import hints
 from .notes import compile_text
+from .printed import first_output_record
 from .run_errors import run_error
 
 if TYPE_CHECKING:
@@ -279,19 +280,13 @@ def _describe(vr: VariantResult) -> str:
 def _unrecorded_output(result: DemoResult) -> Finding | None:
     """A ``:show: outputs`` demo, whose point is what it prints, that records none of it: no
     printed line is checked. The option to add, with what it printed."""
-    demo = result.demo
-    if demo.show != "outputs" or demo.expect_output:
+    blocks = first_output_record(result)
+    if blocks is None:
         return None
-    printed = {vr.variant.name: normalize_output(vr.compiled.output) for vr in result.variants
-               if vr.compiled.status == "ok"}
-    if not printed:
-        return None
-    blocks = ([("*", next(iter(printed.values())))] if len(set(printed.values())) == 1
-              else list(printed.items()))
     option = "\n".join(f"      [{name}]\n" + "\n".join(f"      {line}" for line in text.splitlines())
                        for name, text in blocks)
     return Finding(
-        severity="missing", subtype="missing-expectation", location=demo.location,
+        severity="missing", subtype="missing-expectation", location=result.demo.location,
         message=msg("this demo shows only what it printed (:show: outputs), but no :expect-output: "
                      "records it, so no printed line is checked; add to the directive (or build "
                      "with AUTOCAST_DEMO_ACCEPT=1):\n   :expect-output:\n{option}", option=option))
@@ -321,8 +316,7 @@ def _compile_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
         message=msg("value {value}: compiling did not do what :expect-compile: records ({changed}) "
                      "with {torch}: {what}. Fix the code or record {now}", value=vr.variant.name,
                      changed=changed, torch=_torch(result), what=compile_text(result, facts),
-                     now=str(CompileClaim(**{
-                             name: facts.counts[name] for name in claim.stated()}))))]
+                     now=str(claim.observed(facts))))]
 
 
 def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:

@@ -7,9 +7,13 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..core.model import Note, RunRecord, TensorDiff
-from ..core.printed import NUMBER, compared_lines, printed_digest, unpid
+from ..core.printed import NUMBER, compared_lines, normalize_output, printed_digest, unpid
+
+if TYPE_CHECKING:
+    from ..core.model import DemoResult
 
 
 def _same_line(a: str, b: str, tol: float) -> bool:
@@ -115,3 +119,19 @@ def compare_printed(compiled: RunRecord, eager: RunRecord, tol: float) -> Printe
             f"numbers printed after printed line {shown} (past what a page keeps) differ, and "
             "whether by no more than the tolerance cannot be told from the digest kept of them"))
     return Printed(max(c.lines, e.lines), _output_diff("printed output", note))
+
+
+def first_output_record(result: DemoResult) -> list[tuple[str, str]] | None:
+    """For a ``:show: outputs`` demo that records none of its output (whose point it is): the
+    ``:expect-output:`` blocks that would, (name, normalised text), one ``*`` block where every
+    value that ran printed the same; None for any other demo, or where no value ran."""
+    demo = result.demo
+    if demo.show != "outputs" or demo.expect_output:
+        return None
+    printed = {vr.variant.name: normalize_output(vr.compiled.output) for vr in result.variants
+               if vr.compiled.status == "ok"}
+    if not printed:
+        return None
+    if len(set(printed.values())) == 1:
+        return [("*", next(iter(printed.values())))]
+    return list(printed.items())

@@ -191,3 +191,19 @@ def test_expect_compile_reads_counts_per_value_and_says_what_to_write():
                        ("off: graphs 1; off: breaks 0", "recorded twice")]:
         with pytest.raises(SyntaxProblem, match=says):
             syntax.parse_expect_compile(text, NAMES)
+
+
+def test_only_a_record_of_graphs_lets_a_compiled_run_compile_nothing():
+    """A record of breaks alone says nothing of graphs: a run that compiled nothing is still no
+    verdict there (``held_to_compile``); ``graphs 0`` is a fact the record checks."""
+    values = syntax.parse_values(["off"], "cpu", "bfloat16")
+    demo = Demo(docname="index", ident="d", lineno=1, code=Code("x = 1", "index.rst", (5,)),
+                group=None, config="torch._functorch.config.backward_pass_autocast",
+                variants=values, expect=(), expect_output=(), backend="aot_eager", device="cpu",
+                dtype="bfloat16", timeout=120.0, tolerance=Tolerance(grad=0.0, output=1e-3),
+                source_map=SourceMap("index.rst", 1, "rst", 2, 4, ()))
+    assert demo.held_to_compile
+    breaks_only = replace(demo, expect_compile=syntax.parse_expect_compile("off: breaks 0", ("off",)))
+    assert breaks_only.held_to_compile and breaks_only.held_to_alike is False
+    graphs = replace(demo, expect_compile=syntax.parse_expect_compile("*: graphs 0", ("off",)))
+    assert not graphs.held_to_compile
