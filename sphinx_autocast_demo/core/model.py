@@ -323,28 +323,51 @@ class CompileFacts:
 @dataclass(frozen=True)
 class CompileClaim:
     """What ``:expect-compile:`` records of a value: some of the counts of
-    :attr:`CompileFacts.counts` (None: not recorded)."""
+    :attr:`CompileFacts.counts` (None: not recorded), and where a record names them, why each
+    graph broke and which guard failed at each recompilation (``breaks 1 [reason]``)."""
 
     graphs: int | None = None
     breaks: int | None = None
     recompiles: int | None = None
+    break_reasons: tuple[str, ...] | None = None
+    recompile_guards: tuple[str, ...] | None = None
 
     def __str__(self) -> str:
-        return ", ".join(f"{name} {count}" for name, count in self.stated().items())
+        listed = {"breaks": self.break_reasons, "recompiles": self.recompile_guards}
+        return ", ".join(f"{name} {count}" + (f" [{'; '.join(why)}]" if (why := listed.get(name))
+                                               else "")
+                         for name, count in self.stated().items())
 
     def stated(self) -> dict[str, int]:
         return {name: count for name in ("graphs", "breaks", "recompiles")
                 if (count := getattr(self, name)) is not None}
 
     def observed(self, facts: CompileFacts) -> CompileClaim:
-        """The counts this record states, as ``facts`` have them: the record that holds."""
-        return CompileClaim(**{name: facts.counts[name] for name in self.stated()})
+        """What this record states, as ``facts`` have it: the record that holds."""
+        counts = {name: facts.counts[name] for name in self.stated()}
+        reasons, guards = _reasons(facts)
+        return CompileClaim(**counts,
+                            break_reasons=reasons if self.break_reasons is not None else None,
+                            recompile_guards=guards if self.recompile_guards is not None else None)
 
-    def wrong(self, facts: CompileFacts) -> dict[str, tuple[int, int]]:
-        """Each stated count that ``facts`` do not have: name -> (recorded, observed)."""
-        seen = facts.counts
-        return {name: (count, seen[name]) for name, count in self.stated().items()
-                if seen[name] != count}
+    def wrong(self, facts: CompileFacts) -> dict[str, tuple[str, str]]:
+        """Each stated fact that ``facts`` do not have: name -> (recorded, observed), as a
+        record writes them (reasons compared whatever their order)."""
+        seen, now = facts.counts, self.observed(facts)
+        found = {name: (str(count), str(seen[name])) for name, count in self.stated().items()
+                 if seen[name] != count}
+        for name, was, got in (("breaks", self.break_reasons, now.break_reasons),
+                               ("recompiles", self.recompile_guards, now.recompile_guards)):
+            if was is not None and got is not None and sorted(was) != sorted(got) \
+                    and name not in found:
+                found[name] = (f"[{'; '.join(was)}]", f"[{'; '.join(got)}]")
+        return found
+
+
+def _reasons(facts: CompileFacts) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Each graph break's reason (once per break) and each recompilation's failed guard."""
+    return (tuple(b.reason for b in facts.breaks for _ in range(b.count)),
+            tuple(r.guard for r in facts.recompiles))
 
 
 @dataclass(frozen=True)
@@ -356,6 +379,9 @@ class SnippetError:
     message: str
     frames: tuple[Frame, ...]
     kind: ErrorKind = ""
+    # For a kind: the values its message is made of, in order (judge/notes.py words them in
+    # the page's or the console's language; ``message`` is the English of a result file).
+    facts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

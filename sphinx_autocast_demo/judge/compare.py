@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.model import Note, RunRecord, TensorDiff, TensorRecord, VariantResult, Verdict
 from ..engine.protocol import STORED
-from .notes import note_text
+from .notes import note_text, reason_text
 from .printed import compare_printed
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def compare_runs(
         if run.error is not None and run.error.kind:
             if run.error.kind == "no-config":
                 return Verdict(outcome="no-config", note=run.error.message)
-            return Verdict(outcome="error", note=run.error.message)
+            return Verdict(outcome="error", note=reason_text(run.error))
     if compiled.status == "raised":
         assert compiled.error is not None
         # Eager raising as well is no difference torch.compile made (CUDA-only code on a CPU

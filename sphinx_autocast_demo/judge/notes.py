@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..core.i18n import msg, n_msg
 
 if TYPE_CHECKING:
-    from ..core.model import CompileFacts, DemoResult, Frame, TensorDiff
+    from ..core.model import CompileFacts, DemoResult, Frame, SnippetError, TensorDiff
 
 _FIXED = {
     "unmeasured": msg("not bitwise equal (no values copied to measure by how much: too large, "
@@ -100,3 +100,36 @@ def compile_text(result: DemoResult, facts: CompileFacts) -> str:
 
 def _line(result: DemoResult, at: tuple[Frame, ...]) -> str:
     return msg(" at line {line}", line=result.where_frame(at[0]).line) if at else ""
+
+
+_NOTHING_COMPILED = {
+    "env-disable": msg("TORCH_COMPILE_DISABLE is set in the build's environment"),
+    "config-disable": msg("torch._dynamo.config.disable is set"),
+    "never-reached": msg("the snippet never reached torch.compile (or another entry point into "
+                         "the compiler)"),
+}
+
+
+def reason_text(error: SnippetError) -> str:
+    """Why a run is no verdict (``error.kind``, from its facts); a result made before a kind
+    kept its facts says its English message."""
+    facts = error.facts
+    if not facts:
+        return error.message
+    if error.kind == "config-set":
+        return msg("a setup sets the config to {value} before the demo runs", value=facts[0])
+    if error.kind == "config-other" and len(facts) == 3:
+        read, row, thread = facts
+        if thread:
+            return msg("a compile read {read}, not this row's {row}, in the thread {thread}",
+                       read=read, row=row, thread=repr(thread))
+        return msg("a compile read {read}, not this row's {row}", read=read, row=row)
+    if error.kind == "eager-compiled":
+        if facts[0] == "dynamo" and facts[1:]:
+            return msg("dynamo compiled {names} in the eager run", names=", ".join(facts[1:]))
+        if facts[0] == "aot":
+            return msg("AOTAutograd compiled a function in the eager run")
+        return msg("dynamo compiled a frame in the eager run")
+    if error.kind == "compiled-nothing" and facts[0] in _NOTHING_COMPILED:
+        return msg("the compiled run compiled nothing: {why}", why=_NOTHING_COMPILED[facts[0]])
+    return error.message

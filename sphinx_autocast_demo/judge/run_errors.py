@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..core.i18n import msg
 from ..core.model import Finding
+from .notes import reason_text
 
 if TYPE_CHECKING:
     from ..core.model import DemoResult, Location, RunRecord, Severity, SnippetError, VariantResult
@@ -93,14 +94,14 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
         message = msg("{reason}, so it would be compared with the eager run as if it were "
                        "compiled: compile the code the page is about (torch.compile(fn), "
                        "model.compile(), or AOTAutograd's aot_function), and build without "
-                       "TORCH_COMPILE_DISABLE", reason=error.message)
+                       "TORCH_COMPILE_DISABLE", reason=reason_text(error))
         location = demo.location
     elif error.kind == "config-set":
         subtype = "config-set"
         message = msg("never ran under its own value: {reason} ({config}), so this row would "
                        "be a verdict of that value; leave the config to the demo's values (set "
                        "it in the demo's own code where overriding it is the point)",
-                       reason=error.message, config=demo.config)
+                       reason=reason_text(error), config=demo.config)
         location = result.where(error)
     elif error.kind == "config-other":
         subtype = "config-other"
@@ -109,14 +110,14 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
                        "and a patch that writes torch's config directly is not seen. Set the "
                        "config in the thread that compiles, by assignment or config.patch, so "
                        "that each row runs under its own value",
-                       reason=error.message, config=demo.config)
+                       reason=reason_text(error), config=demo.config)
         location = result.where(error)
     else:  # eager-compiled
         message = msg("the eager run is not eager: {reason}. There torch.compile, "
                        "torch.compiler.compile, nn.Module.compile, torch._dynamo.optimize, "
                        "optimize_assert and AOTAutograd's aot_function and aot_module return "
                        "what they are given; compile through one of them, or the demo would "
-                       "compare compiled with compiled", reason=error.message)
+                       "compare compiled with compiled", reason=reason_text(error))
         location = result.where(error)
     return _error(vr, subtype, location, message)
 

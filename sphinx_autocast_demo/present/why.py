@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from ..core.i18n import _
+from ..core.i18n import _, on_page
 
 if TYPE_CHECKING:
     from ..core.model import RunRecord, VariantResult
@@ -66,7 +66,7 @@ def why_words(value: Value, why: NotChecked, torch: str) -> WhyText:
     else:  # no verdict: the comparison's note (its facts, in its words), else says so
         kind, unchecked = _("not checked"), True
         short = kind
-        reason = vr.verdict.note or _("no verdict")
+        reason = on_page(vr.verdict.note) or _("no verdict")
     sentence = reason if unchecked else _("{kind} ({reason})").format(kind=kind, reason=reason)
     return WhyText(_("{kind}: {reason}").format(kind=kind, reason=reason), sentence, short)
 

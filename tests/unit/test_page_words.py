@@ -216,3 +216,32 @@ def test_a_footers_sentences_end_with_the_pages_full_stop(monkeypatch):
     catalog = gettext.translation(i18n.CATALOG, str(i18n.LOCALE_DIR), languages=["zh_CN"])
     monkeypatch.setitem(locale.translators, ("general", i18n.CATALOG), catalog)
     assert footer_line(parts).astext() == "one\u3002two \u00b7 three\u3002"
+
+
+NOT_A_VERDICT = {
+    "config-set": ("'off'",),
+    "config-other": ("'off'", "'same_as_forward'", "Thread-1"),
+    "eager-compiled": ("dynamo", "step"),
+    "compiled-nothing": ("never-reached",),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(NOT_A_VERDICT))
+def test_why_a_run_is_no_verdict_is_said_in_the_pages_language(pseudo, kind):
+    # Issue 47: the cell of a row that never ran under its own value showed the worker's
+    # English ("a compile read 'off', not this row's ...") on a Russian page.
+    from sphinx_autocast_demo.core.model import SnippetError, Tolerance
+    from sphinx_autocast_demo.judge.compare import compare_runs
+
+    english = "the worker's English, kept for a reader of the result file"
+    error = SnippetError(type="NotAVerdict", names=("NotAVerdict",), message=english,
+                         frames=(), kind=kind, facts=NOT_A_VERDICT[kind])  # type: ignore[arg-type]
+    stopped, ok = RunRecord(status="raised", error=error), RunRecord(status="ok")
+    runs = (stopped, ok) if kind != "eager-compiled" else (ok, stopped)
+    verdict = compare_runs(*runs, (b"", {}), (b"", {}), Tolerance(grad=0.0, output=1e-3))
+    assert verdict.outcome == "error" and verdict.note != english
+    found = result(demo(), (verdict, *runs), ran("matches"))
+    box = nodes.container()
+    box.extend(render.result_nodes(judge(found, TORCH), APP))  # type: ignore[arg-type]
+    assert english not in box.astext()
+    assert_translated(box, [found], {"Thread-1", "step"})

@@ -282,15 +282,25 @@ def compiled_anything() -> bool:
     return _counts()[1] - _INTERNAL["graphs"] > 0 or _AOT["states"] > 0
 
 
+#: Why a compiled run compiled nothing, as a fact (judge/notes.py words each).
+_NOTHING_COMPILED = {
+    "env-disable": "TORCH_COMPILE_DISABLE is set in the build's environment",
+    "config-disable": "torch._dynamo.config.disable is set",
+    "never-reached": "the snippet never reached torch.compile (or another entry point into "
+                     "the compiler)",
+}
+
+
 def why_nothing_compiled() -> str:
-    """Why a compiled run compiled nothing, as far as this process can tell."""
+    """Why a compiled run compiled nothing, as far as this process can tell: a key of
+    :data:`_NOTHING_COMPILED`."""
     import torch._dynamo
 
     if os.environ.get("TORCH_COMPILE_DISABLE", "") not in ("", "0"):
-        return "TORCH_COMPILE_DISABLE is set in the build's environment"
+        return "env-disable"
     if getattr(torch._dynamo.config, "disable", False):
-        return "torch._dynamo.config.disable is set"
-    return "the snippet never reached torch.compile (or another entry point into the compiler)"
+        return "config-disable"
+    return "never-reached"
 
 
 #: The values the snippet itself gave the varied config, where they are not the row's own
@@ -389,25 +399,34 @@ def not_a_verdict(record: dict[str, Any], mode: str, parts: int, held: bool,
     did not write (:func:`foreign_reads`). Said where it happened. A value the demo's own code
     writes over is its point (a recipe with ``config.patch``): the row says so
     (``config_set``) and stays a verdict."""
-    kind, message, frames = "", "", []
+    kind, message, frames, facts = "", "", [], []
     setup_set = [at for at in SET_AT if at and at[0] < parts - 1]
     if setup_set:
         kind, frames = "config-set", setup_set[:1]
-        message = f"a setup sets the config to {SET[SET_AT.index(setup_set[0])]} before the demo runs"
+        facts = [SET[SET_AT.index(setup_set[0])]]
+        message = f"a setup sets the config to {facts[0]} before the demo runs"
     elif mode == "eager" and (compiled := compiled_frames())[0]:
         # (not how many frames: that varies with the value, and one problem is said once)
         kind, frames = "eager-compiled", SITES[:1]
+        facts = (["dynamo", *compiled[1]] if compiled[1] else ["aot"] if aot_compiles()
+                 else ["frame"])
         message = (f"dynamo compiled {', '.join(compiled[1])} in the eager run" if compiled[1]
                    else "AOTAutograd compiled a function in the eager run" if aot_compiles()
                    else "dynamo compiled a frame in the eager run")
     elif mode == "compiled" and (foreign := foreign_reads(row)):
         at, thread = READ[foreign[0]]
         kind, frames = "config-other", [at] if at else []
+        facts = [foreign[0], row, thread if thread != "MainThread" else ""]
         message = (f"a compile read {foreign[0]}, not this row's {row}"
                    + (f", in the thread {thread!r}" if thread != "MainThread" else ""))
     elif mode == "compiled" and held and record["status"] == "ok" and not compiled_anything():
-        kind, message = "compiled-nothing", f"the compiled run compiled nothing: {why_nothing_compiled()}"
+        why = why_nothing_compiled()
+        kind, facts = "compiled-nothing", [why]
+        message = f"the compiled run compiled nothing: {_NOTHING_COMPILED[why]}"
     if not kind:
         return record
+    # The message in English for a reader of the result file; the page and the console word
+    # the kind and its facts in their own language (judge/notes.py).
     return {"status": "raised", "error": {"type": "NotAVerdict", "names": ["NotAVerdict"],
-                                          "kind": kind, "message": message, "frames": frames}}
+                                          "kind": kind, "message": message, "frames": frames,
+                                          "facts": facts}}
