@@ -126,9 +126,11 @@ DEMO = (
     DirectiveOption(
         "expect-compile", "text", "``value: graphs N, breaks N, recompiles N`` pairs",
         "What ``torch.compile`` did in the compiled run, per value (``*`` for all; pairs apart by "
-        "``;`` or lines): the graphs it compiled, its graph breaks, its recompilations. The page "
-        "shows each break and recompilation with its line and reason; a count that changes "
-        "fails the build. A demo that records them may compile nothing (``graphs 0``).",
+        "``;`` or lines): the graphs it compiled, its graph breaks, its recompilations, each "
+        "count with its reasons in brackets where they matter (``breaks 1 [reason]``, "
+        "``recompiles 1 [c == 0.5]``). The page shows each break and recompilation with its line "
+        "and reason; a fact that changes fails the build. A demo that records them may compile "
+        "nothing (``graphs 0``).",
         default="none"),
     DirectiveOption(
         "config", "text", "dotted path",

@@ -347,7 +347,9 @@ def parse_claim(text: str) -> Claim | None:
 
 def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[CompileClaim], ...]:
     """``name: graphs N, breaks N, recompiles N`` pairs (any of the three, in any order),
-    apart by ``;`` or lines; names as in ``:expect:``, scoped or not."""
+    apart by ``;`` or lines; names as in ``:expect:``, scoped or not. ``breaks`` and
+    ``recompiles`` may list why, one entry each: ``breaks 1 [reason]``, ``recompiles 1
+    [c == 1.0]``."""
     pairs: list[Record[CompileClaim]] = []
     for item in split_top_level(text, ";\n"):
         if not item.strip():
@@ -361,16 +363,27 @@ def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[Comp
             raise SyntaxProblem(msg("{name} is not a value of this demo{hint} (its values: "
                                      "{values})", name=repr(name), hint=_did_you_mean(name, names),
                                      values=", ".join(names)))
-        counts: dict[str, int] = {}
-        for fact in (f.strip() for f in facts.split(",")):
-            found = re.fullmatch(r"(graphs|breaks|recompiles)\s*[= ]\s*(\d{1,6})", fact)
-            if not found or found.group(1) in counts:
+        fields: dict[str, Any] = {}  # CompileClaim's
+        for fact in split_top_level(facts, ","):
+            found = re.fullmatch(r"(graphs|breaks|recompiles)\s*[= ]\s*(\d{1,6})(?:\s*\[(.*)\])?",
+                                 fact, re.DOTALL)
+            if not found or found.group(1) in fields:
                 raise SyntaxProblem(msg(
                     "{fact} is not a count of what compiling did{hint}: write graphs N, breaks N "
                     "or recompiles N, each once", fact=repr(fact),
                     hint=_did_you_mean(fact.split(" ")[0], ("graphs", "breaks", "recompiles"))))
-            counts[found.group(1)] = int(found.group(2))
-        pairs.append(Record(_in_scope(name, scope, "off[torch>=2.15]: graphs 1"), CompileClaim(**counts)))
+            kind, count = found.group(1), int(found.group(2))
+            fields[kind] = count
+            if found.group(3) is not None:
+                why = tuple(" ".join(w.split()) for w in split_top_level(found.group(3), ";"))
+                if kind == "graphs" or len(why) != count:
+                    raise SyntaxProblem(msg(
+                        "{fact}: list one reason for each graph break, or one failed guard for "
+                        "each recompilation, apart by ;, e.g. breaks 2 [Failed to trace builtin "
+                        "operator; Unsupported Tensor.item() call]", fact=repr(fact)))
+                fields["break_reasons" if kind == "breaks" else "recompile_guards"] = why
+        pairs.append(Record(_in_scope(name, scope, "off[torch>=2.15]: graphs 1"),
+                            CompileClaim(**fields)))
     written = [record.name for record in pairs]
     twice = sorted({n for n in written if written.count(n) > 1})
     if twice:

@@ -6,13 +6,19 @@ and accept mode writes the new counts."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 from conftest import copy_root, sphinx_build
 
-#: Two of dynamo's defaults flipped: ``print`` no longer breaks a graph, and a float argument
-#: is dynamic from the first call (no recompilation when it changes).
+#: Three of dynamo's defaults flipped: ``print`` no longer breaks a graph, a float argument
+#: is dynamic from the first call (no recompilation when it changes), and ``.item()`` is
+#: captured (the graph breaks at the branch on its value instead: the same count, another
+#: reason).
 FLIPPED = ("-D", "autocast_demo_global_setup=import torch._dynamo.config as c; "
-           "c.assume_static_by_default = False; c.reorderable_logging_functions.add(print)")
+           "c.assume_static_by_default = False; c.reorderable_logging_functions.add(print); "
+           "c.capture_scalar_outputs = True")
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +46,8 @@ def test_the_page_shows_each_graph_break_and_recompilation_at_its_line(builds):
         "trace builtin operator"]
     assert said(held, "a-recompile") == [
         "Compiled under every value: 2 graphs compiled; recompiled at line 32 (c == 1.0)"]
+    # Records of the reason and the guard (a-recompile's [c == 1.0], a-reason's) hold.
+    assert "[autocast_demo.compile-facts]" not in held.stderr, held.stderr
 
 
 def test_a_demo_that_records_compiling_nothing_is_a_verdict(builds):
@@ -53,12 +61,17 @@ def test_changed_counts_fail_at_the_records_line_saying_what_changed(builds):
     flipped = builds["flipped"]
     assert flipped.returncode != 0
     warnings = [line for line in flipped.stderr.splitlines() if "[autocast_demo.compile-facts]" in line]
-    assert len(warnings) == 4, flipped.stderr  # two demos, two values each
+    assert len(warnings) == 6, flipped.stderr  # three demos, two values each
     assert all("index.rst:9: WARNING: value " in w and "(graphs 2 -> 1, breaks 1 -> 0)" in w
                for w in warnings[:2]), warnings
     assert all("index.rst:27: WARNING: value " in w and "(graphs 2 -> 1, recompiles 1 -> 0)" in w
-               for w in warnings[2:]), warnings
+               for w in warnings[2:4]), warnings
     assert "record graphs 1, breaks 0, recompiles 0" in warnings[0]
+    # The same count of breaks, for another reason: a record of the reason catches it.
+    reason = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
+    assert all("index.rst:65: WARNING: value " in w and f"(breaks [{reason}] -> [" in w
+               and "graphs" not in w.split("(breaks")[1].split(")")[0] for w in warnings[4:]), \
+        warnings[4:]
 
 
 def test_a_demo_shown_as_its_output_without_a_record_of_it_warns_with_the_option(builds):
@@ -71,7 +84,39 @@ def test_a_demo_shown_as_its_output_without_a_record_of_it_warns_with_the_option
 def test_accept_writes_the_new_counts_and_the_next_build_holds(builds):
     assert ":expect-compile: *: graphs 1, breaks 0, recompiles 0\n" in builds["source"]
     assert ":expect-compile: *: graphs 1, recompiles 0\n" in builds["source"]
+    # (a record that names the reasons gets the new reasons written)
+    rewritten = [line for line in builds["source"].splitlines() if "graphs 2, breaks 1 [" in line]
+    assert len(rewritten) == 1 and "capture_scalar_outputs=False" not in rewritten[0], rewritten
     assert ":expect-compile: *: graphs 0\n" in builds["source"]  # (it held: untouched)
     assert "   :show: outputs\n   :expect-output:\n      [*]\n      graphs are counted, not printed\n" \
         in builds["source"]
     assert builds["again"].returncode == 0, builds["again"].stderr
+
+
+def record_line(source: str, ident: str) -> int:
+    """The line of the ``:expect-compile:`` record of demo ``ident`` in ``source``."""
+    lines = source.splitlines()
+    start = lines.index(f"   :name: {ident}")
+    return next(i for i in range(start, len(lines)) if ":expect-compile:" in lines[i]) + 1
+
+
+def test_flipped_dynamo_defaults_fail_the_docs_own_claims_at_their_records(tmp_path):
+    """Issue 49: the docs' page of PyTorch's compile claims fails when torch compiles otherwise
+    (its recompilation and graph-break records), at each record's line, and nowhere else."""
+    docs = Path(__file__).parents[2] / "docs"
+    src = tmp_path / "docs"
+    src.mkdir()
+    for name in ("conf.py", "compile-facts.rst"):
+        shutil.copy(docs / name, src / name)
+    for name in ("_ext", "_static"):
+        shutil.copytree(docs / name, src / name)
+    two = ("-D", "autocast_demo_global_setup=import torch._dynamo.config as c; "
+           "c.assume_static_by_default = False; c.reorderable_logging_functions.add(print)")
+    flipped = sphinx_build(src, src / "_build", "-D", "root_doc=compile-facts",
+                           "-D", "autocast_demo_results=", *two)
+    assert flipped.returncode != 0
+    failed = sorted(int(line.split("compile-facts.rst:")[1].split(":")[0])
+                    for line in flipped.stderr.splitlines() if "[autocast_demo." in line)
+    source = (src / "compile-facts.rst").read_text(encoding="utf-8")
+    assert failed == [record_line(source, ident) for ident in
+                      ("recompile-new-shape", "recompile-float", "graph-break-print")], flipped.stderr

@@ -15,6 +15,7 @@ from sphinx_autocast_demo.core.model import (
     CompileFacts,
     Demo,
     Environment,
+    GraphBreak,
     Recompile,
     SourceMap,
     Tolerance,
@@ -183,14 +184,42 @@ def test_expect_compile_reads_counts_per_value_and_says_what_to_write():
                     ("off[torch>=2.15]", CompileClaim(recompiles=0)))
     assert str(read[0].claim) == "graphs 2, breaks 1"
     facts = CompileFacts(graphs=3, recompiles=(Recompile("c == 1.0"),))
-    assert read[0].claim.wrong(facts) == {"graphs": (2, 3), "breaks": (1, 0)}
+    assert read[0].claim.wrong(facts) == {"graphs": ("2", "3"), "breaks": ("1", "0")}
     assert CompileClaim(graphs=3).wrong(facts) == {}
     for text, says in [("off graphs 2", "write value: graphs N"), ("of: graphs 2", "did you mean 'off'"),
                        ("off: grpahs 2", "did you mean 'graphs'"), ("off: graphs 2, graphs 3", "each once"),
                        ("off: graphs two", "not a count"),
-                       ("off: graphs 1; off: breaks 0", "recorded twice")]:
+                       ("off: graphs 1; off: breaks 0", "recorded twice"),
+                       ("off: breaks 2 [one reason]", "one reason for each graph break"),
+                       ("off: graphs 1 [a reason]", "one reason for each graph break")]:
         with pytest.raises(SyntaxProblem, match=says):
             syntax.parse_expect_compile(text, NAMES)
+
+
+def test_expect_compile_records_why_each_graph_broke_and_which_guard_failed():
+    """Issue 49: the same counts for other reasons are a change (a release that breaks the graph
+    at another construct, a guard on another value)."""
+    text = ("*: graphs 2, breaks 2 [generic_jump TensorVariable(); Failed to trace builtin "
+            "operator]; off: recompiles 1 [L['x'].size()[0] == 3]")
+    read = syntax.parse_expect_compile(text, NAMES)
+    claim = read[0].claim
+    assert claim.break_reasons == ("generic_jump TensorVariable()", "Failed to trace builtin operator")
+    assert read[1].claim.recompile_guards == ("L['x'].size()[0] == 3",)
+    assert syntax.parse_expect_compile(f"*: {claim}", NAMES)[0].claim == claim  # as accept writes it
+    same = CompileFacts(graphs=2, breaks=(GraphBreak("Failed to trace builtin operator"),
+                                          GraphBreak("generic_jump TensorVariable()")))
+    assert claim.wrong(same) == {}  # (in any order)
+    other = CompileFacts(graphs=2, breaks=(GraphBreak("Failed to trace builtin operator", count=2),))
+    assert claim.wrong(other) == {"breaks": (
+        "[generic_jump TensorVariable(); Failed to trace builtin operator]",
+        "[Failed to trace builtin operator; Failed to trace builtin operator]")}
+    assert str(claim.observed(other)) == ("graphs 2, breaks 2 [Failed to trace builtin operator; "
+                                          "Failed to trace builtin operator]")
+    guards = read[1].claim
+    assert guards.wrong(CompileFacts(graphs=2, recompiles=(Recompile("c == 1.0"),))) == {
+        "recompiles": ("[L['x'].size()[0] == 3]", "[c == 1.0]")}
+    # A record of counts alone still holds whatever the reasons.
+    assert CompileClaim(breaks=2).wrong(other) == {}
 
 
 def test_only_a_record_of_graphs_lets_a_compiled_run_compile_nothing():
