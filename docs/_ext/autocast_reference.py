@@ -11,6 +11,7 @@ the page cannot drift from the code.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from docutils import nodes
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
 logger = logging.getLogger(__name__)
+#: Inline literals and a value's name, which stay as they are in every language.
+_LITERAL_ONLY = re.compile(r"``[^`]*``|\bor\b|\b(?:bool|int|float|str|list|tuple|dict|NoneType)\b")
 
 
 def _plain_bars(text: str) -> str:
@@ -67,18 +70,26 @@ class Reference(SphinxDirective):
             row_node = nodes.row()
             for text in cells:
                 entry = nodes.entry()
-                para = nodes.paragraph()
-                para += self.state.inline_text(text, self.lineno)[0]
-                entry += para
+                entry += self.paragraph(text)
                 row_node += entry
             target += row_node
         return table
+
+    def paragraph(self, text: str) -> nodes.paragraph:
+        """``text`` (reST) as a paragraph that a translation can replace, as if the page held
+        it: its source is the directive's (Sphinx's gettext builder extracts it into the
+        page's catalog, and a translated build reads it from there). Code alone (an option's
+        name, a default) is not a message."""
+        para = nodes.paragraph(text, "", *self.state.inline_text(text, self.lineno)[0])
+        if _LITERAL_ONLY.sub("", text).strip(" .,;:()-"):
+            para.source, para.line = self.get_source_info()
+        return para
 
     def definitions(self, items: list[tuple[str, str]]) -> nodes.definition_list:
         out = nodes.definition_list(classes=["autocast-demo-reference"])
         for term, text in items:
             definition = nodes.definition()
-            definition += nodes.paragraph("", "", *self.state.inline_text(text, self.lineno)[0])
+            definition += self.paragraph(text)
             out += nodes.definition_list_item(
                 "", nodes.term("", "", *self.state.inline_text(term, self.lineno)[0]), definition)
         return out

@@ -183,7 +183,8 @@ class Settings:
         "result's key; an error in it is reported at this conf.py line.")
     timing_report: bool = _option(
         False, (bool,), "",
-        "Write ``autocast_demo_timings.rst``-style table (JSON + text) of run times to the outdir.")
+        "Write the run times of the build to the outdir: ``autocast_demo_timings.json`` and a "
+        "text table, ``autocast_demo_timings.txt``.")
 
     @property
     def tolerance(self) -> Tolerance:
