@@ -180,7 +180,11 @@ BREAKS = r"""
         range.setStart(n, i); range.setEnd(n, i + 1);
         const rect = range.getClientRects()[0];
         if (!rect || /\s/.test(text[i])) { before = text[i]; continue; }
-        if (top !== null && rect.top > top + 2 && before !== null && !/[\s_.\-\/]/.test(before)) {
+        // (a soft hyphen's break is the page's own: Chromium measures the hyphen it draws
+        // on the line before, so the letters beside it may read as the break)
+        const soft = text.slice(Math.max(0, i - 2), i + 2).includes('\u00ad');
+        if (top !== null && rect.top > top + 2 && before !== null && !/[\s_.\-\/]/.test(before)
+            && !soft) {
           bad.push({cell: th.innerText.slice(0, 60),
                     at: text.slice(Math.max(0, i - 12), i) + '|' + text.slice(i, i + 8)});
         }

@@ -574,13 +574,29 @@ UNPINNED = (
 )
 
 
+#: A warning torch's compiler printed while it generated code: whether a run prints it depends
+#: on inductor's caches on the machine (a kernel taken from the cache prints nothing).
+COMPILER_WARNING = re.compile(r"^torch/\S+:\d+: \w*Warning: ")
+#: The sentences that go with printed output when only such warnings were printed.
+ABOUT_OUTPUT = ("Nothing printed under ", "Warnings and torch's log lines shown here")
+
+
 def demo_text(box) -> str:
     """What a reader reads of one demo, block by block, the snippet's code left out (the page's
-    source pins it): title, table rows, printed output, notes and footers."""
+    source pins it): title, table rows, printed output, notes and footers; printed output that
+    is only the compiler's warnings is left out with what says it (see COMPILER_WARNING)."""
     lines = [f"[{box['id']}]"]
+    outputs = box.select("div.autocast-demo-output")
+    machine = [out for out in outputs if all(
+        COMPILER_WARNING.match(line) for pre in out.select("pre")
+        for line in pre.get_text().splitlines() if line.strip())]
     for block in box.find_all(["caption", "tr", "p", "pre", "li"]):
         if block.find_parent(["tr", "p", "li"]) or (
                 block.name == "pre" and not block.find_parent(class_="autocast-demo-output")):
+            continue
+        if any(out in block.parents for out in machine) or (
+                machine and len(machine) == len(outputs)
+                and block.get_text(" ", strip=True).startswith(ABOUT_OUTPUT)):
             continue
         cells = block.find_all(["th", "td"]) if block.name == "tr" else [block]
         text = " | ".join(" ".join(c.get_text(" ", strip=True).split()) for c in cells)
