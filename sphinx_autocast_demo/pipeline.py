@@ -42,7 +42,7 @@ from .judge import check, compare
 from .plan import results
 from .plan.planned import Stats
 from .plan.planner import Planner
-from .present import render, summary, tables, writers
+from .present import summary, tables, writers
 from .read import directives
 from .report import builder
 from .report import console as report
@@ -257,6 +257,8 @@ def _warn(app: Sphinx, result: DemoResult) -> None:
 
 
 def render_page(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    from .present import render  # (here: an unchanged build writes no page, and needs none of it)
+
     b, shown = build(app), builder.runs_demos(app.builder)
     for part, name in writers.documents(doctree, docname):  # several in an assembled tree
         render.resolve(app, part, all_docs(app.env).get(name), shown, b.torch)  # type: ignore[arg-type]

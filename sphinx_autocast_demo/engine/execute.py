@@ -21,8 +21,6 @@ from ..core.subtypes import ours
 from . import notices
 from .isolation import WorkerSettings
 from .parent.cpus import cores
-from .parent.pool import EngineError, WorkerDied, WorkerPool
-from .parent.records import Finished, Run
 from .protocol import Job, Mode
 
 #: The ``detail`` of runs refused because the build cannot run any demo (no torch, no
@@ -36,6 +34,11 @@ if TYPE_CHECKING:
 
     from ..core.config import Settings
     from ..plan.planned import Planned, Stats
+
+    # (imported where a build runs something: an unchanged build never needs the pool, and all
+    # it imports is part of what an unchanged build costs)
+    from .parent.pool import EngineError, WorkerPool
+    from .parent.records import Finished
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +133,7 @@ class Runner:
                             ).format(n=jobs))
             # The config the demos set, and the backend whose compile the worker warms up.
             words = WorkerSettings(config=self.conf.config, backend=self.conf.backend)
+            from .parent.pool import WorkerPool
             self.pool = WorkerPool(jobs, keep=keep, words=words)
             self._say_not_kept()
 
@@ -154,6 +158,8 @@ class Runner:
         pending = [item for item in planned if item.result is None]
         if not pending:
             return
+        from .parent.pool import EngineError, WorkerDied
+        from .parent.records import Run
         try:
             self.start()
             if self.pool is None:
@@ -232,6 +238,8 @@ class Runner:
         ``running``: what ran when it died, (variant, mode); the error is then said at the first
         of those, whose code may have killed it, instead of at conf.py.
         """
+        from .parent.pool import WorkerDied
+
         error = str(exc.args[0]) if exc.args else "the worker failed"
         if running:
             what = ", ".join(f"{item.demo.docname}:{item.demo.lineno} [{item.variant.name}, {mode}]"

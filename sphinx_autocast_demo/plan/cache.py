@@ -81,6 +81,13 @@ class Entry:
     files: tuple[FileStamp, ...] | None = None
 
 
+@dataclass(frozen=True)
+class _Files:
+    """:attr:`Entry.files` alone, read as :meth:`ResultCache.files` reads it."""
+
+    files: tuple[FileStamp, ...] | None = None
+
+
 def file_digest(path: str) -> str:
     """The sha256 of ``path``'s content; :data:`MISSING` when it is no regular file that can be
     read. A path can come from a cache restored from elsewhere: a FIFO or a device must not
@@ -179,6 +186,25 @@ class ResultCache:
 
     def get(self, key: str) -> Entry | None:
         """The entry for ``key``, ``None`` when absent; :class:`CorruptEntry` when unreadable."""
+        data = self._data(key)
+        try:
+            return None if data is None else consistent(from_json(Entry, data))
+        except (ValueError, RecursionError) as exc:
+            raise CorruptEntry(f"{self._path(key)}: {exc}") from None
+
+    def files(self, key: str) -> tuple[FileStamp, ...] | None:
+        """Only the writer's files the entry for ``key`` stands for (:attr:`Entry.files`; None
+        where it is absent or names none): what deciding whether a page is read again needs,
+        without reading its runs into objects, which an unchanged build would do for every
+        demo. :class:`CorruptEntry` as :meth:`get`, for the same entries."""
+        data = self._data(key)
+        try:
+            return None if data is None else from_json(_Files, {"files": data.get("files")}).files
+        except (ValueError, RecursionError) as exc:
+            raise CorruptEntry(f"{self._path(key)}: {exc}") from None
+
+    def _data(self, key: str) -> dict[str, Any] | None:
+        """The entry for ``key`` as its JSON, checked to be one of this format for this key."""
         path = self._path(key)
         try:
             raw = path.read_text(encoding="utf-8")
@@ -190,7 +216,7 @@ class ResultCache:
             data = json.loads(raw)
             if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
                 raise ValueError("written by another version or for another key")
-            return consistent(from_json(Entry, data))
+            return data
         except (ValueError, RecursionError) as exc:  # RecursionError: JSON nested too deep
             raise CorruptEntry(f"{path}: {exc}") from None
 

@@ -114,9 +114,17 @@ class Planner:
         """Whether a file that one of ``demo``'s cached results stands for now has another
         content: Sphinx compares file times, and a copy that keeps an old time (``cp -p``) or
         a link moved to an older file would leave the page showing the old result."""
-        return any(isinstance(entry, CorruptEntry)
-                   or (isinstance(entry, Entry) and bool(entry.files) and bool(self.stamps.stale(entry)))
-                   for entry in self._entries(demo, state))
+        if not self.conf.execution.runs:
+            return False
+        codes = state.codes_for(demo)
+        for variant in demo.runs:
+            try:  # (the files alone: an unchanged build asks this of every demo)
+                files = self.cache.files(self.key(demo, codes, variant))
+            except CorruptEntry:
+                return True
+            if files and self.stamps.changed(files):
+                return True
+        return False
 
     def _entries(self, demo: Demo, state: DocState) -> Iterator[Entry | CorruptEntry | None]:
         """Each variant's cache entry (None: none; the error, for one that cannot be read: it

@@ -89,7 +89,11 @@ class Stamps:
         had (stored by an older version, or not known: it runs again)."""
         if entry.files is None:
             return "it does not record which of the writer's files its runs imported"
-        for stamp in entry.files:
+        return self.changed(entry.files)
+
+    def changed(self, files: tuple[FileStamp, ...]) -> str | None:
+        """Why one of ``files`` (an entry's) is not what it was, or None."""
+        for stamp in files:
             if stamp.sha256 == MISSING or self.digest(self.resolve(stamp.path)) != stamp.sha256:
                 return _changed(stamp.path)
         return None

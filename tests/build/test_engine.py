@@ -20,6 +20,7 @@ from conftest import AppBuild, app_build, copy_root, verdicts
 
 from sphinx_autocast_demo.engine import execute
 from sphinx_autocast_demo.engine.execute import installed_torch, pool_size
+from sphinx_autocast_demo.engine.parent import pool
 from sphinx_autocast_demo.engine.parent.cpus import cores
 
 MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
@@ -71,13 +72,13 @@ def build(src: Path, env: dict[str, str] | None = None, torch: str | None = None
           **conf: object) -> Step:
     starts: list[int] = []
 
-    class CountingPool(execute.WorkerPool):
+    class CountingPool(pool.WorkerPool):
         def __init__(self, jobs: int, *args: Any, **kwargs: Any) -> None:
             starts.append(jobs)
             super().__init__(jobs, *args, **kwargs)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(execute, "WorkerPool", CountingPool)
+        mp.setattr(pool, "WorkerPool", CountingPool)
         for name, value in (env or {}).items():
             mp.setenv(name, value)
         if torch is not None:

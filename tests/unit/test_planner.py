@@ -6,6 +6,7 @@ Real builds over a cache: tests/build/test_imported_files.py, tests/build/test_f
 from __future__ import annotations
 
 import errno
+import json
 import os
 import time
 from dataclasses import replace
@@ -110,6 +111,28 @@ def test_an_edited_file_makes_its_demo_run_again(tmp_path, helper, logged):
     assert logged.texts("verbose") == [
         f"/docs/index.rst:1: [{name}] not from the cache: helper.py, which its runs imported, changed"
         for name in ("same_as_forward", "off")]
+
+
+@pytest.mark.parametrize("damage", [
+    lambda data: "{not json",
+    lambda data: json.dumps({**data, "format": "0.0.1"}),
+    lambda data: json.dumps({**data, "files": "helper.py"}),
+    lambda data: json.dumps({**data, "files": [{"path": 3}]}),
+], ids=["not-json", "other-format", "files-not-a-list", "stamp-not-a-stamp"])
+def test_whether_a_page_is_read_again_reads_only_an_entrys_files_and_never_trusts_a_damaged_one(
+        tmp_path, helper, damage):
+    # An unchanged build asks files_changed of every demo: it reads each entry's files alone
+    # (issue 48), and an entry it cannot read whole there is one the page must not keep
+    # showing: the page is read again, and the demo runs (the full read refuses it too).
+    run_and_store(build(tmp_path), imports=[[str(helper)], [str(helper)]])
+    entries = sorted((tmp_path / "cache").glob("*/*.json"))
+    assert len(entries) == 2
+    data = json.loads(entries[0].read_text(encoding="utf-8"))
+    assert data["files"], data  # (the stamps the light read looks at)
+    entries[0].write_text(damage(data), encoding="utf-8")
+    again = build(tmp_path)
+    assert again.files_changed(demo(), STATE)
+    assert again.needs_run(demo(), STATE)
 
 
 def test_a_result_whose_runs_could_not_tell_their_files_runs_again_but_never_mode_shows_it(tmp_path, helper):
