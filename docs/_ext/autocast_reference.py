@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
 logger = logging.getLogger(__name__)
-#: Inline literals and a value's name, which stay as they are in every language.
-_LITERAL_ONLY = re.compile(r"``[^`]*``|\bor\b|\b(?:bool|int|float|str|list|tuple|dict|NoneType)\b")
+#: Inline literals and Python's type names, which stay as they are in every language.
+_LITERAL_ONLY = re.compile(r"``[^`]*``|\b(?:bool|int|float|str|list|tuple|dict|NoneType)\b")
 
 
 def _plain_bars(text: str) -> str:
