@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ..core.i18n import msg
-from ..core.printed import normalize_output
+from ..core.printed import as_recorded, keeps_logs, normalize_output, output_holds
 from ..core.scopes import conflict, governing, records, scope_parts, scoped_name
 from ..judge.printed import first_output_record
 from ..read import syntax
@@ -77,11 +77,14 @@ def new_output(result: DemoResult) -> list[tuple[str, str]] | None:
     demo = result.demo
     if not demo.expect_output:  # a demo whose point is what it prints gets its first record
         return first_output_record(result)
-    printed = {vr.variant.name: normalize_output(vr.compiled.output) for vr in result.variants}
     here = result.environment
-    covered = [n for n in printed if demo.expected_output(n, here) is not None]
-    if all(normalize_output(demo.expected_output(n, here) or "") == printed[n] for n in covered):
+    ran = {vr.variant.name: vr.compiled.output for vr in result.variants}
+    covered = [n for n in ran if demo.expected_output(n, here) is not None]
+    if all(output_holds(demo.expected_output(n, here) or "", ran[n]) for n in covered):
         return None
+    # (torch's log records stay in the new blocks where the old ones kept them)
+    logs = any(keeps_logs(normalize_output(text)) for _, text in demo.expect_output)
+    printed = {n: as_recorded(output, logs) for n, output in ran.items()}
     if any(record.scope is not None for record in records(demo.expect_output)):
         raise Blocked(msg("its :expect-output: has scoped blocks ([value[torch...]]): rewrite "
                            "the one that applies here by hand"))

@@ -53,10 +53,86 @@ _NOISE = (
 
 def normalize_output(text: str) -> str:
     """Drop what varies between runs and machines: addresses, timings, moments, UUIDs,
-    warning locations."""
+    warning locations, and in torch's log records their prefix and the frames of a traceback
+    that are not the writer's code (see :func:`writers_frames`)."""
     for pattern, replacement in _NOISE:
         text = pattern.sub(replacement, text)
-    return text.strip()
+    return writers_frames(text).strip()
+
+
+#: A log record's line as normalised: ``<log> `` and torch's own header (``[0/0]
+#: [__graph_breaks]``), then the message's line.
+_LOGGED = re.compile(r"^(<log> (?:\[[^\]]*\] ?)*)(.*)$")
+#: A traceback's frame line: ``File "<path>", line N, in f``.
+_FRAME = re.compile(r'^\s*File "([^"]*)", line \d+')
+#: The name the worker gives the writer's code (protocol.CODE_FILE ``<autocast-demo-N>``; pure
+#: here, as this module imports nothing of the engine), and what a record holds for it.
+_CODE = re.compile(r"<autocast-demo-\d+>|<snippet>")  # (a record's, normalised again)
+
+
+def writers_frames(text: str, rename: bool = True) -> str:
+    """In each log record (a line that begins ``<log> ``), a traceback (dynamo's "User code
+    traceback") keeps the writer's frames only: the worker's own (its files, the wrapper round
+    a compiled function, Python's ``runpy``) name the build machine and are no part of the
+    page's code; caret lines go too. ``rename``: the writer's code reads ``<snippet>``, as a
+    record holds it, whatever part of the demo it is (a page names its own lines instead)."""
+    kept: list[str] = []
+    foreign = False  # inside a frame that is not the writer's: its source line goes too
+    for line in _one_per_line(text):
+        logged = _LOGGED.match(line)
+        if logged is None:
+            foreign = False
+            kept.append(line)
+            continue
+        body = logged.group(2)
+        frame = _FRAME.match(body)
+        if frame is not None:
+            foreign = _CODE.fullmatch(frame.group(1)) is None
+            if foreign:
+                continue
+        elif foreign and body.startswith("    "):
+            continue
+        else:
+            foreign = False
+        if body.strip() and set(body.strip()) <= set("^~"):
+            continue
+        kept.append(_CODE.sub("<snippet>", line) if rename else line)
+    return "\n".join(kept)
+
+
+def _one_per_line(text: str) -> list[str]:
+    """The lines of ``text``, a log record the worker printed on one line (its breaks as
+    ``\\n``, engine/child/warned.py) as one line each under its header, as torch's own
+    formatter prints a record of many lines."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        logged = _LOGGED.match(line)
+        if logged is None or "\\n" not in line:
+            lines.append(line)
+            continue
+        lines += [(logged.group(1) + part).rstrip() for part in logged.group(2).split("\\n")]
+    return lines
+
+
+def as_recorded(printed: str, logs: bool) -> str:
+    """What a run printed as ``:expect-output:`` holds it: its normal form, with torch's log
+    records only where ``logs`` (a record that holds one keeps them all; one that holds none
+    records what the snippet printed, whatever torch logged around it)."""
+    text = normalize_output(printed)
+    if logs:
+        return text
+    return "\n".join(line for line in text.splitlines() if not line.startswith("<log> ")).strip()
+
+
+def output_holds(recorded: str, printed: str) -> bool:
+    """Does the ``:expect-output:`` block ``recorded`` hold for what a run ``printed``?"""
+    want = normalize_output(recorded)
+    return want == as_recorded(printed, keeps_logs(want))
+
+
+def keeps_logs(recorded: str) -> bool:
+    """Does a record (normalised) hold torch's log records?"""
+    return any(line.startswith("<log> ") for line in recorded.splitlines())
 
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")

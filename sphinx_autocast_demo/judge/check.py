@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..core.i18n import msg, n_msg
 from ..core.model import Finding
-from ..core.printed import normalize_output
+from ..core.printed import as_recorded, keeps_logs, normalize_output, output_holds
 from ..core.scopes import conflict
 from ..read import syntax
 from ..read.syntax import DEFAULT
@@ -323,9 +323,9 @@ def _output_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:
     expected = result.demo.expected_output(vr.variant.name, result.environment)
     if expected is None:
         return []
-    actual = normalize_output(vr.compiled.output)
-    if normalize_output(expected) == actual:
+    if output_holds(expected, vr.compiled.output):
         return []
+    actual = as_recorded(vr.compiled.output, keeps_logs(normalize_output(expected)))
     return [Finding(
         severity="mismatch", subtype="output", variants=(vr.variant.name,),
         location=result.demo.at(result.demo.expect_output_line),

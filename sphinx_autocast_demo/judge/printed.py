@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.model import Note, RunRecord, TensorDiff
-from ..core.printed import NUMBER, compared_lines, normalize_output, printed_digest, unpid
+from ..core.printed import NUMBER, as_recorded, compared_lines, printed_digest, unpid
 
 if TYPE_CHECKING:
     from ..core.model import DemoResult
@@ -128,8 +128,9 @@ def first_output_record(result: DemoResult) -> list[tuple[str, str]] | None:
     demo = result.demo
     if demo.show != "outputs" or demo.expect_output:
         return None
-    printed = {vr.variant.name: normalize_output(vr.compiled.output) for vr in result.variants
-               if vr.compiled.status == "ok"}
+    # (what the snippet printed: torch's log records around it are for the writer to add)
+    printed = {vr.variant.name: as_recorded(vr.compiled.output, logs=False)
+               for vr in result.variants if vr.compiled.status == "ok"}
     if not printed:
         return None
     if len(set(printed.values())) == 1:

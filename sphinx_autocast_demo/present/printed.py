@@ -13,7 +13,7 @@ from docutils import nodes
 
 from ..core.i18n import _, on_page
 from ..core.model import Frame
-from ..core.printed import LOG_LINE, WARNING_LINE, holds_uncompared
+from ..core.printed import LOG_LINE, WARNING_LINE, holds_uncompared, writers_frames
 from ..core.publish import publish
 from ..engine.protocol import CODE_FILE
 from ..judge.notes import compile_text
@@ -96,14 +96,12 @@ def readable_warnings(result: DemoResult, text: str) -> str:
     return WARNING_LINE.sub(shown, text)
 
 
-_LOG_RECORD = re.compile(LOG_LINE.pattern + r"(.*)$")  # (LOG_LINE's prefix, then the record)
-
-
 def readable_logs(result: DemoResult, text: str) -> str:
     """Each of torch's log records as its message alone, without the build machine's
     timestamp, pid and path, its own line breaks back (warned.py wrote them as \n), and the
     writer's code named by its page and line."""
-    text = _LOG_RECORD.sub(lambda found: found.group(2).replace("\\n", "\n"), text)
+    text = writers_frames(LOG_LINE.sub("<log> ", text), rename=False)
+    text = re.sub(r"(?m)^<log> (.*)$", lambda found: found.group(1).replace("\\n", "\n"), text)
     text = re.sub(r'File "' + re.escape(CODE_FILE) + r'(\d+)>", line (\d+)',
                   lambda m: 'File "{}", line {}'.format(*_at(result, int(m.group(1)), int(m.group(2)))),
                   text)

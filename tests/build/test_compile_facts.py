@@ -6,6 +6,7 @@ and accept mode writes the new counts."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -120,3 +121,20 @@ def test_flipped_dynamo_defaults_fail_the_docs_own_claims_at_their_records(tmp_p
     source = (src / "compile-facts.rst").read_text(encoding="utf-8")
     assert failed == [record_line(source, ident) for ident in
                       ("recompile-new-shape", "recompile-float", "graph-break-print")], flipped.stderr
+
+
+def test_torchs_log_records_show_without_the_build_machines_marks(builds):
+    """Issue 49: with ``set_logs(graph_breaks=True)`` in a setup, torch's log records showed
+    their timestamp, pid, the build's venv path and frames of the extension's own modules."""
+    held = builds["held"]
+    shown = "\n".join(pre.get_text() for pre in held.html("index").find(id="logged").select(
+        "div.autocast-demo-output pre"))
+    assert "Graph break in user code at index.rst:" in shown, shown  # the page's line
+    assert 'File "index.rst", line 96, in g' in shown, shown  # the writer's frames alone
+    for mark in (r"\b[IWEDC]\d{4} \d\d:\d\d:\d\d", r"\b\d\d:\d\d:\d\d\.\d+", str(held.src),
+                 "site-packages", "sphinx_autocast_demo", "zygote", "runpy", "<autocast-demo-",
+                 r"\^\^\^", r"\\n"):
+        assert not re.search(mark, shown), (mark, shown)
+    # The record accept mode keeps of what it printed holds none of it either.
+    record = builds["source"].split(":name: logged", 1)[1]
+    assert "      [*]\n      done\n" in record and "Graph break" not in record

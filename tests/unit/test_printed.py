@@ -6,7 +6,7 @@ from __future__ import annotations
 import warnings
 
 from sphinx_autocast_demo.core.model import RunRecord
-from sphinx_autocast_demo.core.printed import normalize_output, snippets_lines
+from sphinx_autocast_demo.core.printed import as_recorded, normalize_output, output_holds, snippets_lines
 from sphinx_autocast_demo.core.text import MAX_OUTPUT, bounded
 from sphinx_autocast_demo.engine.child.warned import warning_line
 from sphinx_autocast_demo.judge.notes import note_text
@@ -149,3 +149,44 @@ def test_the_profilers_trace_points_are_log_lines_not_the_snippets():
     assert compare_output(compiled, eager, 1e-3) == (1, None)
     # A line of the snippet's that starts alike is still compared.
     assert compare_output("USDT: 1\n", "USDT: 2\n", 1e-3)[1] is not None
+
+
+#: A record of dynamo's graph_breaks log as the worker printed it: each line under torch's
+#: prefix, its traceback through the worker's own files.
+PREFIX = "W1206 03:04:24.779000 11994 torch/_dynamo/x.py:12] [0/0] [__graph_breaks] "
+LOGGED = "\n".join(PREFIX + line for line in (
+    "Graph break in user code at <autocast-demo-1>:3",
+    "User code traceback:",
+    '  File "<frozen runpy>", line 198, in _run_module_as_main',
+    '  File "/venv/lib/python3.11/site-packages/sphinx_autocast_demo/engine/child/job.py", '
+    "line 290, in run_job",
+    '    exec(compile(text, filename, "exec"), namespace)',
+    "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    '  File "<autocast-demo-1>", line 6, in <module>',
+    "    out = torch.compile(g)(torch.ones(3))",
+    '  File "<autocast-demo-1>", line 3, in g',
+    '    print("done")')) + "\ndone"
+
+
+def test_a_log_records_traceback_keeps_the_writers_frames_and_no_mark_of_the_build_machine():
+    """Issue 49: a record of torch's log held the worker's frames and the venv's path."""
+    normal = normalize_output(LOGGED)
+    assert normal.splitlines() == [
+        "<log> [0/0] [__graph_breaks] Graph break in user code at <snippet>:3",
+        "<log> [0/0] [__graph_breaks] User code traceback:",
+        '<log> [0/0] [__graph_breaks]   File "<snippet>", line 6, in <module>',
+        "<log> [0/0] [__graph_breaks]     out = torch.compile(g)(torch.ones(3))",
+        '<log> [0/0] [__graph_breaks]   File "<snippet>", line 3, in g',
+        '<log> [0/0] [__graph_breaks]     print("done")',
+        "done"]
+    # A record on one line (its breaks as \n) reads the same.
+    one = LOGGED.replace("\n" + PREFIX, "\\n")
+    assert normalize_output(one) == normal
+
+
+def test_a_record_of_what_was_printed_holds_whatever_torch_logged_unless_it_records_logs():
+    assert output_holds("done", LOGGED) and as_recorded(LOGGED, logs=False) == "done"
+    assert not output_holds("done\nmore", LOGGED)
+    kept = as_recorded(LOGGED, logs=True)
+    assert output_holds(kept, LOGGED)  # (a record that keeps the log checks it)
+    assert not output_holds(kept.replace("line 3, in g", "line 4, in g"), LOGGED)
