@@ -4,6 +4,7 @@ writing the files is :mod:`.rewrite`'s)."""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -58,6 +59,12 @@ def find_block(lines: list[str], where: SourceMap) -> Block:
     return Block(where.style, start, end, indent, spans)
 
 
+def _quoted(value: str) -> str:
+    """``value`` as a YAML double-quoted scalar (a reason may hold ``"`` or ``\\``): JSON's
+    string is one."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def _marker(block: Block, name: str) -> str:
     return f"{block.indent}{name}:" if block.style == "yaml" else f"{block.indent}:{name}:"
 
@@ -66,7 +73,7 @@ def edit_expect(lines: list[str], block: Block, changes: list[tuple[str, Claim]]
     """The option's new lines: outcomes replaced in place, new pairs appended."""
     if "expect" not in block.spans:
         value = syntax.expect_text(changes)
-        return [f'{_marker(block, "expect")} "{value}"' if block.style == "yaml"
+        return [f'{_marker(block, "expect")} {_quoted(value)}' if block.style == "yaml"
                 else f'{_marker(block, "expect")} {value}']
     first, last = block.spans["expect"]
     text = "\n".join(lines[first:last])
@@ -172,7 +179,7 @@ def plan(result: DemoResult, lines: list[str]) -> list[Change]:
     if compiling is not None and "expect-compile" in block.spans:
         first, last = block.spans["expect-compile"]
         value = "; ".join(f"{name}: {claim}" for name, claim in compiling)
-        new = [f'{_marker(block, "expect-compile")} "{value}"' if block.style == "yaml"
+        new = [f'{_marker(block, "expect-compile")} {_quoted(value)}' if block.style == "yaml"
                else f'{_marker(block, "expect-compile")} {value}']
         changes.append(Change(path, first, last, new, f":expect-compile: {value}"))
     return changes

@@ -108,6 +108,13 @@ def new_compile(result: DemoResult) -> list[tuple[str, CompileClaim]] | None:
             seen[vr.variant.name] = (claim, claim.observed(vr.compiled.compile))
     if all(claim == now for claim, now in seen.values()):
         return None
+    unfit = sorted({why for _, now in seen.values()
+                    for why in (*(now.break_reasons or ()), *(now.recompile_guards or ()))
+                    if not syntax.reason_text_fits(why)})
+    if unfit:  # (it would not read back as written)
+        raise Blocked(msg("a reason of its :expect-compile: cannot be written in a record (a ; or "
+                           "an unbalanced square bracket): {reason}; record the counts alone, or "
+                           "this reason by hand in other words", reason=repr(unfit[0])))
     if any(record.scope is not None for record in demo.expect_compile):
         raise Blocked(msg("its :expect-compile: has scoped records (value[torch...]): rewrite "
                            "the one that applies here by hand"))

@@ -335,7 +335,7 @@ class CompileClaim:
     def __str__(self) -> str:
         listed = {"breaks": self.break_reasons, "recompiles": self.recompile_guards}
         return ", ".join(f"{name} {count}" + (f" [{'; '.join(why)}]" if (why := listed.get(name))
-                                               else "")
+                                               is not None else "")
                          for name, count in self.stated().items())
 
     def stated(self) -> dict[str, int]:
@@ -346,9 +346,8 @@ class CompileClaim:
         """What this record states, as ``facts`` have it: the record that holds."""
         counts = {name: facts.counts[name] for name in self.stated()}
         reasons, guards = _reasons(facts)
-        return CompileClaim(**counts,
-                            break_reasons=reasons if self.break_reasons is not None else None,
-                            recompile_guards=guards if self.recompile_guards is not None else None)
+        return CompileClaim(**counts, break_reasons=_as_listed(self.break_reasons, reasons),
+                            recompile_guards=_as_listed(self.recompile_guards, guards))
 
     def wrong(self, facts: CompileFacts) -> dict[str, tuple[str, str]]:
         """Each stated fact that ``facts`` do not have: name -> (recorded, observed), as a
@@ -365,9 +364,18 @@ class CompileClaim:
 
 
 def _reasons(facts: CompileFacts) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Each graph break's reason (once per break) and each recompilation's failed guard."""
-    return (tuple(b.reason for b in facts.breaks for _ in range(b.count)),
-            tuple(r.guard for r in facts.recompiles))
+    """Each graph break's reason (once per break) and each recompilation's failed guard, each
+    with its white space as a record holds it (one space)."""
+    return (tuple(" ".join(b.reason.split()) for b in facts.breaks for _ in range(b.count)),
+            tuple(" ".join(r.guard.split()) for r in facts.recompiles))
+
+
+def _as_listed(recorded: tuple[str, ...] | None, seen: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``seen``, where a record lists ``recorded`` (None: it lists none), in the record's own
+    order where they are the same reasons: a record in another order still holds."""
+    if recorded is None:
+        return None
+    return recorded if sorted(recorded) == sorted(seen) else seen
 
 
 @dataclass(frozen=True)

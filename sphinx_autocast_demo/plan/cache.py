@@ -199,7 +199,12 @@ class ResultCache:
         demo. :class:`CorruptEntry` as :meth:`get`, for the same entries."""
         data = self._data(key)
         try:
-            return None if data is None else from_json(_Files, {"files": data.get("files")}).files
+            if data is None:
+                return None
+            # (a result whose runs are not there at all is no entry: read it whole, it fails)
+            if not all(isinstance(data.get(part), dict) for part in ("verdict", "compiled", "eager")):
+                raise ValueError("its runs or verdict are missing")
+            return from_json(_Files, {"files": data.get("files")}).files
         except (ValueError, RecursionError) as exc:
             raise CorruptEntry(f"{self._path(key)}: {exc}") from None
 

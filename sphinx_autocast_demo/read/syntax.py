@@ -349,12 +349,13 @@ def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[Comp
     """``name: graphs N, breaks N, recompiles N`` pairs (any of the three, in any order),
     apart by ``;`` or lines; names as in ``:expect:``, scoped or not. ``breaks`` and
     ``recompiles`` may list why, one entry each: ``breaks 1 [reason]``, ``recompiles 1
-    [c == 1.0]``."""
+    [c == 1.0]``. A reason is free text (an apostrophe, a bracket of its own): only square
+    brackets nest, and a reason cannot hold a ``;`` (:func:`reason_text_fits`)."""
     pairs: list[Record[CompileClaim]] = []
-    for item in split_top_level(text, ";\n"):
+    for item in _split_outside_brackets(text, ";\n"):
         if not item.strip():
             continue
-        match = re.match(r"^\s*([\w*-]+)\s*(?:\[([^\]]*)\])?\s*:\s*(.*)$", item)
+        match = re.match(r"^\s*([\w*-]+)\s*(?:\[([^\]]*)\])?\s*:\s*(.*)$", item, re.DOTALL)
         if not match:
             raise SyntaxProblem(msg("{item}: write value: graphs N, breaks N, recompiles N, e.g. "
                                      "off: graphs 2, recompiles 1", item=repr(item.strip())))
@@ -364,7 +365,7 @@ def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[Comp
                                      "{values})", name=repr(name), hint=_did_you_mean(name, names),
                                      values=", ".join(names)))
         fields: dict[str, Any] = {}  # CompileClaim's
-        for fact in split_top_level(facts, ","):
+        for fact in _split_outside_brackets(facts, ","):
             found = re.fullmatch(r"(graphs|breaks|recompiles)\s*[= ]\s*(\d{1,6})(?:\s*\[(.*)\])?",
                                  fact, re.DOTALL)
             if not found or found.group(1) in fields:
@@ -375,8 +376,8 @@ def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[Comp
             kind, count = found.group(1), int(found.group(2))
             fields[kind] = count
             if found.group(3) is not None:
-                why = tuple(" ".join(w.split()) for w in split_top_level(found.group(3), ";"))
-                if kind == "graphs" or len(why) != count:
+                why = tuple(one_spaced(w) for w in _split_outside_brackets(found.group(3), ";"))
+                if kind == "graphs" or len(why) != count or not _balanced(found.group(3)):
                     raise SyntaxProblem(msg(
                         "{fact}: list one reason for each graph break, or one failed guard for "
                         "each recompilation, apart by ;, e.g. breaks 2 [Failed to trace builtin "
@@ -389,3 +390,40 @@ def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[Comp
     if twice:
         raise SyntaxProblem(msg("{record} is recorded twice", record=repr(twice[0])))
     return tuple(pairs)
+
+
+def one_spaced(text: str) -> str:
+    """``text`` with each run of white space one space: a reason as a record holds it."""
+    return " ".join(text.split())
+
+
+def reason_text_fits(reason: str) -> bool:
+    """Can a record hold ``reason`` as it is (read back the same by
+    :func:`parse_expect_compile`)? Not with a ``;`` or unbalanced square brackets."""
+    return ";" not in reason and _balanced(reason) and reason == one_spaced(reason)
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _split_outside_brackets(text: str, separators: str) -> list[str]:
+    """Split on ``separators`` outside square brackets (a reason's own quotes and parentheses
+    are text: ``Dynamo can't trace f(``)."""
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for char in text:
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char in separators and depth <= 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]

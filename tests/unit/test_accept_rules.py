@@ -195,3 +195,12 @@ def test_new_pairs_follow_the_separator_in_use():
     yaml = ["```{autocast-demo}", "---", "values: a=1", "expect: 'a: matches'", "---", "x = 1"]
     where = SourceMap("x", 1, "yaml", 3, 5, (OptionSpan("values", 3, 4), OptionSpan("expect", 4, 5)))
     assert edit_expect(yaml, find_block(yaml, where), [("a", "differs")]) == ["expect: 'a: differs'"]
+
+
+def test_a_value_written_into_myst_yaml_options_reads_back_as_it_was():
+    # A reason of :expect-compile: may hold a quote or a backslash: written between plain
+    # double quotes, it broke the page's YAML (review of issue 49's reasons).
+    import yaml
+
+    value = '*: graphs 2, breaks 1 [Unsupported call "print" at C:\\x\'s]'
+    assert yaml.safe_load(f"expect-compile: {edit._quoted(value)}") == {"expect-compile": value}

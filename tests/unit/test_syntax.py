@@ -236,3 +236,22 @@ def test_only_a_record_of_graphs_lets_a_compiled_run_compile_nothing():
     assert breaks_only.held_to_compile and breaks_only.held_to_alike is False
     graphs = replace(demo, expect_compile=syntax.parse_expect_compile("*: graphs 0", ("off",)))
     assert not graphs.held_to_compile
+
+
+def test_a_reason_is_free_text_and_reads_back_as_accept_writes_it():
+    """Review of issue 49's reasons: an apostrophe opened a string and swallowed the next
+    record; a reason in another order, or with its spaces doubled, was a change every build."""
+    text = "*: graphs 2, breaks 1 [Dynamo can't trace f(]; off: graphs 1, breaks 0 []"
+    star, off = (record.claim for record in syntax.parse_expect_compile(text, NAMES))
+    assert star.break_reasons == ("Dynamo can't trace f(",) and off == CompileClaim(
+        graphs=1, breaks=0, break_reasons=())
+    for claim in (star, off):
+        assert syntax.parse_expect_compile(f"*: {claim}", NAMES)[0].claim == claim
+    two = CompileClaim(breaks=2, break_reasons=("b", "a"))
+    seen = CompileFacts(graphs=2, breaks=(GraphBreak("a"), GraphBreak("b  ")))
+    assert two.wrong(seen) == {} and two.observed(seen) == two  # (accept leaves it as it is)
+    assert not syntax.reason_text_fits("a; b") and not syntax.reason_text_fits("x]")
+    assert syntax.reason_text_fits("L['x'].size()[0] == 3")
+    for bad in ("*: breaks 1 [a] [b]", "*: breaks 1 [a]]"):
+        with pytest.raises(SyntaxProblem, match="one reason for each graph break"):
+            syntax.parse_expect_compile(bad, NAMES)
