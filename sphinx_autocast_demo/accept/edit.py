@@ -60,8 +60,7 @@ def find_block(lines: list[str], where: SourceMap) -> Block:
 
 
 def _quoted(value: str) -> str:
-    """``value`` as a YAML double-quoted scalar (a reason may hold ``"`` or ``\\``): JSON's
-    string is one."""
+    # A YAML double-quoted scalar: JSON's string is one (a reason may hold a quote).
     return json.dumps(value, ensure_ascii=False)
 
 

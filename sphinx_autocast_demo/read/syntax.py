@@ -398,8 +398,7 @@ def one_spaced(text: str) -> str:
 
 
 def reason_text_fits(reason: str) -> bool:
-    """Can a record hold ``reason`` as it is (read back the same by
-    :func:`parse_expect_compile`)? Not with a ``;`` or unbalanced square brackets."""
+    """Does ``reason`` read back as written (no ``;``, square brackets balanced)?"""
     return ";" not in reason and _balanced(reason) and reason == one_spaced(reason)
 
 
