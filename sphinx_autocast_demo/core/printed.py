@@ -102,15 +102,15 @@ def writers_frames(text: str, rename: bool = True) -> str:
 
 def _one_per_line(text: str) -> list[str]:
     """The lines of ``text``, a log record the worker printed on one line (its breaks as
-    ``\\n``, engine/child/warned.py) as one line each under its header, as torch's own
-    formatter prints a record of many lines."""
+    ``\\n``, engine/child/warned.py) as one line each, each still marked ``<log> ``."""
     lines: list[str] = []
     for line in text.splitlines():
         logged = _LOGGED.match(line)
         if logged is None or "\\n" not in line:
             lines.append(line)
             continue
-        lines += [(logged.group(1) + part).rstrip() for part in logged.group(2).split("\\n")]
+        first, *more = logged.group(2).split("\\n")
+        lines += [logged.group(1) + first, *(f"<log> {part}".rstrip() for part in more)]
     return lines
 
 
@@ -121,7 +121,7 @@ def as_recorded(printed: str, logs: bool) -> str:
     text = normalize_output(printed)
     if logs:
         return text
-    return "\n".join(line for line in text.splitlines() if not line.startswith("<log> ")).strip()
+    return "\n".join(line for line in text.splitlines() if not _is_log(line)).strip()
 
 
 def output_holds(recorded: str, printed: str) -> bool:
@@ -132,7 +132,11 @@ def output_holds(recorded: str, printed: str) -> bool:
 
 def keeps_logs(recorded: str) -> bool:
     """Does a record (normalised) hold torch's log records?"""
-    return any(line.startswith("<log> ") for line in recorded.splitlines())
+    return any(_is_log(line) for line in recorded.splitlines())
+
+
+def _is_log(line: str) -> bool:
+    return line == "<log>" or line.startswith("<log> ")
 
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?\b(?:nan|inf)\b")
@@ -153,7 +157,7 @@ def text_parts(text: str) -> tuple[str, list[int], list[float]]:
     return NUMBER.sub("#", text), integers, decimals
 
 
-_NOT_THE_SNIPPETS = re.compile(r"^(<\w*Warning>|<log> .*)$")
+_NOT_THE_SNIPPETS = re.compile(r"^(<\w*Warning>|<log>(?: .*)?)$")  # (a record's empty line: <log>)
 
 
 def holds_uncompared(text: str) -> bool:

@@ -101,7 +101,8 @@ def readable_logs(result: DemoResult, text: str) -> str:
     timestamp, pid and path, its own line breaks back (warned.py wrote them as \n), and the
     writer's code named by its page and line."""
     text = writers_frames(LOG_LINE.sub("<log> ", text), rename=False)
-    text = re.sub(r"(?m)^<log> (.*)$", lambda found: found.group(1).replace("\\n", "\n"), text)
+    text = re.sub(r"(?m)^<log>(?: (.*))?$", lambda found: (found.group(1) or "").replace("\\n", "\n"),
+                  text)
     text = re.sub(r'File "' + re.escape(CODE_FILE) + r'(\d+)>", line (\d+)',
                   lambda m: 'File "{}", line {}'.format(*_at(result, int(m.group(1)), int(m.group(2)))),
                   text)
