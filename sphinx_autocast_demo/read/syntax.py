@@ -102,8 +102,11 @@ def continuation(more: list[str]) -> str:
     return "\n".join(line[width:].rstrip() for line in more)
 
 
-def split_top_level(text: str, separators: str = ",;\n") -> list[str]:
-    """Split on separators that are not inside brackets or string literals."""
+def split_top_level(text: str, separators: str = ",;\n", opening: str = "([{",
+                    quotes: bool = True) -> list[str]:
+    """Split on separators that are not inside brackets (``opening``'s) or string literals
+    (where ``quotes``)."""
+    closing = "".join(dict(zip("([{", ")]}", strict=True))[o] for o in opening)
     parts: list[str] = []
     depth = 0
     quote: str | None = None
@@ -119,11 +122,11 @@ def split_top_level(text: str, separators: str = ",;\n") -> list[str]:
             elif char == quote:
                 quote = None
             continue
-        if char in "\"'":
+        if quotes and char in "\"'":
             quote = char
-        elif char in "([{":
+        elif char in opening:
             depth += 1
-        elif char in ")]}":
+        elif char in closing:
             depth -= 1
         if char in separators and depth == 0:
             parts.append("".join(current))
@@ -414,15 +417,4 @@ def _balanced(text: str) -> bool:
 def _split_outside_brackets(text: str, separators: str) -> list[str]:
     """Split on ``separators`` outside square brackets (a reason's own quotes and parentheses
     are text: ``Dynamo can't trace f(``)."""
-    parts: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for char in text:
-        depth += {"[": 1, "]": -1}.get(char, 0)
-        if char in separators and depth <= 0:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current))
-    return [p.strip() for p in parts if p.strip()]
+    return split_top_level(text, separators, opening="[", quotes=False)
