@@ -415,6 +415,5 @@ def _balanced(text: str) -> bool:
 
 
 def _split_outside_brackets(text: str, separators: str) -> list[str]:
-    """Split on ``separators`` outside square brackets (a reason's own quotes and parentheses
-    are text: ``Dynamo can't trace f(``)."""
+    # A reason's own quotes and parentheses are text: ``Dynamo can't trace f(``.
     return split_top_level(text, separators, opening="[", quotes=False)
