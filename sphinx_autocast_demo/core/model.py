@@ -14,6 +14,7 @@ from typing import Any, Literal
 from .scopes import Record, governing
 from .subtypes import WARNING_TYPE as WARNING_TYPE  # (where the stages have long found it)
 from .subtypes import Subtype
+from .text import one_spaced
 
 #: The default compile-time config that a demo's variants set.
 DEFAULT_CONFIG = "torch._functorch.config.backward_pass_autocast"
@@ -351,14 +352,13 @@ class CompileClaim:
 
     def wrong(self, facts: CompileFacts) -> dict[str, tuple[str, str]]:
         """Each stated fact that ``facts`` do not have: name -> (recorded, observed), as a
-        record writes them (reasons compared whatever their order)."""
+        record writes them (reasons in any order: :meth:`observed` keeps the record's)."""
         seen, now = facts.counts, self.observed(facts)
         found = {name: (str(count), str(seen[name])) for name, count in self.stated().items()
                  if seen[name] != count}
         for name, was, got in (("breaks", self.break_reasons, now.break_reasons),
                                ("recompiles", self.recompile_guards, now.recompile_guards)):
-            if was is not None and got is not None and sorted(was) != sorted(got) \
-                    and name not in found:
+            if was != got and was is not None and got is not None and name not in found:
                 found[name] = (f"[{'; '.join(was)}]", f"[{'; '.join(got)}]")
         return found
 
@@ -366,8 +366,8 @@ class CompileClaim:
 def _reasons(facts: CompileFacts) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Each graph break's reason (once per break) and each recompilation's failed guard, each
     with its white space as a record holds it (one space)."""
-    return (tuple(" ".join(b.reason.split()) for b in facts.breaks for _ in range(b.count)),
-            tuple(" ".join(r.guard.split()) for r in facts.recompiles))
+    return (tuple(one_spaced(b.reason) for b in facts.breaks for _ in range(b.count)),
+            tuple(one_spaced(r.guard) for r in facts.recompiles))
 
 
 def _as_listed(recorded: tuple[str, ...] | None, seen: tuple[str, ...]) -> tuple[str, ...] | None:

@@ -46,3 +46,8 @@ def for_log(text: str) -> str:
 def one_line(text: str) -> str:
     """``text`` on one line, its line breaks shown as ``\\n``: for a name or a label."""
     return for_log(text.replace("\r", "\\r").replace("\n", "\\n"))
+
+
+def one_spaced(text: str) -> str:
+    """``text`` with each run of white space one space."""
+    return " ".join(text.split())

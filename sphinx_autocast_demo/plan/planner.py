@@ -23,7 +23,7 @@ from .planned import Planned
 from .stamps import Stamps
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
     from sphinx.application import Sphinx
 
@@ -114,27 +114,22 @@ class Planner:
         """Whether a file that one of ``demo``'s cached results stands for now has another
         content: Sphinx compares file times, and a copy that keeps an old time (``cp -p``) or
         a link moved to an older file would leave the page showing the old result."""
-        if not self.conf.execution.runs:
-            return False
-        codes = state.codes_for(demo)
-        for variant in demo.runs:
-            try:  # (the files alone: an unchanged build asks this of every demo)
-                files = self.cache.files(self.key(demo, codes, variant))
-            except CorruptEntry:
-                return True
-            if files and self.stamps.changed(files):
-                return True
-        return False
+        # (the files alone: an unchanged build asks this of every demo)
+        return any(isinstance(files, CorruptEntry)
+                   or (isinstance(files, tuple) and bool(self.stamps.changed(files)))
+                   for files in self._entries(demo, state, self.cache.files))
 
-    def _entries(self, demo: Demo, state: DocState) -> Iterator[Entry | CorruptEntry | None]:
-        """Each variant's cache entry (None: none; the error, for one that cannot be read: it
-        runs again); nothing in "never" mode, which runs nothing whatever the cache holds."""
+    def _entries(self, demo: Demo, state: DocState,
+                 read: Callable[[str], object] | None = None) -> Iterator[object]:
+        """What ``read`` (the whole entry, by default) gives of each variant's cache entry
+        (None: none; the error, for one that cannot be read: it runs again); nothing in
+        "never" mode, which runs nothing whatever the cache holds."""
         if not self.conf.execution.runs:
             return
         codes = state.codes_for(demo)
         for variant in demo.runs:
             try:
-                yield self.cache.get(self.key(demo, codes, variant))
+                yield (read or self.cache.get)(self.key(demo, codes, variant))
             except CorruptEntry as exc:
                 yield exc
 

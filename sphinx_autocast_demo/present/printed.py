@@ -117,9 +117,9 @@ def _at(result: DemoResult, part: int, line: int) -> tuple[str, int]:
 
 def _run_text(result: DemoResult, run: RunRecord, app: Sphinx) -> str:
     text = readable_logs(result, readable_warnings(result, run.output.rstrip()))
+    # (an error of a kind is the engine's finding, said in the row's cell: not printed output)
     if run.error is not None and not run.error.kind:
         text = (text + "\n" if text else "") + result.traceback(run.error)
-    # (an error of a kind is the engine's finding, said in the row's cell: not printed output)
     elif run.status in ("timeout", "crashed"):
         text = (text + "\n" if text else "") + _how_it_ended(result, run)
     return publish(text, app)

@@ -28,6 +28,7 @@ import warnings
 from dataclasses import dataclass
 
 from ..core.i18n import msg
+from ..core.text import one_spaced
 
 #: The source name autodoc gives a docstring's lines.
 DOCSTRING_SOURCE = re.compile(r"^(?P<path>.+\.pyw?):docstring of (?P<name>.+)$")
@@ -251,7 +252,7 @@ def _docstring(node: ast.AST) -> ast.Constant | None:
 
 def _key(line: str) -> str:
     # autodoc dedents and expands tabs from other columns than the file's: compare the words.
-    return " ".join(line.split())
+    return one_spaced(line)
 
 
 def _places(literal: Literal, want: list[str]) -> list[int]:

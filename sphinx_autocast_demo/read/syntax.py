@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.i18n import msg
 from ..core.model import Claim, CompileClaim, Variant
 from ..core.scopes import Record, records, scope_parts, scoped_name
+from ..core.text import one_spaced
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -244,7 +245,7 @@ def parse_expect(text: str, names: tuple[str, ...]) -> tuple[Record[Claim], ...]
         if not match:
             raise SyntaxProblem(msg("{item}: write value: outcome, e.g. off: matches",
                                      item=repr(item)))
-        name, scope, outcome = match.group(1), match.group(2), " ".join(match.group(3).split())
+        name, scope, outcome = match.group(1), match.group(2), one_spaced(match.group(3))
         if name != "*" and name not in names:
             raise SyntaxProblem(msg("{name} is not a value of this demo{hint} (its values: "
                                      "{values})", name=repr(name), hint=_did_you_mean(name, names),
@@ -393,11 +394,6 @@ def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[Comp
     if twice:
         raise SyntaxProblem(msg("{record} is recorded twice", record=repr(twice[0])))
     return tuple(pairs)
-
-
-def one_spaced(text: str) -> str:
-    """``text`` with each run of white space one space: a reason as a record holds it."""
-    return " ".join(text.split())
 
 
 def reason_text_fits(reason: str) -> bool:
