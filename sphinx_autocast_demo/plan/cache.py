@@ -82,7 +82,7 @@ class Entry:
 
 
 @dataclass(frozen=True)
-class _Files:
+class _EntryFiles:
     """:attr:`Entry.files` alone, read as :meth:`ResultCache.files` reads it."""
 
     files: tuple[FileStamp, ...] | None = None
@@ -204,7 +204,7 @@ class ResultCache:
             # (a result whose runs are not there at all is no entry: read it whole, it fails)
             if not all(isinstance(data.get(part), dict) for part in ("verdict", "compiled", "eager")):
                 raise ValueError("its runs or verdict are missing")
-            return from_json(_Files, {"files": data.get("files")}).files
+            return from_json(_EntryFiles, {"files": data.get("files")}).files
         except (ValueError, RecursionError) as exc:
             raise CorruptEntry(f"{self._path(key)}: {exc}") from None
 
