@@ -134,3 +134,11 @@ def test_torch_compile_disable_gives_no_verdict_and_says_why(tmp_path_factory):
     assert ("every value: the compiled run compiled nothing: TORCH_COMPILE_DISABLE is set in "
             "the build's environment") in result.stderr, result.stderr
     assert not any(c.startswith("\u2713") for c in verdicts(result.html("index"), "deep-accepted"))
+    # In Russian (issue 47: the reason was the worker's English on a Russian page).
+    russian = sphinx_build(src, src / "_build" / "html-ru", "-D", "language=ru",
+                           env={"TORCH_COMPILE_DISABLE": "1"})
+    rows = [tr.get_text(" ", strip=True) for tr in russian.html("index").find(
+        id="deep-accepted").select("table.autocast-demo-results tbody tr")]
+    assert rows and all("скомпилированный запуск ничего не скомпилировал: в окружении сборки "
+                        "задана переменная TORCH_COMPILE_DISABLE" in row for row in rows), rows
+    assert "TORCH_COMPILE_DISABLE is set" not in russian.html("index").get_text()
