@@ -234,7 +234,8 @@ COMPILES = "; torch.compile(lambda t: t + 1)(torch.ones(1))"
 # message) of each mistake, for both syntaxes.
 _RST, _MD = "index.rst", "bad_md.md"
 _OPTIONS = ("values, expect, expect-output, expect-compile, config, backend, device, dtype, timeout, "
-           "grad-tolerance, output-tolerance, group, name, caption, alike, continues, partial-view, show")
+           "grad-tolerance, output-tolerance, group, name, caption, alike, continues, partial-view, "
+           "compare, show")
 
 # (page, the source line the message must point at, the message), for both syntaxes.
 DIRECTIVE_MISTAKES = [
@@ -266,6 +267,12 @@ DIRECTIVE_MISTAKES = [
        "matches, differs, raises <ExceptionName> or no-config") for page in (_RST, _MD)],
     (_RST, ":timeout: soon", "autocast-demo: :timeout: 'soon' must be a number of seconds > 0 and at "
      "most 86400 (24 h)"),
+    (_RST, ":expect: off: differs",
+     "autocast-demo: :compare: none compares nothing with eager, so :expect: cannot record off: "
+     "differs: record only raises <ExceptionName> or no-config, or leave it out"),
+    (_RST, ":show: table",
+     "autocast-demo: :show: table shows compiled against eager, which :compare: none does not "
+     "compare: write :show: record or :show: outputs, or leave :show: out"),
     (_RST, ":grup: a",
      "autocast-demo-setup: unknown option :grup:; did you mean :group:? (options: group, show)"),
     # MyST's YAML option block: the unknown key is reported at its own line too.

@@ -59,6 +59,7 @@ def entries(root: Path) -> dict[str, dict[str, object]]:
             # Without the compiler's warnings: inductor says them when it compiles a kernel,
             # not when it loads one from its disk cache, so they vary with the machine's cache.
             **{run: (data[run]["status"], snippets_lines(normalize_output(data[run]["output"])))
+               if data[run] is not None else None  # (no eager run: :compare: none)
                for run in ("compiled", "eager")},
         }
     return out

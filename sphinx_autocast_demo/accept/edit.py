@@ -175,9 +175,9 @@ def plan(result: DemoResult, lines: list[str]) -> list[Change]:
         first, last = block.spans.get("expect-output", (block.end, block.end))
         changes.append(Change(path, first, last, output, ":expect-output:"))
     compiling = new_compile(result)
-    if compiling is not None and "expect-compile" in block.spans:
-        first, last = block.spans["expect-compile"]
-        value = "; ".join(f"{name}: {claim}" for name, claim in compiling)
+    if compiling is not None:  # in place, or a new option after the last one
+        first, last = block.spans.get("expect-compile", (block.end, block.end))
+        value = syntax.expect_compile_text(compiling)
         new = [f'{_marker(block, "expect-compile")} {_quoted(value)}' if block.style == "yaml"
                else f'{_marker(block, "expect-compile")} {value}']
         changes.append(Change(path, first, last, new, f":expect-compile: {value}"))

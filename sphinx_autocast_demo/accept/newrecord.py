@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from ..core.i18n import msg
 from ..core.printed import as_recorded, keeps_logs, normalize_output, output_holds
 from ..core.scopes import conflict, governing, records, scope_parts, scoped_name
+from ..judge.check import first_compile_record
 from ..judge.printed import first_output_record
 from ..read import syntax
 
@@ -39,6 +40,12 @@ def new_expect(result: DemoResult) -> list[tuple[str, Claim]] | None:
         if vr.verdict.outcome == "error":
             raise Blocked(msg("value {value} has no outcome to record ({note})", value=name,
                                note=vr.verdict.note))
+    for name, vr in list(actual.items()):
+        if vr.verdict.outcome == "ran":  # compared with nothing: there is no outcome to record
+            if governing(demo.expect, name, environment) is not None:
+                raise Blocked(msg("value {value} ran without raising, and :expect: records an "
+                                   "outcome for it: take that record out by hand", value=name))
+            del actual[name]
     for name in actual:
         _refuse_conflict(demo.expect, name, result)
 
@@ -99,8 +106,8 @@ def new_compile(result: DemoResult) -> list[tuple[str, CompileClaim]] | None:
     ones do, or when none is recorded; the counts each record states, as compiling did them.
     One ``*`` record where the option had one and every covered value did the same."""
     demo, here = result.demo, result.environment
-    if not demo.expect_compile:
-        return None
+    if not demo.expect_compile:  # a demo that compares nothing gets its first record
+        return first_compile_record(result)
     seen = {}
     for vr in result.variants:
         claim = demo.expected_compile(vr.variant.name, here)
@@ -109,7 +116,8 @@ def new_compile(result: DemoResult) -> list[tuple[str, CompileClaim]] | None:
     if all(claim == now for claim, now in seen.values()):
         return None
     unfit = sorted({why for _, now in seen.values()
-                    for why in (*(now.break_reasons or ()), *(now.recompile_guards or ()))
+                    for why in (*(now.break_reasons or ()), *(now.recompile_guards or ()),
+                                *(now.skip_reasons or ()))
                     if not syntax.reason_text_fits(why)})
     if unfit:  # (it would not read back as written)
         raise Blocked(msg("a reason of its :expect-compile: cannot be written in a record (a ; or "
@@ -152,7 +160,7 @@ def scoped(result: DemoResult, changes: list[tuple[str, Claim]]) -> list[tuple[s
             continue
         release = re.match(r"[\w.]+", environment.torch)
         for vr in other.variants:
-            if vr.compiled.not_run or vr.verdict.outcome == "error":
+            if vr.compiled.not_run or vr.verdict.outcome in ("error", "ran"):
                 continue
             name = vr.variant.name
             found = governing(_applied(result.demo.expect, changes + out), name, environment)
@@ -210,7 +218,7 @@ def _converges(result: DemoResult, changes: list[tuple[str, Claim]]) -> None:
                            problem=exc.args[0])) from None
     for shown in (result, *result.others):
         for vr in shown.variants:
-            if vr.compiled.not_run or vr.verdict.outcome == "error":
+            if vr.compiled.not_run or vr.verdict.outcome in ("error", "ran"):
                 continue
             _refuse_conflict(final, vr.variant.name, shown)
             found = governing(final, vr.variant.name, shown.environment)

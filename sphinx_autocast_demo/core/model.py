@@ -26,7 +26,8 @@ CONFIG_SINCE: dict[str, str] = {DEFAULT_CONFIG: "2.9"}
 
 #: ``no-config``: the installed torch has no such config, a fact about a release that a page
 #: may record (scoped to the releases that lack it).
-Outcome = Literal["matches", "differs", "raises", "no-config", "error"]
+#: ``ran``: the compiled run finished, and nothing was compared with it (``:compare: none``).
+Outcome = Literal["matches", "differs", "raises", "no-config", "ran", "error"]
 RunStatus = Literal["ok", "raised", "timeout", "crashed", "skipped", "refused"]
 #: Why a run never started (status ``skipped`` or ``refused``): ``engine``, no demo can run in
 #: this build (one error says so for the whole build); ``no-cuda``, a CUDA demo on a machine
@@ -158,6 +159,10 @@ class Tolerance:
 
 Show = Literal["table", "record", "outputs"]
 SHOWS: tuple[Show, ...] = ("table", "record", "outputs")
+#: What a demo's compiled run is compared with: the eager run, or nothing (its records of what
+#: compiling did and printed are then its only checks).
+Compare = Literal["eager", "none"]
+COMPARES: tuple[Compare, ...] = ("eager", "none")
 
 
 @dataclass(frozen=True)
@@ -200,13 +205,16 @@ class Demo:
     # ``:continues:``: runs as a notebook's next cell, after the page's earlier demos of its
     # group (their code replayed first, their output hidden); its bare last expression shown.
     continues: bool = False
+    # ``:compare: none``: no eager run; what it records of compiling and printing is checked.
+    compare: Compare = "eager"
 
     @property
     def held_to_alike(self) -> bool:
         """Must the demo tell its values apart?"""
         # Not ``:alike:``, nor ``:show: outputs``, nor a demo that records what compiling did:
-        # that is its point.
-        return not self.alike and self.show != "outputs" and not self.expect_compile
+        # that is its point; nor one that compares nothing.
+        return (not self.alike and self.show != "outputs" and not self.expect_compile
+                and self.compare == "eager")
 
     @property
     def varies_nothing(self) -> bool:
@@ -306,49 +314,65 @@ class Recompile:
 
 
 @dataclass(frozen=True)
+class Skip:
+    """Frames dynamo began to trace and gave up on whole, running them eagerly (a generator,
+    an error it let Python raise): its reason (the first line) and how many frames it gave."""
+
+    reason: str
+    count: int = 1
+
+
+@dataclass(frozen=True)
 class CompileFacts:
     """What ``torch.compile`` did in a compiled run (engine/child/facts.py): the graphs it
-    made, where and why it broke them, and each recompilation with its failed guard."""
+    made, where and why it broke them, each recompilation with its failed guard, and the frames
+    it skipped, with why."""
 
     graphs: int
     breaks: tuple[GraphBreak, ...] = ()
     recompiles: tuple[Recompile, ...] = ()
+    skipped: tuple[Skip, ...] = ()
 
     @property
     def counts(self) -> dict[str, int]:
         """As a record states them (:class:`CompileClaim`)."""
         return {"graphs": self.graphs, "breaks": sum(b.count for b in self.breaks),
-                "recompiles": len(self.recompiles)}
+                "recompiles": len(self.recompiles), "skipped": sum(s.count for s in self.skipped)}
 
 
 @dataclass(frozen=True)
 class CompileClaim:
     """What ``:expect-compile:`` records of a value: some of the counts of
     :attr:`CompileFacts.counts` (None: not recorded), and where a record names them, why each
-    graph broke and which guard failed at each recompilation (``breaks 1 [reason]``)."""
+    graph broke, which guard failed at each recompilation and why each frame was skipped
+    (``breaks 1 [reason]``)."""
 
     graphs: int | None = None
     breaks: int | None = None
     recompiles: int | None = None
     break_reasons: tuple[str, ...] | None = None
     recompile_guards: tuple[str, ...] | None = None
+    skipped: int | None = None
+    skip_reasons: tuple[str, ...] | None = None
 
     def __str__(self) -> str:
-        listed = {"breaks": self.break_reasons, "recompiles": self.recompile_guards}
+        listed = {"breaks": self.break_reasons, "recompiles": self.recompile_guards,
+                  "skipped": self.skip_reasons}
         return ", ".join(f"{name} {count}" + (f" [{'; '.join(why)}]" if (why := listed.get(name))
                                                is not None else "")
                          for name, count in self.stated().items())
 
     def stated(self) -> dict[str, int]:
-        return {name: count for name in ("graphs", "breaks", "recompiles")
+        return {name: count for name in ("graphs", "breaks", "recompiles", "skipped")
                 if (count := getattr(self, name)) is not None}
 
     def observed(self, facts: CompileFacts) -> CompileClaim:
         """What this record states, as ``facts`` have it: the record that holds."""
         counts = {name: facts.counts[name] for name in self.stated()}
-        reasons, guards = _reasons(facts)
+        reasons, guards, skips = _reasons(facts)
         return CompileClaim(**counts, break_reasons=_as_listed(self.break_reasons, reasons),
-                            recompile_guards=_as_listed(self.recompile_guards, guards))
+                            recompile_guards=_as_listed(self.recompile_guards, guards),
+                            skip_reasons=_as_listed(self.skip_reasons, skips))
 
     def wrong(self, facts: CompileFacts) -> dict[str, tuple[str, str]]:
         """Each stated fact that ``facts`` do not have: name -> (recorded, observed), as a
@@ -357,17 +381,19 @@ class CompileClaim:
         found = {name: (str(count), str(seen[name])) for name, count in self.stated().items()
                  if seen[name] != count}
         for name, was, got in (("breaks", self.break_reasons, now.break_reasons),
-                               ("recompiles", self.recompile_guards, now.recompile_guards)):
+                               ("recompiles", self.recompile_guards, now.recompile_guards),
+                               ("skipped", self.skip_reasons, now.skip_reasons)):
             if was != got and was is not None and got is not None and name not in found:
                 found[name] = (f"[{'; '.join(was)}]", f"[{'; '.join(got)}]")
         return found
 
 
-def _reasons(facts: CompileFacts) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Each graph break's reason (once per break) and each recompilation's failed guard, each
-    with its white space as a record holds it (one space)."""
+def _reasons(facts: CompileFacts) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Each graph break's reason (once per break), each recompilation's failed guard and each
+    skipped frame's reason, with its white space as a record holds it (one space)."""
     return (tuple(one_spaced(b.reason) for b in facts.breaks for _ in range(b.count)),
-            tuple(one_spaced(r.guard) for r in facts.recompiles))
+            tuple(one_spaced(r.guard) for r in facts.recompiles),
+            tuple(one_spaced(s.reason) for s in facts.skipped for _ in range(s.count)))
 
 
 def _as_listed(recorded: tuple[str, ...] | None, seen: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -506,14 +532,15 @@ class Verdict:
 
     @property
     def claim(self) -> Claim:
-        """What a writer records for it in ``:expect:`` (an ``error`` has nothing to record)."""
-        assert self.outcome != "error", "an error is not an outcome a page records"
-        return Claim(self.outcome, self.exception or "")
+        """What a writer records for it in ``:expect:`` (an ``error`` has nothing to record, nor
+        has a run compared with nothing)."""
+        assert self.outcome not in ("error", "ran"), f"{self.outcome} is not an outcome a page records"
+        return Claim(self.outcome, self.exception or "")  # type: ignore[arg-type]  # (asserted)
 
     @property
     def text(self) -> str:
-        """The outcome as a writer would record it (``error`` for none)."""
-        return "error" if self.outcome == "error" else str(self.claim)
+        """The outcome as a writer would record it (``error``, ``ran``: none)."""
+        return self.outcome if self.outcome in ("error", "ran") else str(self.claim)
 
 
 @dataclass(frozen=True)
@@ -521,8 +548,22 @@ class VariantResult:
     variant: Variant
     verdict: Verdict
     compiled: RunRecord
-    eager: RunRecord
+    eager: RunRecord | None  # None: no eager run was asked for (``:compare: none``)
     cached: bool = False
+
+    @property
+    def runs(self) -> tuple[tuple[RunRecord, Literal["compiled", "eager"]], ...]:
+        """The runs it had, each with its name: the compiled one first."""
+        return ((self.compiled, "compiled"),) + (((self.eager, "eager"),) if self.eager else ())
+
+    @property
+    def config_default(self) -> str:
+        """torch's default of the varied config, as a run of it read it ("": none did)."""
+        return self.compiled.config_default or (self.eager.config_default if self.eager else "")
+
+    @property
+    def seconds(self) -> float:
+        return sum(run.seconds for run, _ in self.runs)
 
 
 def skipped(variant: Variant, reason: str, status: RunStatus = "skipped",

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
     from ..core.config import Settings
+    from ..core.model import Demo
     from ..plan.planned import Planned, Stats
 
     # (imported where a build runs something: an unchanged build never needs the pool, and all
@@ -75,12 +76,12 @@ class Ran:
 
     item: Planned
     compiled: Finished
-    eager: Finished
+    eager: Finished | None  # None: the demo compares with nothing (``:compare: none``)
 
     @property
-    def imports(self) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
+    def imports(self) -> tuple[tuple[str, ...] | None, ...]:
         """The writer's files each run had (None: the run could not tell, see ``Planner.store``)."""
-        return self.compiled.imports, self.eager.imports
+        return (self.compiled.imports, *((self.eager.imports,) if self.eager else ()))
 
 
 #: Variables a CI service sets (GitHub, GitLab, CircleCI, Travis, Buildkite and most others:
@@ -103,6 +104,11 @@ def idle_time(setting: float) -> float:
     if setting != KEEP_AUTO:
         return setting
     return AUTO_IDLE if writers_build() else 0.0
+
+
+def modes(demo: Demo) -> tuple[Mode, ...]:
+    """Each value's runs: no eager run where it is compared with nothing."""
+    return ("compiled",) if demo.compare == "none" else ("compiled", "eager")
 
 
 class Runner:
@@ -185,7 +191,7 @@ class Runner:
         runs, owners = [], {}
         for index, item in enumerate(runnable):
             fresh = item.demo.device == "cuda"  # CUDA: a new interpreter per run, never forked
-            for mode in ("compiled", "eager"):
+            for mode in modes(item.demo):
                 run = Run(key=f"{index:06d}-{mode}", timeout=item.demo.timeout, fresh=fresh,
                           job=self.job(item, mode))
                 runs.append(run)
@@ -204,10 +210,11 @@ class Runner:
                 pair = halves.setdefault(id(item), {})
                 pair[mode] = fin
                 self.count(fin, item)
-                if len(pair) == 2:
-                    yield Ran(item, pair["compiled"], pair["eager"])
+                if len(pair) == len(modes(item.demo)):
+                    yield Ran(item, pair["compiled"], pair.get("eager"))
         except EngineError as exc:  # the worker died: what has not finished cannot run
-            left = [item for item in runnable if len(halves.get(id(item), ())) < 2]
+            left = [item for item in runnable
+                    if len(halves.get(id(item), ())) < len(modes(item.demo))]
             running = exc.running if isinstance(exc, WorkerDied) else []
             self.refuse(left, exc, [owners[key] for key in running if key in owners])
         self.stats.seconds += time.perf_counter() - start

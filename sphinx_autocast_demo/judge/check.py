@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..core.i18n import msg, n_msg
-from ..core.model import Finding
+from ..core.model import CompileClaim, Finding
 from ..core.printed import as_recorded, keeps_logs, normalize_output, output_holds
 from ..core.scopes import conflict
 from ..read import syntax
@@ -44,6 +44,8 @@ def check(result: DemoResult) -> DemoResult:
     if result.source == "build" and (alike := hints.alike(result)) is not None:
         checked = replace(checked, findings=(*checked.findings, alike))
     if result.source == "build" and (unrecorded := _unrecorded_output(result)) is not None:
+        checked = replace(checked, findings=(*checked.findings, unrecorded))
+    if result.source == "build" and (unrecorded := _unrecorded_compile(result)) is not None:
         checked = replace(checked, findings=(*checked.findings, unrecorded))
     others = tuple(_check_one(other, True, releases,
                               _defaults([result, *(o for o in result.others if o is not other)]))
@@ -107,7 +109,7 @@ def _releases(result: DemoResult) -> Releases:
     having: list[str] = []
     for shown in (result, *result.others):
         kinds = {run.error.kind if run.error else "" for vr in shown.variants
-                 for run in (vr.compiled, vr.eager) if run.status in ("ok", "raised")}
+                 for run, _ in vr.runs if run.status in ("ok", "raised")}
         if "no-config" in kinds:
             lacking.append(shown.torch_version)
         elif kinds:
@@ -119,7 +121,7 @@ def _defaults(results: Sequence[DemoResult]) -> frozenset[str]:
     """The defaults of the config that the ``default`` rows of ``results`` ran under: what
     the torches the page was checked with had (the kept result sets know)."""
     return frozenset(d for r in results for vr in r.variants if vr.variant.name == DEFAULT
-                     and (d := vr.compiled.config_default or vr.eager.config_default))
+                     and (d := vr.config_default))
 
 
 def _check_one(result: DemoResult, named: bool, releases: Releases,
@@ -146,10 +148,10 @@ def _check_one(result: DemoResult, named: bool, releases: Releases,
                 error = replace(error, message=_no_config(result, error.message, releases))
             errors.setdefault((error.location, error.message), (error, []))[1].append(name)
             continue
-        if expected is None:
+        if expected is None and vr.verdict.outcome != "ran":  # (compared with nothing: no outcome)
             missing.append((name, vr.verdict.text))
             continue
-        if not expected.holds(vr):
+        if expected is not None and not expected.holds(vr):
             findings.append(_mismatch(result, vr, expected, label, had))
         findings.extend(replace(f, environment=label) for f in _output_finding(result, vr))
         findings.extend(replace(f, environment=label) for f in _compile_finding(result, vr))
@@ -290,6 +292,53 @@ def _unrecorded_output(result: DemoResult) -> Finding | None:
         message=msg("this demo shows only what it printed (:show: outputs), but no :expect-output: "
                      "records it, so no printed line is checked; add to the directive (or build "
                      "with AUTOCAST_DEMO_ACCEPT=1):\n   :expect-output:\n{option}", option=option))
+
+
+def _unrecorded_compile(result: DemoResult) -> Finding | None:
+    """A demo that compares nothing with eager (``:compare: none``) and records neither what
+    compiling did nor what it printed: nothing of it is checked. The record to add, with what
+    compiling did."""
+    demo = result.demo
+    if demo.compare != "none" or demo.expect_compile or demo.expect_output:
+        return None
+    first = first_compile_record(result)
+    record = syntax.expect_compile_text(first) if first else "*: graphs N, breaks N, recompiles N"
+    return Finding(
+        severity="missing", subtype="missing-expectation", location=demo.location,
+        message=msg("this demo compares nothing with eager (:compare: none), and records neither "
+                     "what compiling did nor what it printed, so nothing of it is checked; add to "
+                     "the directive (or build with AUTOCAST_DEMO_ACCEPT=1):\n"
+                     "   :expect-compile: {record}", record=record))
+
+
+def first_compile_record(result: DemoResult) -> list[tuple[str, CompileClaim]] | None:
+    """For a demo that compares nothing and records nothing (:func:`_unrecorded_compile`): the
+    ``:expect-compile:`` records of what compiling did, one ``*`` record where every value that
+    ran did the same; None for any other demo, or where no value ran."""
+    demo = result.demo
+    if demo.compare != "none" or demo.expect_compile or demo.expect_output:
+        return None
+    everything = CompileClaim(graphs=0, breaks=0, recompiles=0, break_reasons=(),
+                              recompile_guards=(), skipped=0, skip_reasons=())
+    seen = {}
+    for vr in result.variants:
+        if vr.compiled.status == "ok" and vr.compiled.compile is not None:
+            now = everything.observed(vr.compiled.compile)
+            # (a reason a record cannot hold, or none at all, is left out: the counts stay)
+            # (skipped only where dynamo skipped a frame: most demos never meet one)
+            seen[vr.variant.name] = replace(
+                now, break_reasons=_listable(now.break_reasons),
+                recompile_guards=_listable(now.recompile_guards),
+                skipped=now.skipped or None, skip_reasons=_listable(now.skip_reasons))
+    if not seen:
+        return None
+    if len(set(seen.values())) == 1:
+        return [("*", next(iter(seen.values())))]
+    return list(seen.items())
+
+
+def _listable(reasons: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    return reasons if reasons and all(syntax.reason_text_fits(r) for r in reasons) else None
 
 
 def _compile_finding(result: DemoResult, vr: VariantResult) -> list[Finding]:

@@ -225,9 +225,25 @@ NOT_FULLY_COMPARED = "not fully compared"
 NOTHING_COMPARED = "nothing to compare: no tensor reachable from the snippet's names, nothing printed"
 
 
+def alone(compiled: RunRecord) -> Verdict:
+    """The verdict of a compiled run compared with nothing (``:compare: none``): whether it
+    finished, raised, or was no verdict at all, as :func:`compare_runs` says them."""
+    if compiled.status in ("timeout", "crashed"):
+        return Verdict(outcome="error", note=f"compiled run: {compiled.detail}")
+    if compiled.error is not None and compiled.error.kind:
+        if compiled.error.kind == "no-config":
+            return Verdict(outcome="no-config", note=compiled.error.message)
+        return Verdict(outcome="error", note=reason_text(compiled.error))
+    if compiled.status == "raised" and compiled.error is not None:
+        return Verdict(outcome="raises", exception=compiled.error.type, note=compiled.error.message)
+    return Verdict(outcome="ran")
+
+
 def verdict_of(ran: Ran) -> VariantResult:
     """The compare stage: one variant's compiled and eager runs -> its result."""
     compiled, eager = ran.compiled, ran.eager
+    if eager is None:
+        return VariantResult(ran.item.variant, alone(compiled.record), compiled.record, None)
     verdict = compare_runs(compiled.record, eager.record, (compiled.data, compiled.offsets),
                            (eager.data, eager.offsets), ran.item.demo.tolerance,
                            ran.item.demo.partial_view)

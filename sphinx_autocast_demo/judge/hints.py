@@ -169,7 +169,7 @@ def default_change(result: DemoResult, vr: VariantResult, had: frozenset[str]) -
     records say nothing of which value the default is, or where no torch the page was checked
     with (``had``: their defaults) had another default: then the record is wrong, not torch."""
     demo, environment = result.demo, result.environment
-    now = vr.compiled.config_default or vr.eager.config_default
+    now = vr.config_default
     expected = demo.expected(vr.variant.name, environment)
     if vr.variant.name != syntax.DEFAULT or not now or expected is None or not had - {now}:
         return None

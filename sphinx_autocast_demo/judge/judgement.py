@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from .check import no_cuda
 
 if TYPE_CHECKING:
-    from ..core.model import Claim, DemoResult, Environment, Finding, Source, VariantResult
+    from ..core.model import Claim, Demo, DemoResult, Environment, Finding, Source, VariantResult
 
 #: Why a value was not checked, as data: ``missing``, no result in the result sets;
 #: ``no-cuda``, a CUDA demo on a machine without CUDA; ``engine``, no demo can run here;
@@ -62,7 +62,7 @@ def unchecked(result: DemoResult, vr: VariantResult, torch: str) -> NotChecked |
     is named with it. Not checked: a run was skipped, refused, stopped or died, the result
     comes from the cache of another torch, or an environment's set has no result.
     """
-    for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager")):
+    for run, label in vr.runs:
         if run.status in ("ok", "raised"):
             continue
         if run.status in ("skipped", "refused"):
@@ -218,7 +218,9 @@ def _column(shown: DemoResult, torch: str) -> Column:
         expected = shown.demo.expected(name, shown.environment)
         about = tuple(f for f in shown.findings if f.concerns(name) and f.environment == here)
         failing = [f for f in about if f.failed]
-        record: Record = ("unrecorded" if expected is None else "unchecked" if why is not None
+        recorded = expected is not None or (vr.verdict.outcome == "ran" and _checks_run(
+            shown.demo, name, shown.environment))
+        record: Record = ("unrecorded" if not recorded else "unchecked" if why is not None
                           else "broken" if failing else "holds")
         values.append(Value(name=name, result=vr, why=why, expected=expected, record=record,
                             findings=about, error=any(f.severity == "error" for f in failing)))
@@ -226,16 +228,23 @@ def _column(shown: DemoResult, torch: str) -> Column:
                   torch=against, values=tuple(values))
 
 
+def _checks_run(demo: Demo, name: str, environment: Environment | None) -> bool:
+    """Does the page record what the compiled run of value ``name`` compiled or printed?"""
+    return (demo.expected_compile(name, environment) is not None
+            or demo.expected_output(name, environment) is not None)
+
+
 def _across(result: DemoResult, columns: tuple[Column, ...], name: str) -> Across:
     values = [(column, column.value(name)) for column in columns]
     recorded = tuple((column, v.expected) for column, v in values)
-    broken = tuple(c for c, v in values if v.checked and v.expected and v.record == "broken")
+    broken = tuple(c for c, v in values if v.checked and v.record == "broken")
     unchecked_in = tuple(c for c, v in values if not v.checked)
     # What compiled did, where that is a verdict: a release without the config has none to
     # change from.
     outcomes = {v.result.verdict.text for _, v in values
                 if v.checked and v.result.verdict.outcome not in ("no-config", "error")}
-    record: Record = ("unrecorded" if not any(e for _, e in recorded) else "broken" if broken
+    record: Record = ("unrecorded" if all(v.record == "unrecorded" for _, v in values)
+                      else "broken" if broken
                       else "unchecked" if len(unchecked_in) == len(columns) else "holds")
     return Across(name=name, recorded=recorded, broken_in=broken, unchecked_in=unchecked_in,
                   record=record, changed=len(outcomes) > 1)
@@ -251,7 +260,9 @@ def _page(result: DemoResult, here: Column) -> PageRecord:
         return "broken"
     if missed:
         return "unchecked" if len(missed) == len(names) else "partly-unchecked"
-    if not result.demo.expect:
+    demo = result.demo
+    if not demo.expect and not (demo.compare == "none" and (demo.expect_compile
+                                                            or demo.expect_output)):
         return "unrecorded"
     return "holds"
 

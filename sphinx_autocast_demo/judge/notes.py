@@ -81,7 +81,7 @@ _SHOWN = 2
 
 def compile_text(result: DemoResult, facts: CompileFacts) -> str:
     """What compiling did: the graphs, then each graph break and each recompilation with the
-    page's line it happened at (one message, said in any language)."""
+    page's line it happened at, then each frame skipped (one message, said in any language)."""
     said = [n_msg("{n} graph compiled", "{n} graphs compiled", facts.graphs, n=facts.graphs)]
     for found in facts.breaks:
         where = _line(result, found.at)
@@ -92,6 +92,9 @@ def compile_text(result: DemoResult, facts: CompileFacts) -> str:
     if len(facts.recompiles) > _SHOWN:
         more = len(facts.recompiles) - _SHOWN
         said.append(n_msg("{n} more recompilation", "{n} more recompilations", more, n=more))
+    said += [n_msg("a frame skipped, run eagerly: {reason}", "{n} frames skipped, run eagerly: "
+                   "{reason}", skip.count, n=skip.count, reason=skip.reason)
+             for skip in facts.skipped]
     text = said[-1]
     for before in reversed(said[:-1]):
         text = msg("{before}; {after}", before=before, after=text)
@@ -130,6 +133,10 @@ def reason_text(error: SnippetError) -> str:
         if facts[0] == "aot":
             return msg("AOTAutograd compiled a function in the eager run")
         return msg("dynamo compiled a frame in the eager run")
+    if error.kind == "compiled-nothing" and facts[0] == "skipped" and facts[1:]:
+        why = msg("dynamo skipped each frame it began and ran it eagerly ({reason})",
+                  reason=facts[1])
+        return msg("the compiled run compiled nothing: {why}", why=why)
     if error.kind == "compiled-nothing" and facts[0] in _NOTHING_COMPILED:
         return msg("the compiled run compiled nothing: {why}", why=_NOTHING_COMPILED[facts[0]])
     return error.message

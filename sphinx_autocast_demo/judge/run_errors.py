@@ -22,7 +22,7 @@ def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
     """A run that did not finish normally: located at the failing statement when possible."""
     # (Each msg() a statement of its own: Babel reads none inside another's argument.)
     where_it_was, where_it_crashed = msg("where it was"), msg("where it crashed")
-    for run, label in ((vr.compiled, "compiled"), (vr.eager, "eager")):
+    for run, label in vr.runs:
         if run.status in ("skipped", "refused"):
             engine = run.status == "refused" and run.not_run in ("engine", "died")
             return _error(vr, "engine" if engine else "not-run", result.demo.location, run.detail,
@@ -46,7 +46,7 @@ def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
                      tail=_tail(run.output),
                      trace=_stopped_trace(result, run, where_it_crashed)),
             )
-    for run in (vr.compiled, vr.eager):
+    for run, _ in vr.runs:
         if run.error is not None and run.error.kind:
             return _not_a_verdict(result, vr, run.error)
     if (vr.verdict.outcome == "error" and vr.verdict.compared == 0 and not vr.verdict.cut
@@ -94,7 +94,9 @@ def _not_a_verdict(result: DemoResult, vr: VariantResult, error: SnippetError) -
         message = msg("{reason}, so it would be compared with the eager run as if it were "
                        "compiled: compile the code the page is about (torch.compile(fn), "
                        "model.compile(), or AOTAutograd's aot_function), and build without "
-                       "TORCH_COMPILE_DISABLE", reason=reason_text(error))
+                       "TORCH_COMPILE_DISABLE; where compiling nothing is the point, record "
+                       "what compiling did (:expect-compile: graphs 0, with the frames skipped)",
+                       reason=reason_text(error))
         location = demo.location
     elif error.kind == "config-set":
         subtype = "config-set"

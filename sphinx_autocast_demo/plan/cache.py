@@ -69,7 +69,7 @@ class Entry:
     torch_version: str
     verdict: Verdict
     compiled: RunRecord
-    eager: RunRecord
+    eager: RunRecord | None  # None: none was asked for (``:compare: none``)
     python_version: str = ""
     # What autocast_demo_cache_torch made of the torch when the entry was stored; a label is
     # only known from here (the exact version and its release come from torch_version).
@@ -122,6 +122,8 @@ def consistent(entry: Entry) -> Entry:
     verdict = entry.verdict
     if verdict.outcome == "raises" and not verdict.exception:
         raise ValueError(f"verdict.exception is {verdict.exception!r}, but the outcome is 'raises'")
+    if entry.eager is None and verdict.outcome in ("matches", "differs"):
+        raise ValueError(f"eager is None, but the outcome is {verdict.outcome!r}")
     return entry
 
 

@@ -157,7 +157,7 @@ class Environments:
                 except CorruptEntry:
                     entry = None
                 if entry is not None:
-                    total += entry.compiled.seconds + entry.eager.seconds
+                    total += entry.compiled.seconds + (entry.eager.seconds if entry.eager else 0.0)
                     seen = True
                     break
         return total if seen else None

@@ -123,6 +123,8 @@ def result_key(demo: Demo, codes: Sequence[Code], variant: Variant, confdir: str
         parts["held_to_compile"] = False
     if demo.continues:  # (its bare last expression is shown: another output)
         parts["continues"] = True
+    if demo.compare == "none":  # (no eager run: another result)
+        parts["compare"] = "none"
     if variant in demo.probes:
         # A probe's failure is kept (Planner.store), and the timeout decides a timed-out run:
         # a longer one runs it again. Not for the page's own values, whose failures run again.

@@ -276,7 +276,7 @@ class Planner:
             self.untold.add(demo)
         if result is None or self.storing is False or (result.verdict.outcome == "error" and not probe):
             return
-        if any("ImportError" in run.error.names for run in (result.compiled, result.eager)
+        if any("ImportError" in run.error.names for run, _ in result.runs
                if run.error is not None):
             return  # (it may be a module that is not there yet: nothing to stamp for it)
         if not known and probe and result.verdict.outcome == "error":

@@ -225,7 +225,7 @@ def same_result(a: Entry, b: Entry) -> bool:
     """The same verdict and records, run times, pids and where a run was made aside."""
     def plain(entry: Entry) -> Entry:
         return replace(entry, compiled=replace(entry.compiled, seconds=0.0, pid=None),
-                       eager=replace(entry.eager, seconds=0.0, pid=None))
+                       eager=entry.eager and replace(entry.eager, seconds=0.0, pid=None))
     return plain(a) == plain(b)
 
 

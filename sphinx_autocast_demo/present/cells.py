@@ -45,7 +45,7 @@ def headers() -> dict[str, str]:
 
 #: What a cell can say of a value: a verdict, by its outcome, or the page's record, by whether
 #: it holds here.
-CellState = Literal["matches", "differs", "raises", "no-config", "error",
+CellState = Literal["matches", "differs", "raises", "no-config", "ran", "error",
                     "holds", "broken", "unchecked", "unrecorded"]
 
 #: Every mark and colour a results cell shows, in one table. A mark says what torch did
@@ -56,6 +56,7 @@ LOOKS: dict[CellState, Look] = {
     "differs": Look("\u2717", "autocast-demo-differs"),
     "raises": Look("\u26a0", "autocast-demo-raises"),
     "no-config": Look("\u2014", "autocast-demo-no-config"),
+    "ran": Look("", "autocast-demo-ran"),  # (no mark: nothing was compared)
     "error": Look("\u2014", "autocast-demo-error"),
     "holds": Look("", "autocast-demo-holds"),
     "broken": Look("", "autocast-demo-stale-cell"),
@@ -191,6 +192,8 @@ def outcome_text(vr: VariantResult) -> str:
         return _differs(what, len(failing) - 1)
     if v.outcome == "no-config":
         return _("no such config in this torch")
+    if v.outcome == "ran":
+        return _("compiled ran; not compared with eager")
     if v.outcome == "raises":
         if v.eager_exception and v.eager_exception == v.exception:
             return _("raises {exception} (eager too)").format(exception=v.exception)
@@ -276,6 +279,8 @@ def recorded_text(value: Value) -> tuple[str, list[str]]:
         return plain("unchecked", _("records {expected} (not checked)").format(expected=value.expected))
     if value.record == "broken":
         return marked("broken", broken_text(value.broken, value.expected))
+    if value.expected is None:  # (compared with nothing: what it records is compiling's, printing's)
+        return marked("holds", _("yes"))
     return marked("holds", _("yes ({expected})").format(expected=value.expected))
 
 
@@ -292,7 +297,7 @@ def broken_text(broken: frozenset[str], expected: Claim | str | None, where: str
     which = said[0]
     for then in said[1:]:
         which = _("{first}, and {then}").format(first=which, then=then)
-    if not outcome:
+    if not outcome and expected is not None:
         which = _("{which} (outcome {expected} holds)").format(which=which, expected=expected)
     if where:
         return _("no, in {where}: {which}").format(where=where, which=which)
@@ -308,6 +313,9 @@ def outcome_as_recorded(value: Value, torch: str) -> tuple[str, list[str]]:
     happened = outcome_word(verdict)
     if value.record == "unrecorded":
         text = _("{happened} (not recorded)").format(happened=happened)
+    elif value.record == "broken" and value.expected is None:
+        text = _("{happened}; {broken}").format(happened=happened,
+                                                broken=broken_text(value.broken, None))
     elif value.record == "broken":
         text = _("{happened}, but the page records {expected}").format(
             happened=happened, expected=value.expected)
@@ -321,7 +329,8 @@ def outcome_word(verdict: Verdict) -> str:
     names, which a page in another language must not show as its words)."""
     return {"matches": _("matches"), "differs": _("differs"),
             "raises": _("raises {exception}").format(exception=verdict.exception),
-            "no-config": _("no such config"), "error": _("not checked")}[verdict.outcome]
+            "no-config": _("no such config"), "ran": _("ran, not compared with eager"),
+            "error": _("not checked")}[verdict.outcome]
 
 
 def mark_meanings() -> dict[str, str]:

@@ -33,7 +33,8 @@ def printed(result: DemoResult, app: Sphinx, tabs: bool = False) -> list[nodes.N
     """
     compiled = [(vr.variant.name, _run_text(result, vr.compiled, app)) for vr in result.variants]
     eager = [(name, text) for (name, ctext), vr in zip(compiled, result.variants, strict=True)
-             if not vr.eager.not_run and (text := _run_text(result, vr.eager, app)) != ctext]
+             if vr.eager is not None and not vr.eager.not_run
+             and (text := _run_text(result, vr.eager, app)) != ctext]
     silent = [name for name, text in compiled if not text]
     blocks = _fold(compiled, len(result.variants))
     blocks += [(_("{value}, run eagerly").format(value=name), text)

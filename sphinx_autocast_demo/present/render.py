@@ -108,9 +108,14 @@ def result_nodes(judged: Judgement, app: Sphinx, tabs: bool = False, shared_foot
     showing them."""
     result = judged.result
     out: list[nodes.Node] = []
-    caption = (_("Results of {demo}: compiled against eager") if result.demo.varies_nothing
-               else _("Results of {demo}: compiled against eager, value by value")).format(
-        demo=named or _("this demo"))
+    if result.demo.compare == "none":
+        caption = (_("Results of {demo}: compiled, compared with nothing")
+                   if result.demo.varies_nothing else
+                   _("Results of {demo}: compiled, compared with nothing, value by value"))
+    else:
+        caption = (_("Results of {demo}: compiled against eager") if result.demo.varies_nothing
+                   else _("Results of {demo}: compiled against eager, value by value"))
+    caption = caption.format(demo=named or _("this demo"))
     if result.demo.show != "outputs" and judged.several:
         out.append(tables.results(environments_table(judged, html=app.builder.format == "html",
                                                      listed=listed), caption))

@@ -75,7 +75,7 @@ def value_cell(result: DemoResult, vr: VariantResult, listed: Mapping[str, str] 
         return entry
     entry += nodes.paragraph("", "", nodes.strong(text=vr.variant.name))
     if vr.variant.name == DEFAULT:  # nothing to copy: the row is about what torch has
-        found = vr.compiled.config_default or vr.eager.config_default
+        found = vr.config_default
         label = (_("not set: torch's default, here {value}").format(value=found) if found
                 else _("not set: torch's default"))
         entry += nodes.paragraph(text=label, classes=["autocast-demo-set-default"])

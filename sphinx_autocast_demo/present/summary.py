@@ -181,7 +181,8 @@ def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
     # SOURCE_DATE_EPOCH, when set, is the date (a reproducible build's), as for Sphinx's own.
     day = format_date("%Y-%m-%d", language=app.config.language)
     per_outcome = (("matches", _("compiled equals eager in {n}")), ("differs", _("differs in {n}")),
-                   ("raises", _("raises in {n}")), ("no-config", _("no such config in {n}")))
+                   ("raises", _("raises in {n}")), ("no-config", _("no such config in {n}")),
+                   ("ran", _("compared with nothing in {n}")))
     split = ", ".join(text.format(n=outcomes[outcome]) for outcome, text in per_outcome
                       if outcomes[outcome] or outcome == "matches")
     pages = len({d for d, _ident, _result in rows})

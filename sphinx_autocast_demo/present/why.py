@@ -74,7 +74,7 @@ def why_words(value: Value, why: NotChecked, torch: str) -> WhyText:
 def _stopped(vr: VariantResult) -> tuple[str, RunRecord]:
     """The run the judgement says did not finish (the compiled one is looked at first, as
     judge.unchecked does), with its name."""
-    for label, run in (("compiled", vr.compiled), ("eager", vr.eager)):
+    for run, label in vr.runs:
         if run.status not in ("ok", "raised"):
             return label, run
     return "compiled", vr.compiled

@@ -20,6 +20,7 @@ from ..core.i18n import _, __, in_console, msg, on_page
 from ..core.model import (
     DEFAULT_CONFIG,
     Claim,
+    Compare,
     Demo,
     Finding,
     Location,
@@ -189,6 +190,10 @@ class AutocastDemo(_Base):
             expect_compile = syntax.parse_expect_compile(self.options.get("expect-compile", ""), names)
         except syntax.SyntaxProblem as exc:
             raise located(exc, self.option_line("expect-compile"), "expect-compile") from None
+        compare = cast("Compare", self.value("compare", conf))
+        show = cast("Show", self.value("show", conf))
+        if compare == "none":
+            show = self.compared_with_nothing(expect, show)
         demo = Demo(
             docname=self.env.docname,
             ident=self.ident(),
@@ -208,7 +213,8 @@ class AutocastDemo(_Base):
             tolerance=Tolerance(grad=self.value("grad-tolerance", conf),
                                 output=self.value("output-tolerance", conf)),
             source_map=self.source_map,
-            show=cast("Show", self.value("show", conf)),
+            show=show,
+            compare=compare,
             global_setup=state(self.env).global_setup,
             alike="alike" in self.options,
             partial_view="partial-view" in self.options,
@@ -222,6 +228,25 @@ class AutocastDemo(_Base):
             demo = replace(demo, probes=syntax.unnamed_builtins(variants, device, dtype))
         self.say_dtype(demo)
         return demo
+
+    def compared_with_nothing(self, expect: tuple[Record[Claim], ...], show: Show) -> Show:
+        """``:compare: none``: what the page shows (``record``, unless ``:show:`` says
+        ``outputs``), once no record asks for a comparison that is not made."""
+        for record in expect:
+            if record.claim.outcome in ("matches", "differs"):
+                pair = syntax.expect_text([record])
+                raise located(syntax.SyntaxProblem(msg(
+                    ":compare: none compares nothing with eager, so :expect: cannot record "
+                    "{record}: record only raises <ExceptionName> or no-config, or leave it out",
+                    record=pair)), self.option_line("expect"))
+        if "show" not in self.options:
+            return "record"
+        if show == "table":
+            raise located(syntax.SyntaxProblem(msg(
+                ":show: table shows compiled against eager, which :compare: none does not "
+                "compare: write :show: record or :show: outputs, or leave :show: out")),
+                self.option_line("show"))
+        return show
 
     def say_dtype(self, demo: Demo) -> None:
         """``-v``: the dtype the demo's ``autocast`` value (its own, or the one run to check

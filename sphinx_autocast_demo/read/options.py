@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from ..core.config import OPTIONS, PREFIX, Option, Settings, number_problem
 from ..core.i18n import msg
-from ..core.model import SHOWS
+from ..core.model import COMPARES, SHOWS
 from . import syntax
 
 #: ``text``: stripped text, empty when not given; ``choice``: one of its choices; ``number``: a
@@ -126,11 +126,12 @@ DEMO = (
     DirectiveOption(
         "expect-compile", "text", "``value: graphs N, breaks N, recompiles N`` pairs",
         "What ``torch.compile`` did in the compiled run, per value (``*`` for all; pairs apart by "
-        "``;`` or lines): the graphs it compiled, its graph breaks, its recompilations, each "
-        "count with its reasons in brackets where they matter (``breaks 1 [reason]``, "
-        "``recompiles 1 [c == 0.5]``). The page shows each break and recompilation with its line "
-        "and reason; a fact that changes fails the build. A demo that records them may compile "
-        "nothing (``graphs 0``).",
+        "``;`` or lines): the graphs it compiled, its graph breaks, its recompilations, the "
+        "frames it skipped (ran eagerly, as for a generator), each count with its reasons in "
+        "brackets where they matter (``breaks 1 [reason]``, ``recompiles 1 [c == 0.5]``, "
+        "``skipped 1 [Attempt to trace generator]``). The page shows each break and "
+        "recompilation with its line and reason; a fact that changes fails the build. A demo "
+        "that records them may compile nothing (``graphs 0``).",
         default="none"),
     DirectiveOption(
         "config", "text", "dotted path",
@@ -184,6 +185,15 @@ DEMO = (
         "to stop (too deep, too many objects, too much printed, an object it cannot read): the "
         "row says it was partly compared, and why.", default="off (such a value is not "
         "checked: the build fails at the demo, saying what was not compared)"),
+    DirectiveOption(
+        "compare", "choice", "",
+        "What the compiled run is compared with: the eager run, or nothing, for a demo whose "
+        "point is what compiling did or printed, not its numbers (a timing, a log, a count). "
+        "With ``none`` no eager run is made, ``:expect:`` records only ``raises`` or "
+        "``no-config``, the demo must record ``:expect-compile:`` or ``:expect-output:`` (it "
+        "warns with the record to add), and the page shows each value's outcome and whether "
+        "its records hold (``:show: record``).",
+        value="eager", choices=COMPARES),
     DirectiveOption(
         "show", "choice", "",
         "What the page shows of the results: the full table; only each value's outcome and "

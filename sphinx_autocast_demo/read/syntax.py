@@ -338,6 +338,11 @@ def expect_text(pairs: Sequence[tuple[str, Claim | str]]) -> str:
     return ", ".join(f"{name}: {outcome}" for name, outcome in pairs)
 
 
+def expect_compile_text(pairs: Sequence[tuple[str, CompileClaim]]) -> str:
+    """What a writer pastes: ``off: graphs 1, breaks 0; autocast: graphs 2``."""
+    return "; ".join(f"{name}: {claim}" for name, claim in pairs)
+
+
 def parse_claim(text: str) -> Claim | None:
     """``matches``, ``differs``, ``no-config`` or ``raises <ExceptionName>`` as a
     :class:`Claim`; None for anything else."""
@@ -350,10 +355,10 @@ def parse_claim(text: str) -> Claim | None:
 
 
 def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[CompileClaim], ...]:
-    """``name: graphs N, breaks N, recompiles N`` pairs (any of the three, in any order),
-    apart by ``;`` or lines; names as in ``:expect:``, scoped or not. ``breaks`` and
-    ``recompiles`` may list why, one entry each: ``breaks 1 [reason]``, ``recompiles 1
-    [c == 1.0]``. A reason is free text (an apostrophe, a bracket of its own): only square
+    """``name: graphs N, breaks N, recompiles N, skipped N`` pairs (any of them, in any order),
+    apart by ``;`` or lines; names as in ``:expect:``, scoped or not. ``breaks``,
+    ``recompiles`` and ``skipped`` may list why, one entry each: ``breaks 1 [reason]``,
+    ``recompiles 1 [c == 1.0]``. A reason is free text (an apostrophe, a bracket of its own): only square
     brackets nest, and a reason cannot hold a ``;`` (:func:`reason_text_fits`)."""
     pairs: list[Record[CompileClaim]] = []
     for item in _split_outside_brackets(text, ";\n"):
@@ -370,23 +375,25 @@ def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[Comp
                                      values=", ".join(names)))
         fields: dict[str, Any] = {}  # CompileClaim's
         for fact in _split_outside_brackets(facts, ","):
-            found = re.fullmatch(r"(graphs|breaks|recompiles)\s*[= ]\s*(\d{1,6})(?:\s*\[(.*)\])?",
-                                 fact, re.DOTALL)
+            found = re.fullmatch(
+                r"(graphs|breaks|recompiles|skipped)\s*[= ]\s*(\d{1,6})(?:\s*\[(.*)\])?", fact,
+                re.DOTALL)
             if not found or found.group(1) in fields:
                 raise SyntaxProblem(msg(
-                    "{fact} is not a count of what compiling did{hint}: write graphs N, breaks N "
-                    "or recompiles N, each once", fact=repr(fact),
-                    hint=_did_you_mean(fact.split(" ")[0], ("graphs", "breaks", "recompiles"))))
+                    "{fact} is not a count of what compiling did{hint}: write graphs N, breaks N, "
+                    "recompiles N or skipped N, each once", fact=repr(fact),
+                    hint=_did_you_mean(fact.split(" ")[0], ("graphs", *REASONS_OF))))
             kind, count = found.group(1), int(found.group(2))
             fields[kind] = count
             if found.group(3) is not None:
                 why = tuple(one_spaced(w) for w in _split_outside_brackets(found.group(3), ";"))
                 if kind == "graphs" or len(why) != count or not _balanced(found.group(3)):
                     raise SyntaxProblem(msg(
-                        "{fact}: list one reason for each graph break, or one failed guard for "
-                        "each recompilation, apart by ;, e.g. breaks 2 [Failed to trace builtin "
-                        "operator; Unsupported Tensor.item() call]", fact=repr(fact)))
-                fields["break_reasons" if kind == "breaks" else "recompile_guards"] = why
+                        "{fact}: list one reason for each graph break or skipped frame, or one "
+                        "failed guard for each recompilation, apart by ;, e.g. breaks 2 [Failed "
+                        "to trace builtin operator; Unsupported Tensor.item() call]",
+                        fact=repr(fact)))
+                fields[REASONS_OF[kind]] = why
         pairs.append(Record(_in_scope(name, scope, "off[torch>=2.15]: graphs 1"),
                             CompileClaim(**fields)))
     written = [record.name for record in pairs]
@@ -394,6 +401,11 @@ def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[Comp
     if twice:
         raise SyntaxProblem(msg("{record} is recorded twice", record=repr(twice[0])))
     return tuple(pairs)
+
+
+#: Each count a record may list the reasons of -> CompileClaim's field of them.
+REASONS_OF = {"breaks": "break_reasons", "recompiles": "recompile_guards",
+              "skipped": "skip_reasons"}
 
 
 def reason_text_fits(reason: str) -> bool:

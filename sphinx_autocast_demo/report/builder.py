@@ -228,7 +228,7 @@ def _variant_case(column: Column, value: Value) -> Case:
     base = Case(suite=demo.docname, name=f"{demo.ident}[{name}]", file=in_workspace(demo.code.source),
                 line=demo.lineno, status="passed", value=name, outcome=vr.verdict.text,
                 expected=str(value.expected) if value.expected else None,
-                seconds=vr.compiled.seconds + vr.eager.seconds, output=vr.compiled.output)
+                seconds=vr.seconds, output=vr.compiled.output)
     if value.error or value.record == "broken":
         where = failing[0].location
         return replace(base, file=in_workspace(where.path), line=where.line,

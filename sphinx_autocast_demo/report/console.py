@@ -62,9 +62,9 @@ def budgets(app: Sphinx, results: list[DemoResult], stats: Stats, demo_budget: f
     ``build_budget``, naming the slowest demos. Results from the cache cost nothing."""
     if demo_budget > 0:
         for result in results:
-            runs = [(run.seconds, f"{vr.variant.name} {label}") for vr in result.variants
-                    if not vr.cached for run, label in ((vr.compiled, __("compiled")),
-                                                        (vr.eager, __("eager")))]
+            said = {"compiled": __("compiled"), "eager": __("eager")}
+            runs = [(run.seconds, f"{vr.variant.name} {said[label]}") for vr in result.variants
+                    if not vr.cached for run, label in vr.runs]
             spent = sum(seconds for seconds, _ in runs)
             if spent <= demo_budget:
                 continue

@@ -58,11 +58,21 @@ def test_a_demo_that_records_compiling_nothing_is_a_verdict(builds):
     assert "compiled-nothing" not in held.stderr
 
 
+def test_a_frame_dynamo_skipped_is_a_fact_with_its_reason(builds):
+    """Issue 49: dynamo gives up on a generator whole and runs it eagerly: no graph, no graph
+    break, a skipped frame. Recorded as such (``skipped 1 [reason]``), it is a verdict."""
+    held = builds["held"]
+    assert said(held, "skipped") == [
+        "Compiled under every value: 0 graphs compiled; a frame skipped, run eagerly: Attempt to "
+        "trace generator"]
+    assert "index.rst:139:" not in held.stderr and "index.rst:139:" not in builds["flipped"].stderr
+
+
 def test_changed_counts_fail_at_the_records_line_saying_what_changed(builds):
     flipped = builds["flipped"]
     assert flipped.returncode != 0
     warnings = [line for line in flipped.stderr.splitlines() if "[autocast_demo.compile-facts]" in line]
-    assert len(warnings) == 6, flipped.stderr  # three demos, two values each
+    assert len(warnings) == 7, flipped.stderr  # three demos of two values, one of one
     assert all("index.rst:9: WARNING: value " in w and "(graphs 2 -> 1, breaks 1 -> 0)" in w
                for w in warnings[:2]), warnings
     assert all("index.rst:27: WARNING: value " in w and "(graphs 2 -> 1, recompiles 1 -> 0)" in w
@@ -71,8 +81,8 @@ def test_changed_counts_fail_at_the_records_line_saying_what_changed(builds):
     # The same count of breaks, for another reason: a record of the reason catches it.
     reason = "Unsupported Tensor.item() call with capture_scalar_outputs=False"
     assert all("index.rst:65: WARNING: value " in w and f"(breaks [{reason}] -> [" in w
-               and "graphs" not in w.split("(breaks")[1].split(")")[0] for w in warnings[4:]), \
-        warnings[4:]
+               and "graphs" not in w.split("(breaks")[1].split(")")[0] for w in warnings[4:6]), \
+        warnings[4:6]
 
 
 def test_a_demo_shown_as_its_output_without_a_record_of_it_warns_with_the_option(builds):
@@ -138,3 +148,37 @@ def test_torchs_log_records_show_without_the_build_machines_marks(builds):
     # The record accept mode keeps of what it printed holds none of it either.
     record = builds["source"].split(":name: logged", 1)[1]
     assert "      [*]\n      done\n" in record and "Graph break" not in record
+
+
+def test_a_demo_compared_with_nothing_makes_no_eager_run_and_checks_its_records(builds):
+    """Issue 49: ``:compare: none`` for a demo whose point is not its numbers (here a timing,
+    which no eager run could match): compiled runs only, its compile record checked."""
+    held = builds["held"]
+    # 7 demos of 2 values, each a compiled and an eager run; timed's 1 value and unrecorded's
+    # 2, each a compiled run alone.
+    assert held.runs() == (7 * 2 * 2 + 1 + 2, 0), held.stats
+    box = held.html("index").find(id="timed")
+    assert box.select_one("caption").get_text(" ", strip=True).endswith(
+        "Results of this demo: compiled, compared with nothing")
+    cells = [td.get_text(" ", strip=True) for td in box.select("td.autocast-demo-col-outcome")]
+    assert cells == ["ran, not compared with eager, as recorded"]
+    assert "run eagerly" not in box.get_text() and "\u2713" not in box.get_text()
+    assert said(held, "timed") == [
+        "Compiled: 2 graphs compiled; a graph break at line 112: Failed to trace builtin operator"]
+    # Under flipped defaults its record fails at its line, as any demo's.
+    flipped = [line for line in builds["flipped"].stderr.splitlines() if "index.rst:105:" in line]
+    assert flipped and "(graphs 2 -> 1, breaks 1 -> 0)" in flipped[0], builds["flipped"].stderr
+
+
+def test_a_demo_compared_with_nothing_that_records_nothing_warns_and_accept_records_it(builds):
+    warned = builds["held"].stderr.split("index.rst:121: WARNING: ", 1)[1].split("[autocast_demo", 1)[0]
+    assert "compares nothing with eager (:compare: none)" in warned, warned
+    # n == 2 was a guard of the first compile: the second call recompiled, once per value.
+    assert "   :expect-compile: *: graphs 2, breaks 0, recompiles 1 [n == 2]" in warned, warned
+    cells = [td.get_text(" ", strip=True) for td in
+             builds["held"].html("index").find(id="unrecorded").select("td.autocast-demo-col-outcome")]
+    assert cells == ["ran, not compared with eager (not recorded)"] * 2
+    # Accept writes the record of what compiling did under the flipped defaults (an int
+    # argument is dynamic from the first call there: no recompilation), and it holds.
+    block = builds["source"].split(":name: unrecorded", 1)[1].split("\n\n", 1)[0]
+    assert block.endswith(":compare: none\n   :expect-compile: *: graphs 1, breaks 0, recompiles 0"), block

@@ -57,6 +57,16 @@ def test_a_compiled_run_that_compiled_nothing_is_no_verdict(build):
     assert "[autocast_demo.compiled-nothing]" in build.warnings
 
 
+def test_a_snippet_whose_every_frame_dynamo_skipped_is_no_verdict_saying_so(build):
+    """Issue 49: it reached torch.compile; dynamo gave up on its one frame (a generator). The
+    row said "never reached torch.compile"."""
+    assert outcomes(build, "skipped-whole") == {"off": "error"}
+    (warning,) = [line for line in build.warnings.splitlines() if "skipped each frame" in line]
+    assert ("value off: the compiled run compiled nothing: dynamo skipped each frame it began and "
+            "ran it eagerly (Attempt to trace generator), so it would be compared") in warning
+    assert "record what compiling did (:expect-compile: graphs 0" in warning
+
+
 def test_a_setup_that_sets_the_config_makes_no_row_a_verdict(build):
     # Before: each row was counted as a verdict of its own value, and the default row showed
     # the setup's "off" as torch's default. (The off row ran under its own value.)

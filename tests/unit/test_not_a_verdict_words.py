@@ -55,7 +55,8 @@ def test_an_eager_run_that_compiled(worker, compiled, aot):
     assert error.kind == "eager-compiled" and reason_text(error) == error.message
 
 
-@pytest.mark.parametrize("why", ["env-disable", "config-disable", "never-reached"])
+@pytest.mark.parametrize("why", [["env-disable"], ["config-disable"], ["never-reached"],
+                                 ["skipped", "Attempt to trace generator"]])
 def test_a_compiled_run_that_compiled_nothing(worker, why):
     worker.setattr(proofs, "compiled_anything", lambda: False)
     worker.setattr(proofs, "why_nothing_compiled", lambda: why)

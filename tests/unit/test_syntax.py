@@ -17,6 +17,7 @@ from sphinx_autocast_demo.core.model import (
     Environment,
     GraphBreak,
     Recompile,
+    Skip,
     SourceMap,
     Tolerance,
 )
@@ -220,6 +221,24 @@ def test_expect_compile_records_why_each_graph_broke_and_which_guard_failed():
         "recompiles": ("[L['x'].size()[0] == 3]", "[c == 1.0]")}
     # A record of counts alone still holds whatever the reasons.
     assert CompileClaim(breaks=2).wrong(other) == {}
+
+
+def test_expect_compile_records_the_frames_dynamo_skipped_and_why():
+    """Issue 49: a frame dynamo gave up on whole (run eagerly) is neither a graph nor a break."""
+    (read,) = syntax.parse_expect_compile("*: graphs 0, skipped 1 [Attempt to trace generator]",
+                                          NAMES)
+    claim = read.claim
+    assert (claim.skipped, claim.skip_reasons) == (1, ("Attempt to trace generator",))
+    assert str(claim) == "graphs 0, skipped 1 [Attempt to trace generator]"
+    assert claim.wrong(CompileFacts(graphs=0, skipped=(Skip("Attempt to trace generator"),))) == {}
+    assert claim.wrong(CompileFacts(graphs=1)) == {"graphs": ("0", "1"), "skipped": ("1", "0")}
+    other = CompileFacts(graphs=0, skipped=(Skip("Unsupported context manager"),))
+    assert claim.wrong(other) == {"skipped": ("[Attempt to trace generator]",
+                                              "[Unsupported context manager]")}
+    with pytest.raises(SyntaxProblem, match="one reason for each graph break or skipped frame"):
+        syntax.parse_expect_compile("*: skipped 2 [one]", NAMES)
+    with pytest.raises(SyntaxProblem, match="did you mean 'skipped'"):
+        syntax.parse_expect_compile("*: skiped 1", NAMES)
 
 
 def test_only_a_record_of_graphs_lets_a_compiled_run_compile_nothing():

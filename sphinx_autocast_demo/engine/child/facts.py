@@ -1,9 +1,9 @@
 """What ``torch.compile`` did in a compiled run, read from dynamo once the snippet ended: the
 graphs it compiled, each graph break with its reason and the writer's line, each recompilation
-with the guard that failed (model.CompileFacts). Read through dynamo's counters, its list of
-graph-break reasons and its compilation metrics, each of which torch keeps for its own tools
-(``torch._dynamo.explain``, tlparse); where a release lacks one, that fact is left out rather
-than guessed."""
+with the guard that failed, each frame it skipped with why (model.CompileFacts). Read through
+dynamo's counters, its list of graph-break reasons and its compilation metrics, each of which
+torch keeps for its own tools (``torch._dynamo.explain``, tlparse); where a release lacks one,
+that fact is left out rather than guessed."""
 
 from __future__ import annotations
 
@@ -40,10 +40,16 @@ def compile_facts() -> dict[str, Any]:
         frames = [(int(m[2]), int(m[3]), m[4], m[5].strip()) for m in _USER_FRAME.finditer(reason)]
         recompiles.append({"guard": guard[1] if guard else reason.splitlines()[0].strip(),
                            "at": [_frame(f) for f in frames[-1:]]})
+    # A frame dynamo gave up on whole counts its reason here, not among the graph breaks.
+    skipped: Counter[str] = Counter()
+    for reason, count in utils.counters.get("unimplemented", {}).items():
+        first = str(reason).strip().splitlines()
+        skipped[first[0] if first else ""] += int(count)
     return {"graphs": int(utils.counters["stats"].get("unique_graphs", 0)),
             "breaks": [{"reason": reason, "at": [_frame(f) for f in at], "count": count}
                        for (reason, at), count in breaks.items()],
-            "recompiles": recompiles}
+            "recompiles": recompiles,
+            "skipped": [{"reason": reason, "count": count} for reason, count in skipped.items()]}
 
 
 def _frame(found: tuple[int, int, str, str]) -> dict[str, Any]:

@@ -288,19 +288,24 @@ _NOTHING_COMPILED = {
     "config-disable": "torch._dynamo.config.disable is set",
     "never-reached": "the snippet never reached torch.compile (or another entry point into "
                      "the compiler)",
+    "skipped": "dynamo skipped each frame it began and ran it eagerly ({reason})",
 }
 
 
-def why_nothing_compiled() -> str:
+def why_nothing_compiled() -> list[str]:
     """Why a compiled run compiled nothing, as far as this process can tell: a key of
-    :data:`_NOTHING_COMPILED`."""
+    :data:`_NOTHING_COMPILED`, then what fills it."""
     import torch._dynamo
+    from torch._dynamo import utils
 
     if os.environ.get("TORCH_COMPILE_DISABLE", "") not in ("", "0"):
-        return "env-disable"
+        return ["env-disable"]
     if getattr(torch._dynamo.config, "disable", False):
-        return "config-disable"
-    return "never-reached"
+        return ["config-disable"]
+    # (a frame dynamo gave up on whole: its reason stays among the "unimplemented", see facts.py)
+    skipped = [str(r).strip().splitlines()[0] for r in utils.counters.get("unimplemented", {})
+               if str(r).strip()]
+    return ["skipped", skipped[0]] if skipped else ["never-reached"]
 
 
 #: The values the snippet itself gave the varied config, where they are not the row's own
@@ -420,9 +425,10 @@ def not_a_verdict(record: dict[str, Any], mode: str, parts: int, held: bool,
         message = (f"a compile read {foreign[0]}, not this row's {row}"
                    + (f", in the thread {thread!r}" if thread != "MainThread" else ""))
     elif mode == "compiled" and held and record["status"] == "ok" and not compiled_anything():
-        why = why_nothing_compiled()
-        kind, facts = "compiled-nothing", [why]
-        message = f"the compiled run compiled nothing: {_NOTHING_COMPILED[why]}"
+        facts = why_nothing_compiled()
+        kind = "compiled-nothing"
+        why = _NOTHING_COMPILED[facts[0]].format(reason=facts[1] if facts[1:] else "")
+        message = f"the compiled run compiled nothing: {why}"
     if not kind:
         return record
     # The message in English for a reader of the result file; the page and the console word
