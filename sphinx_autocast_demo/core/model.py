@@ -315,8 +315,9 @@ class Recompile:
 
 @dataclass(frozen=True)
 class Skip:
-    """Frames dynamo began to trace and gave up on whole, running them eagerly (a generator,
-    an error it let Python raise): its reason (the first line) and how many frames it gave."""
+    """Frames dynamo began and did not compile, running them eagerly (a generator, a frame past
+    the recompile limit) or letting their error out: why (the first line of dynamo's reason;
+    "" where it cannot be told), and how many."""
 
     reason: str
     count: int = 1

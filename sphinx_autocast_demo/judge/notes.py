@@ -92,8 +92,9 @@ def compile_text(result: DemoResult, facts: CompileFacts) -> str:
     if len(facts.recompiles) > _SHOWN:
         more = len(facts.recompiles) - _SHOWN
         said.append(n_msg("{n} more recompilation", "{n} more recompilations", more, n=more))
-    said += [n_msg("a frame skipped, run eagerly: {reason}", "{n} frames skipped, run eagerly: "
-                   "{reason}", skip.count, n=skip.count, reason=skip.reason)
+    said += [n_msg("a frame not compiled: {reason}", "{n} frames not compiled: {reason}",
+                   skip.count, n=skip.count, reason=skip.reason) if skip.reason else
+             n_msg("a frame not compiled", "{n} frames not compiled", skip.count, n=skip.count)
              for skip in facts.skipped]
     text = said[-1]
     for before in reversed(said[:-1]):
@@ -134,8 +135,7 @@ def reason_text(error: SnippetError) -> str:
             return msg("AOTAutograd compiled a function in the eager run")
         return msg("dynamo compiled a frame in the eager run")
     if error.kind == "compiled-nothing" and facts[0] == "skipped" and facts[1:]:
-        why = msg("dynamo skipped each frame it began and ran it eagerly ({reason})",
-                  reason=facts[1])
+        why = msg("dynamo gave up on each frame it began ({reason})", reason=facts[1])
         return msg("the compiled run compiled nothing: {why}", why=why)
     if error.kind == "compiled-nothing" and facts[0] in _NOTHING_COMPILED:
         return msg("the compiled run compiled nothing: {why}", why=_NOTHING_COMPILED[facts[0]])

@@ -127,7 +127,7 @@ DEMO = (
         "expect-compile", "text", "``value: graphs N, breaks N, recompiles N`` pairs",
         "What ``torch.compile`` did in the compiled run, per value (``*`` for all; pairs apart by "
         "``;`` or lines): the graphs it compiled, its graph breaks, its recompilations, the "
-        "frames it skipped (ran eagerly, as for a generator), each count with its reasons in "
+        "frames it gave up on (skipped whole, as a generator), each count with its reasons in "
         "brackets where they matter (``breaks 1 [reason]``, ``recompiles 1 [c == 0.5]``, "
         "``skipped 1 [Attempt to trace generator]``). The page shows each break and "
         "recompilation with its line and reason; a fact that changes fails the build. A demo "

@@ -60,11 +60,11 @@ def test_a_demo_that_records_compiling_nothing_is_a_verdict(builds):
 
 def test_a_frame_dynamo_skipped_is_a_fact_with_its_reason(builds):
     """Issue 49: dynamo gives up on a generator whole and runs it eagerly: no graph, no graph
-    break, a skipped frame. Recorded as such (``skipped 1 [reason]``), it is a verdict."""
+    break, a frame not compiled. Recorded as such (``skipped 1 [reason]``), it is a verdict."""
     held = builds["held"]
     assert said(held, "skipped") == [
-        "Compiled under every value: 0 graphs compiled; a frame skipped, run eagerly: Attempt to "
-        "trace generator"]
+        "Compiled under every value: 0 graphs compiled; a frame not compiled: Attempt to trace "
+        "generator"]
     assert "index.rst:139:" not in held.stderr and "index.rst:139:" not in builds["flipped"].stderr
 
 

@@ -40,16 +40,30 @@ def compile_facts() -> dict[str, Any]:
         frames = [(int(m[2]), int(m[3]), m[4], m[5].strip()) for m in _USER_FRAME.finditer(reason)]
         recompiles.append({"guard": guard[1] if guard else reason.splitlines()[0].strip(),
                            "at": [_frame(f) for f in frames[-1:]]})
-    # A frame dynamo gave up on whole counts its reason here, not among the graph breaks.
-    skipped: Counter[str] = Counter()
-    for reason, count in utils.counters.get("unimplemented", {}).items():
-        first = str(reason).strip().splitlines()
-        skipped[first[0] if first else ""] += int(count)
     return {"graphs": int(utils.counters["stats"].get("unique_graphs", 0)),
             "breaks": [{"reason": reason, "at": [_frame(f) for f in at], "count": count}
                        for (reason, at), count in breaks.items()],
             "recompiles": recompiles,
-            "skipped": [{"reason": reason, "count": count} for reason, count in skipped.items()]}
+            "skipped": [{"reason": reason, "count": count} for reason, count in skipped_frames()]}
+
+
+def skipped_frames() -> list[tuple[str, int]]:
+    """The frames dynamo began and did not compile (it ran them eagerly, or let their error
+    out), by reason: (reason, how many); one reason "" where the reasons cannot be told."""
+    from torch._dynamo import utils
+
+    frames = utils.counters["frames"]
+    skipped = max(0, int(frames.get("total", 0)) - int(frames.get("ok", 0)))
+    if not skipped:
+        return []
+    # What dynamo could not do stays among the "unimplemented" where no graph break took it
+    # over; a graph break's can stay too (a data-dependent branch), so the reasons are taken
+    # only where they account for every frame skipped.
+    reasons: Counter[str] = Counter()
+    for reason, count in utils.counters.get("unimplemented", {}).items():
+        first = str(reason).strip().splitlines()
+        reasons[first[0] if first else ""] += int(count)
+    return list(reasons.items()) if sum(reasons.values()) == skipped else [("", skipped)]
 
 
 def _frame(found: tuple[int, int, str, str]) -> dict[str, Any]:

@@ -288,7 +288,7 @@ _NOTHING_COMPILED = {
     "config-disable": "torch._dynamo.config.disable is set",
     "never-reached": "the snippet never reached torch.compile (or another entry point into "
                      "the compiler)",
-    "skipped": "dynamo skipped each frame it began and ran it eagerly ({reason})",
+    "skipped": "dynamo gave up on each frame it began ({reason})",
 }
 
 
@@ -296,15 +296,14 @@ def why_nothing_compiled() -> list[str]:
     """Why a compiled run compiled nothing, as far as this process can tell: a key of
     :data:`_NOTHING_COMPILED`, then what fills it."""
     import torch._dynamo
-    from torch._dynamo import utils
+
+    from .facts import skipped_frames
 
     if os.environ.get("TORCH_COMPILE_DISABLE", "") not in ("", "0"):
         return ["env-disable"]
     if getattr(torch._dynamo.config, "disable", False):
         return ["config-disable"]
-    # (a frame dynamo gave up on whole: its reason stays among the "unimplemented", see facts.py)
-    skipped = [str(r).strip().splitlines()[0] for r in utils.counters.get("unimplemented", {})
-               if str(r).strip()]
+    skipped = [reason for reason, _ in skipped_frames() if reason]
     return ["skipped", skipped[0]] if skipped else ["never-reached"]
 
 
