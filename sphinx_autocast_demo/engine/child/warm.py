@@ -8,6 +8,7 @@ rehearses the same compiles to learn which of the zygote's pages a run writes
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import sys
 import threading
@@ -63,6 +64,8 @@ def warm_up(info: Ready) -> Ready:
     collapsing.start()
     gpu_build = is_gpu_build(torch)
     try:
+        if _BACKEND == "inductor":
+            probe_vector_isas()
         warm_compiles(torch, gpu_build)
     finally:
         collapsing.join()
@@ -74,6 +77,38 @@ def warm_up(info: Ready) -> Ready:
     remember_modules()
     huge = collapse_to_huge_pages()  # what the warm-up added (the rest is done: ~0.1 s)
     return {**info, "huge_pages": huge >> 20}
+
+
+def probe_vector_isas() -> None:
+    """Ask, side by side, what inductor's first CPU compile asks one after another: which of
+    the vector ISAs this CPU reports build and load here (a g++ compile and a load each:
+    ~7.3 s for three on an empty inductor cache, a fresh CI runner's; ~4.1 s side by side on two
+    cores). Inductor keeps each answer (cached per ISA, in memory and on disk), so its own list
+    is made of the same checks' answers: which ISA a kernel uses cannot change. Anything
+    unexpected (another release's internals) leaves it to inductor, as before."""
+    import platform
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return  # (elsewhere inductor reads the CPU's capabilities: no compile to overlap)
+    try:
+        from torch._inductor import cpu_vec_isa
+
+        reported = cpu_vec_isa.x86_isa_checker()
+        isas = [isa for isa in cpu_vec_isa.supported_vec_isa_list
+                if all(flag in reported for flag in str(isa).split())]
+    except Exception:
+        return
+    threads = [threading.Thread(target=_probe, args=(isa,), name="autocast-demo-isa")
+               for isa in isas]
+    for thread in threads:
+        thread.start()
+    for thread in threads:  # (no thread may be running when the zygote forks)
+        thread.join()
+
+
+def _probe(isa: Any) -> None:
+    with contextlib.suppress(Exception):  # (not kept: inductor asks again, and says why)
+        bool(isa)
 
 
 def freeze() -> None:
