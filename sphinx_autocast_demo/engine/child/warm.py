@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import queue
 import sys
 import threading
 from typing import Any
 
+from ..cpus import cores
 from ..protocol import Ready
 from .imports import remember_modules, track_reads
 from .processes import collapse_to_huge_pages, renew_thread_pool
@@ -85,7 +87,11 @@ def probe_vector_isas() -> None:
     ~7.3 s for three on an empty inductor cache, a fresh CI runner's; ~4.1 s side by side on two
     cores). Inductor keeps each answer (cached per ISA, in memory and on disk), so its own list
     is made of the same checks' answers: which ISA a kernel uses cannot change. Anything
-    unexpected (another release's internals) leaves it to inductor, as before."""
+    unexpected (another release's internals) leaves it to inductor, as before.
+
+    No more at once than the CPUs the build may use: each compile holds ~200 MiB, and a third
+    on two CPUs took the build's peak memory up by as much for no time (measured: three at
+    once 971 MiB and 8.9 s, two 777 MiB and 7.8-9.0 s, one 547 MiB and 11.6-13.6 s)."""
     import platform
 
     if platform.machine() not in ("x86_64", "AMD64"):
@@ -98,17 +104,22 @@ def probe_vector_isas() -> None:
                 if all(flag in reported for flag in str(isa).split())]
     except Exception:
         return
-    threads = [threading.Thread(target=_probe, args=(isa,), name="autocast-demo-isa")
-               for isa in isas]
+    waiting: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    for isa in isas:
+        waiting.put(isa)
+    threads = [threading.Thread(target=_probe, args=(waiting,), name="autocast-demo-isa")
+               for _ in range(min(len(isas), cores()))]
     for thread in threads:
         thread.start()
     for thread in threads:  # (no thread may be running when the zygote forks)
         thread.join()
 
 
-def _probe(isa: Any) -> None:
-    with contextlib.suppress(Exception):  # (not kept: inductor asks again, and says why)
-        bool(isa)
+def _probe(waiting: queue.SimpleQueue[Any]) -> None:
+    with contextlib.suppress(queue.Empty):
+        while isa := waiting.get_nowait():
+            with contextlib.suppress(Exception):  # (not kept: inductor asks again, says why)
+                bool(isa)
 
 
 def freeze() -> None:
