@@ -116,10 +116,15 @@ def probe_vector_isas() -> None:
 
 
 def _probe(waiting: queue.SimpleQueue[Any]) -> None:
-    with contextlib.suppress(queue.Empty):
-        while isa := waiting.get_nowait():
-            with contextlib.suppress(Exception):  # (not kept: inductor asks again, says why)
-                bool(isa)
+    # (an ISA's truth is its check: it is asked only inside the suppress, so that one that
+    # fails or is absent neither ends the thread nor leaves the rest of the queue unasked)
+    while True:
+        try:
+            isa = waiting.get_nowait()
+        except queue.Empty:
+            return
+        with contextlib.suppress(Exception):  # (not kept: inductor asks again, says why)
+            bool(isa)
 
 
 def freeze() -> None:
