@@ -19,8 +19,8 @@ from ..core.i18n import __, n__
 from ..core.model import skipped
 from ..core.subtypes import ours
 from . import notices
-from .cpus import cores
 from .isolation import WorkerSettings
+from .parent.cpus import cores
 from .protocol import Job, Mode
 
 #: The ``detail`` of runs refused because the build cannot run any demo (no torch, no

@@ -19,9 +19,9 @@ from bs4 import BeautifulSoup
 from conftest import AppBuild, app_build, copy_root, verdicts
 
 from sphinx_autocast_demo.engine import execute
-from sphinx_autocast_demo.engine.cpus import cores
 from sphinx_autocast_demo.engine.execute import installed_torch, pool_size
 from sphinx_autocast_demo.engine.parent import pool
+from sphinx_autocast_demo.engine.parent.cpus import cores
 
 MATCH, DIFFER = "\u2713 matches eager", "\u2717 differs"
 FAKE_TORCH = "9.9.9+fake"

@@ -13,7 +13,7 @@ from importlib.metadata import version
 import pytest
 from conftest import copy_root, kernel_can_collapse, kernel_can_populate, sphinx_build, verdicts
 
-from sphinx_autocast_demo.engine.cpus import cores
+from sphinx_autocast_demo.engine.parent.cpus import cores
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 DEMOS = {"index": ["stale"], "page1": ["broken"], "page2": ["unrecorded"],

@@ -95,37 +95,3 @@ def test_huge_pages_copying_ahead_and_early_eager_runs_change_no_run_and_every_r
         pytest.skip("this kernel cannot collapse memory to huge pages (MADV_COLLAPSE: Linux 6.1+)")
     assert huge_on > 50  # MiB: the zygote's heap and arenas (~230 MiB with torch 2.13)
 
-
-ISA_LIST = textwrap.dedent("""\
-    import json, sys
-    from torch._inductor import cpu_vec_isa
-    if sys.argv[1] == "probed":
-        from sphinx_autocast_demo.engine.child.warm import probe_vector_isas
-        probe_vector_isas()
-    built = []  # the checks inductor's list still had to build
-    check_build = cpu_vec_isa.VecISA.check_build
-    cpu_vec_isa.VecISA.check_build = lambda self, code: built.append(str(self)) or check_build(self, code)
-    listed = [str(isa) for isa in cpu_vec_isa.valid_vec_isa_list()]
-    print(json.dumps({"isas": listed, "built": built}))
-    """)
-
-
-@pytest.mark.skipif(os.uname().machine not in ("x86_64", "AMD64"), reason="inductor builds "
-                    "no ISA check elsewhere: the warm-up asks nothing there")
-def test_the_isa_checks_asked_side_by_side_give_inductor_the_same_list(tmp_path):
-    """The warm-up asks inductor's vector-ISA checks side by side (warm.probe_vector_isas): the
-    list inductor then makes, from those answers, is the one it makes alone (which loads what
-    the probe built into the inductor cache they share, empty before)."""
-    import json
-    import subprocess
-    import sys
-
-    def listed(mode: str) -> dict[str, object]:
-        env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path)}
-        done = subprocess.run([sys.executable, "-c", ISA_LIST, mode], capture_output=True,
-                              text=True, timeout=300, env=env, check=True)
-        return json.loads(done.stdout.splitlines()[-1])
-
-    probed, alone = listed("probed"), listed("alone")
-    assert probed["isas"] == alone["isas"] and alone["built"], (probed, alone)
-    assert probed["built"] == []  # (the list was made of the probe's answers)

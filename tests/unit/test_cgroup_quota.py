@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sphinx_autocast_demo.engine.cpus import cores, cpu_quota
+from sphinx_autocast_demo.engine.parent.cpus import cores, cpu_quota
 
 AFFINITY = len(os.sched_getaffinity(0))
 

@@ -172,29 +172,3 @@ def test_the_default_keeps_a_worker_after_a_writers_build_only(monkeypatch, envi
     assert execute.idle_time(-1) == kept
     assert execute.idle_time(0) == 0 and execute.idle_time(900) == 900
 
-
-def test_an_isa_check_that_fails_or_raises_leaves_the_rest_of_the_queue_asked():
-    """warm._probe asks each queued ISA (its truth is inductor's check): one that is absent
-    (False) or whose check raises must not end the thread before the others are asked."""
-    import queue
-
-    from sphinx_autocast_demo.engine.child.warm import _probe
-
-    asked: list[str] = []
-
-    class Isa:
-        def __init__(self, name: str, answer: bool | None) -> None:
-            self.name, self.answer = name, answer
-
-        def __bool__(self) -> bool:
-            asked.append(self.name)
-            if self.answer is None:
-                raise RuntimeError("g++ failed")
-            return self.answer
-
-    waiting: queue.SimpleQueue[Isa] = queue.SimpleQueue()
-    for isa in (Isa("avx512", None), Isa("amx", False), Isa("avx2", True)):
-        waiting.put(isa)
-    _probe(waiting)
-    assert asked == ["avx512", "amx", "avx2"]
-    assert waiting.empty()

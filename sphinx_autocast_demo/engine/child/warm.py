@@ -8,14 +8,11 @@ rehearses the same compiles to learn which of the zygote's pages a run writes
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import queue
 import sys
 import threading
 from typing import Any
 
-from ..cpus import cores
 from ..protocol import Ready
 from .imports import remember_modules, track_reads
 from .processes import collapse_to_huge_pages, renew_thread_pool
@@ -66,8 +63,6 @@ def warm_up(info: Ready) -> Ready:
     collapsing.start()
     gpu_build = is_gpu_build(torch)
     try:
-        if _BACKEND == "inductor":
-            probe_vector_isas()
         warm_compiles(torch, gpu_build)
     finally:
         collapsing.join()
@@ -79,52 +74,6 @@ def warm_up(info: Ready) -> Ready:
     remember_modules()
     huge = collapse_to_huge_pages()  # what the warm-up added (the rest is done: ~0.1 s)
     return {**info, "huge_pages": huge >> 20}
-
-
-def probe_vector_isas() -> None:
-    """Ask, side by side, what inductor's first CPU compile asks one after another: which of
-    the vector ISAs this CPU reports build and load here (a g++ compile and a load each:
-    ~7.3 s for three on an empty inductor cache, a fresh CI runner's; ~4.1 s side by side on two
-    cores). Inductor keeps each answer (cached per ISA, in memory and on disk), so its own list
-    is made of the same checks' answers: which ISA a kernel uses cannot change. Anything
-    unexpected (another release's internals) leaves it to inductor, as before.
-
-    No more at once than the CPUs the build may use: each compile holds ~200 MiB, and a third
-    on two CPUs took the build's peak memory up by as much for no time (measured: three at
-    once 971 MiB and 8.9 s, two 777 MiB and 7.8-9.0 s, one 547 MiB and 11.6-13.6 s)."""
-    import platform
-
-    if platform.machine() not in ("x86_64", "AMD64"):
-        return  # (elsewhere inductor reads the CPU's capabilities: no compile to overlap)
-    try:
-        from torch._inductor import cpu_vec_isa
-
-        reported = cpu_vec_isa.x86_isa_checker()
-        isas = [isa for isa in cpu_vec_isa.supported_vec_isa_list
-                if all(flag in reported for flag in str(isa).split())]
-    except Exception:
-        return
-    waiting: queue.SimpleQueue[Any] = queue.SimpleQueue()
-    for isa in isas:
-        waiting.put(isa)
-    threads = [threading.Thread(target=_probe, args=(waiting,), name="autocast-demo-isa")
-               for _ in range(min(len(isas), cores()))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:  # (no thread may be running when the zygote forks)
-        thread.join()
-
-
-def _probe(waiting: queue.SimpleQueue[Any]) -> None:
-    # (an ISA's truth is its check: it is asked only inside the suppress, so that one that
-    # fails or is absent neither ends the thread nor leaves the rest of the queue unasked)
-    while True:
-        try:
-            isa = waiting.get_nowait()
-        except queue.Empty:
-            return
-        with contextlib.suppress(Exception):  # (not kept: inductor asks again, says why)
-            bool(isa)
 
 
 def freeze() -> None:

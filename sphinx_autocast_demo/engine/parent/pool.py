@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from ...plan.keys import SINGLE_THREADED
 from .. import kept
-from ..cpus import cores
 from ..isolation import NAMES, WorkerSettings, to_env
 from ..protocol import EngineFault, Job, Ready, RunRequest
 from .channels import Channel, Waiting, above_stdio
+from .cpus import cores
 from .handles import KeptSession, OwnWorker
 from .records import Finished, Run, collect, run_paths
 
