@@ -94,4 +94,3 @@ def test_huge_pages_copying_ahead_and_early_eager_runs_change_no_run_and_every_r
     if not kernel_can_collapse():
         pytest.skip("this kernel cannot collapse memory to huge pages (MADV_COLLAPSE: Linux 6.1+)")
     assert huge_on > 50  # MiB: the zygote's heap and arenas (~230 MiB with torch 2.13)
-

@@ -171,4 +171,3 @@ def test_the_default_keeps_a_worker_after_a_writers_build_only(monkeypatch, envi
     monkeypatch.setattr(sys.stdout, "isatty", lambda: terminal, raising=False)
     assert execute.idle_time(-1) == kept
     assert execute.idle_time(0) == 0 and execute.idle_time(900) == 900
-
