@@ -13,7 +13,7 @@ import pytest
 from sphinx_autocast_demo.core.model import Frame, SnippetError
 from sphinx_autocast_demo.engine import isolation
 from sphinx_autocast_demo.engine.isolation import WorkerSettings
-from sphinx_autocast_demo.engine.parent.channels import Channel, Waiting, above_stdio
+from sphinx_autocast_demo.engine.parent.channels import AHEAD, Channel, Waiting, above_stdio, snippet
 from sphinx_autocast_demo.engine.parent.records import Run, collect, run_paths, signal_name
 
 
@@ -61,6 +61,42 @@ def test_runs_wait_in_the_builds_order_and_eager_ones_can_go_ahead():
     assert not waiting
     waiting.put_back(runs[1])  # its zygote died: it goes again, in its place
     assert waiting and waiting.take(eager_only=False) is runs[1] and not waiting
+
+
+def values_of(code: str, *modes: str) -> list[Run]:
+    """A demo's runs, one per value and mode: one snippet (setup and code) for all."""
+    return [Run(f"{code}-{i}-{mode}", {"mode": mode, "setup": ["import torch"], "code": code}, 1.0)  # type: ignore[typeddict-item]
+            for i, mode in enumerate(modes)]
+
+
+def test_a_snippets_compiled_runs_are_kept_apart_while_another_snippets_wait():
+    """Two values of one demo compile the same kernels: side by side, the second waits on
+    inductor's lock for each one the first compiles (a core idle). The pool takes the first
+    compiled run of another snippet instead, within reach; eager runs compile nothing."""
+    a, b = values_of("a()", "compiled", "compiled", "compiled"), values_of("b()", "compiled", "compiled")
+    eager = values_of("a()", "eager")
+    waiting = Waiting([*a, *eager, *b])
+    assert snippet(a[0]) == snippet(a[2]) != snippet(b[0]) and snippet(eager[0]) is None
+    first = waiting.take(eager_only=False)
+    assert first is a[0]
+    busy = {snippet(first)}
+    assert waiting.take(eager_only=False, busy=busy) is eager[0]  # an eager run is never busy
+    assert waiting.take(eager_only=False, busy=busy) is b[0]  # not a[1]: a is compiling
+    busy.add(snippet(b[0]))
+    # Every snippet within reach is busy: the build's order, rather than an idle core.
+    assert waiting.take(eager_only=False, busy=busy) is a[1]
+    assert waiting.take(eager_only=False, busy={snippet(a[0])}) is b[1]
+    assert waiting.take(eager_only=False, busy={snippet(a[0])}) is a[2]
+    assert not waiting
+
+
+def test_a_run_is_taken_ahead_of_a_busy_one_only_within_reach():
+    a = values_of("a()", *["compiled"] * (AHEAD + 2))
+    b = values_of("b()", "compiled")
+    waiting = Waiting([*a[1:], *b])  # b is AHEAD + 1 runs past the next: out of reach
+    assert waiting.take(eager_only=False, busy={snippet(a[0])}) is a[1]
+    waiting = Waiting([*a[2:], *b])  # AHEAD past it: the last within reach
+    assert waiting.take(eager_only=False, busy={snippet(a[0])}) is b[0]
 
 
 def test_a_channel_sends_json_lines_and_closes_once(tmp_path):

@@ -22,13 +22,15 @@ from ...plan.keys import SINGLE_THREADED
 from .. import kept
 from ..isolation import NAMES, WorkerSettings, to_env
 from ..protocol import EngineFault, Job, Ready, RunRequest
-from .channels import Channel, Waiting, above_stdio
+from .channels import Channel, Waiting, above_stdio, snippet
 from .cpus import cores
 from .handles import KeptSession, OwnWorker
 from .records import Finished, Run, collect, run_paths
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Collection, Iterable, Iterator
+
+    from .channels import Snippet
 
 #: How long the worker may take to import torch and warm up before we give up on it.
 STARTUP_TIMEOUT = 300.0
@@ -249,7 +251,8 @@ class WorkerPool:
              longest: float) -> Iterator[Finished]:
         while waiting or in_flight:
             while len(in_flight) < self.jobs:
-                picked = self._pick(waiting)
+                busy = {s for run, _ in in_flight.values() if (s := snippet(run)) is not None}
+                picked = self._pick(waiting, busy)
                 if picked is None:
                     break
                 run, channel = picked
@@ -278,10 +281,11 @@ class WorkerPool:
                 finished.zygote, finished.early = "eager", self.warm.ready is None
             yield finished
 
-    def _pick(self, waiting: Waiting) -> tuple[Run, Channel] | None:
-        """The next run and the zygote it goes to; None while what waits must wait."""
+    def _pick(self, waiting: Waiting, busy: Collection[Snippet] = ()) -> tuple[Run, Channel] | None:
+        """The next run and the zygote it goes to, kept apart from the snippets ``busy`` in
+        flight where it can be; None while what waits must wait."""
         if self.warm.ready is not None:
-            run = waiting.take(eager_only=False)
+            run = waiting.take(eager_only=False, busy=busy)
             return None if run is None else (run, self.warm)
         if self.eager is not None and self.eager.open:
             if self.eager.in_flight >= self.eager_jobs:  # (the warm-up keeps a core)
