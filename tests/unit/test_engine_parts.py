@@ -85,6 +85,7 @@ def test_a_snippets_compiled_runs_are_kept_apart_while_another_snippets_wait():
     busy.add(snippet(b[0]))
     # Every snippet within reach is busy: the build's order, rather than an idle core.
     assert waiting.take(eager_only=False, busy=busy) is a[1]
+    assert waiting.ahead == {b[0].key}  # what the build counts (-v): only b[0] went before its turn
     assert waiting.take(eager_only=False, busy={snippet(a[0])}) is b[1]
     assert waiting.take(eager_only=False, busy={snippet(a[0])}) is a[2]
     assert not waiting

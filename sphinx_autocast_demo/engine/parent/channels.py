@@ -65,6 +65,7 @@ class Waiting:
         self.runs = runs
         self.sent: set[str] = set()
         self.cursor = {False: 0, True: 0}  # where the next run (the next eager run) may be
+        self.ahead: set[str] = set()  # compiled runs taken past one of a busy snippet
 
     def __bool__(self) -> bool:
         return len(self.sent) < len(self.runs)
@@ -83,9 +84,13 @@ class Waiting:
         run = self.next(eager_only)
         if run is not None and snippet(run) in busy:
             start = self.cursor[eager_only] + 1  # (``next`` left it at ``run``)
-            run = next((later for later in self.runs[start:start + AHEAD]
-                        if later.key not in self.sent and snippet(later) not in busy
-                        and (not eager_only or later.job.get("mode") == "eager")), run)
+            later = next((later for later in self.runs[start:start + AHEAD]
+                          if later.key not in self.sent and snippet(later) not in busy
+                          and (not eager_only or later.job.get("mode") == "eager")), None)
+            if later is not None:
+                if snippet(later) is not None:  # (an eager run compiles nothing: no one's turn)
+                    self.ahead.add(later.key)
+                run = later
         if run is not None:
             self.sent.add(run.key)
         return run
