@@ -82,15 +82,14 @@ class Waiting:
         """The next run; past one whose snippet is ``busy`` (compiling in another run) to the
         first of the next :data:`AHEAD` that is not, where there is one."""
         run = self.next(eager_only)
-        if run is not None and snippet(run) in busy:
+        if run is not None and snippet(run) in busy:  # (so a compiled run: eager_only is False)
             start = self.cursor[eager_only] + 1  # (``next`` left it at ``run``)
-            later = next((later for later in self.runs[start:start + AHEAD]
-                          if later.key not in self.sent and snippet(later) not in busy
-                          and (not eager_only or later.job.get("mode") == "eager")), None)
+            later = next((r for r in self.runs[start:start + AHEAD]
+                          if r.key not in self.sent and snippet(r) not in busy), None)
             if later is not None:
-                if snippet(later) is not None:  # (an eager run compiles nothing: no one's turn)
-                    self.ahead.add(later.key)
                 run = later
+                if snippet(run) is not None:  # (an eager run compiles nothing: no one's turn)
+                    self.ahead.add(run.key)
         if run is not None:
             self.sent.add(run.key)
         return run
