@@ -10,7 +10,7 @@ import re
 import pytest
 from conftest import copy_root, sphinx_build
 
-AHEAD = re.compile(r"autocast-demo: (\d+) compiled runs? went before (?:its|their) turn, since "
+WENT_BEFORE_TURN = re.compile(r"autocast-demo: (\d+) compiled runs? went before (?:its|their) turn, since "
                    r"a run of (?:its|their) snippet was compiling")
 
 
@@ -39,9 +39,9 @@ def test_a_demos_second_value_goes_after_another_demos_run_while_the_first_compi
     # Queue: first/same_as_forward, first/off, second/same_as_forward, second/off. Two in
     # flight: first/off's turn comes while first/same_as_forward is in flight, so
     # second/same_as_forward goes before it (and second/off, if second's first run ends first).
-    went = AHEAD.search(apart.stdout)
+    went = WENT_BEFORE_TURN.search(apart.stdout)
     assert went and int(went[1]) in (1, 2), apart.stdout
-    assert AHEAD.search(serial.stdout) is None  # one at a time: every run in its turn
+    assert WENT_BEFORE_TURN.search(serial.stdout) is None  # one at a time: every run in its turn
 
 
 def test_the_order_changes_nothing_a_page_shows(builds):
