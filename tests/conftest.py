@@ -79,15 +79,6 @@ def read_stats(doctrees: Path) -> dict[str, float]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-def kernel_can_collapse() -> bool:
-    """Linux 6.1 or later with transparent huge pages not switched off (asked of the kernel,
-    not of the code under test, so that a regression cannot turn into a skip)."""
-    release = re.match(r"(\d+)\.(\d+)", os.uname().release) if sys.platform == "linux" else None
-    thp = Path("/sys/kernel/mm/transparent_hugepage/enabled")
-    return (release is not None and (int(release[1]), int(release[2])) >= (6, 1)
-            and thp.exists() and "[never]" not in thp.read_text())
-
-
 def kernel_can_populate() -> bool:
     """Linux 5.14 or later: ``MADV_POPULATE_WRITE`` (asked of the kernel's release, as above)."""
     release = re.match(r"(\d+)\.(\d+)", os.uname().release) if sys.platform == "linux" else None

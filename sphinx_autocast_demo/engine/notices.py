@@ -53,8 +53,8 @@ def engine_problem(error: str, fault: EngineFault, confdir: str,
 def engine_speed(stats: Stats, info: Ready, warm: bool) -> None:
     """``-v``: what made this build's runs cheaper (``warm``: the warm zygote got ready)."""
     if warm:
-        logger.verbose(__("autocast-demo: the worker is ready (torch {torch}, {mib} MiB on huge "
-                          "pages)").format(torch=info.get("torch"), mib=info.get("huge_pages", 0)))
+        logger.verbose(__("autocast-demo: the worker is ready (torch {torch})").format(
+            torch=info.get("torch")))
     kept = info.get("kept")
     if kept:
         what = (__("started for this build") if kept["build"] == 1

@@ -105,7 +105,7 @@ class Kept(TypedDict, total=False):
 
 class Ready(TypedDict, total=False):
     """Zygote -> build, once: the eager zygote's after the imports, the warm one's after the
-    warm-up (only the warm one knows ``huge_pages`` and, for its runs, ``fork``)."""
+    warm-up (only the warm one knows, for its runs, ``fork``)."""
 
     event: Literal["ready"]
     torch: str
@@ -113,7 +113,6 @@ class Ready(TypedDict, total=False):
     cuda: bool
     fork: bool  # False: every run starts a new interpreter (see ``threads``)
     threads: list[str]  # the threads that made forking unsafe
-    huge_pages: int  # MiB of the zygote on 2 MiB pages (cheaper forks); 0 where unsupported
     error: str  # the worker cannot run demos (torch missing, config unknown), in words
     fault: EngineFault  # the same as data: what the build advises turns on it
     kept: Kept  # a session of a kept worker served this build (absent: a worker of its own)

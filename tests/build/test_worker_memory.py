@@ -1,11 +1,11 @@
-"""The warm worker's memory tricks change how fast runs start, never what they compute.
+"""The warm worker's speed tricks change how fast runs start, never what they compute.
 
-Two tricks: the zygote's memory on 2 MiB pages (cheaper forks), and spares that copy the pages
-a compile writes while they wait for their run (``processes.prefault``, on a core the build
-leaves idle). Real torch: the same runs (the bf16 region under three values, compiled and
-eager) in a worker with both tricks turned off and in workers with them on, at one run in
-flight (copying ahead) and at one per core (not): every run forked, and the same status,
-printed output and tensors, bit for bit. The page-level facts, on a buffer of our own in
+Two tricks: spares that copy the pages a compile writes while they wait for their run
+(``processes.prefault``, on a core the build leaves idle), and eager runs in a zygote forked
+before the warm-up. Real torch: the same runs (the bf16 region under three values, compiled and
+eager) in a worker with both turned off and in workers with them on, at one run in flight
+(copying ahead) and at one per core (not): every run forked, and the same status, printed
+output and tensors, bit for bit. The page-level facts, on a buffer of our own in
 forked processes: tests/unit/test_written_pages.py.
 """
 
@@ -14,8 +14,7 @@ from __future__ import annotations
 import os
 import textwrap
 
-import pytest
-from conftest import kernel_can_collapse, kernel_can_populate
+from conftest import kernel_can_populate
 
 from sphinx_autocast_demo.engine.parent.pool import WorkerPool
 from sphinx_autocast_demo.engine.parent.records import Finished, Run
@@ -43,34 +42,31 @@ def runs(rounds: int) -> list[Run]:
         for round_ in range(rounds) for index, value in enumerate(VALUES) for mode in ("compiled", "eager")]
 
 
-def run_all(jobs: int, **env: str) -> tuple[int, dict[str, tuple], list[Finished]]:
+def run_all(jobs: int, **env: str) -> tuple[dict[str, tuple], list[Finished]]:
     pool = WorkerPool(jobs, env=env)
     try:
         pool.ready()
         # Five rounds: the probe that learns which pages to copy reports after the first runs.
         finished = list(pool.run(runs(5)))
-        assert pool.info is not None
-        huge = pool.info.get("huge_pages", -1)  # the warm worker's, once it was ready
     finally:
         pool.close()
     rounds: dict[str, list[tuple]] = {}
     for fin in finished:
-        assert not fin.fresh, fin.record  # the collapsing thread is gone before any fork
+        assert not fin.fresh, fin.record  # no thread of the warm-up is left at a fork
         rounds.setdefault(fin.run.key.split("-", 1)[1], []).append(
             (fin.record.status, fin.record.output, fin.record.tensors, fin.data))
     # Every round computes the same, the early ones (nothing copied ahead yet) and the later
     # ones: each child starts from the same state.
     for key, seen in rounds.items():
         assert all(one == seen[0] for one in seen), key
-    return huge, {key: seen[0] for key, seen in rounds.items()}, finished
+    return {key: seen[0] for key, seen in rounds.items()}, finished
 
 
-def test_huge_pages_copying_ahead_and_early_eager_runs_change_no_run_and_every_run_forks():
-    huge_off, without, plain = run_all(1, AUTOCAST_DEMO_HUGE_PAGES="0", AUTOCAST_DEMO_PREFAULT="0",
-                                       AUTOCAST_DEMO_EARLY_EAGER="0")
-    huge_on, with_tricks, serial = run_all(1)
-    _, per_core, parallel = run_all(CORES)
-    assert huge_off == 0 and not any(fin.prefaulted for fin in plain)
+def test_copying_ahead_and_early_eager_runs_change_no_run_and_every_run_forks():
+    without, plain = run_all(1, AUTOCAST_DEMO_PREFAULT="0", AUTOCAST_DEMO_EARLY_EAGER="0")
+    with_tricks, serial = run_all(1)
+    per_core, parallel = run_all(CORES)
+    assert not any(fin.prefaulted for fin in plain)
     assert {status for status, *_ in without.values()} == {"ok"}, without
     # Bitwise: the same seedless randn in each run (every child starts from the same state),
     # whether an eager run was forked before the warm-up or after it.
@@ -91,6 +87,3 @@ def test_huge_pages_copying_ahead_and_early_eager_runs_change_no_run_and_every_r
         copied = [fin.prefaulted for fin in serial]
         assert any(copied), copied  # once the probe reported: how soon is the machine's timing
         assert max(copied) > 8 << 20  # the pages a compile writes: ~36 MiB with torch 2.13
-    if not kernel_can_collapse():
-        pytest.skip("this kernel cannot collapse memory to huge pages (MADV_COLLAPSE: Linux 6.1+)")
-    assert huge_on > 50  # MiB: the zygote's heap and arenas (~230 MiB with torch 2.13)

@@ -65,12 +65,10 @@ def test_a_build_that_can_run_no_demo_says_what_to_do_at_the_setting_to_change(
     assert str(where) == f"{host.confdir}/conf.py:{line}"
 
 
-def test_verbose_says_the_warm_workers_torch_and_huge_pages(logged):
-    notices.engine_speed(Stats(), {"torch": TORCH, "huge_pages": 24}, warm=True)  # type: ignore[typeddict-item]
+def test_verbose_says_the_warm_workers_torch(logged):
     notices.engine_speed(Stats(), {"torch": TORCH}, warm=True)  # type: ignore[typeddict-item]
-    notices.engine_speed(Stats(), {"torch": TORCH, "huge_pages": 24}, warm=False)  # type: ignore[typeddict-item]
-    assert logged.texts() == [f"autocast-demo: the worker is ready (torch {TORCH}, 24 MiB on huge pages)",
-                              f"autocast-demo: the worker is ready (torch {TORCH}, 0 MiB on huge pages)"]
+    notices.engine_speed(Stats(), {"torch": TORCH}, warm=False)  # type: ignore[typeddict-item]
+    assert logged.texts() == [f"autocast-demo: the worker is ready (torch {TORCH})"]
 
 
 @pytest.mark.parametrize(("build", "idle", "what"), [
@@ -122,14 +120,14 @@ def test_a_worker_that_cannot_fork_says_its_thread_and_one_that_did_not_tell_can
 def test_the_engines_words_are_said_in_the_consoles_language_and_its_data_as_it_is(
         logged, host, monkeypatch):
     monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), Loud())
-    info = {"torch": TORCH, "huge_pages": 2, "kept": {"pid": 7, "build": 1, "idle": 60.0},
+    info = {"torch": TORCH, "kept": {"pid": 7, "build": 1, "idle": 60.0},
             "fork": False, "threads": ["omp_thread"]}
     notices.engine_speed(Stats(executed=2, eager_zygote=2, copied_ahead=2, copied_bytes=1 << 20),
                       info, warm=True)  # type: ignore[arg-type]
     notices.not_kept(host, "/run/user/1000 is not private")  # type: ignore[arg-type]
     notices.cannot_fork(host, info)  # type: ignore[arg-type]
     assert logged.texts()[:-1] == [
-        f"AUTOCAST-DEMO: THE WORKER IS READY (TORCH {TORCH}, 2 MIB ON HUGE PAGES)",
+        f"AUTOCAST-DEMO: THE WORKER IS READY (TORCH {TORCH})",
         "AUTOCAST-DEMO: THE WORKER (PID 7) WAS STARTED FOR THIS BUILD; IT STAYS 60 S AFTER ITS LAST BUILD",
         "AUTOCAST-DEMO: 2 EAGER RUNS RAN IN A ZYGOTE FORKED BEFORE THE WARM-UP, 0 OF THEM WHILE IT RAN",
         "AUTOCAST-DEMO: 2 OF 2 RUNS BEGAN WITH THE WORKER'S PAGES A COMPILE WRITES ALREADY COPIED, ON "

@@ -30,8 +30,8 @@ _INHERITED: tuple[frozenset[str], str | None, frozenset[str]] = (frozenset(), No
 
 def remember_modules() -> None:
     """In the worker, before it forks (see :data:`_INHERITED`): after its imports (for the eager
-    zygote) and after its warm-up, before its memory moves to huge pages (a kept worker's
-    sessions must not do it: each page touched would be copied, off its huge page)."""
+    zygote) and after its warm-up (a kept worker's sessions must not do it: each page touched
+    would be copied into the session)."""
     global _INHERITED
     with contextlib.suppress(Exception):  # else each run looks at every module
         files = writers(module_file(m) for m in list(sys.modules.values()))

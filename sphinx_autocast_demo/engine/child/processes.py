@@ -84,9 +84,7 @@ def running_threads() -> list[str]:
 
 
 MADV_POPULATE_WRITE = 23  # Linux 5.14 and later
-MADV_COLLAPSE = 25  # Linux 6.1 and later
 PAGE = 4096
-HUGE_PAGE = 2 << 20
 
 
 def _private_anonymous() -> list[tuple[int, int]]:
@@ -107,32 +105,6 @@ def _madvise() -> Any:
     madvise = ctypes.CDLL(None, use_errno=True).madvise
     madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     return madvise
-
-
-def collapse_to_huge_pages() -> int:
-    """Back this process's private heap and anonymous memory with 2 MiB pages where the kernel
-    can (``MADV_COLLAPSE``); returns the bytes now on them.
-
-    A fork copies one page-table entry per page the zygote holds (~67,000 small ones after the
-    warm-up) and a child's exit drops them again: on huge pages both cost a fraction (measured,
-    2 cores: fork 16 -> 4 ms, a run's exit 19-25 -> 6-12 ms). A child still copies only the
-    4 KiB it writes (the kernel splits a shared huge page on a write), so memory is unchanged.
-    Contents are the kernel's to keep: no run can see a difference but its speed.
-    Elsewhere (another OS, an older kernel, huge pages disabled) it does nothing, as it does
-    with ``AUTOCAST_DEMO_HUGE_PAGES=0`` in the environment.
-    """
-    if not sys.platform.startswith("linux") or os.environ.get("AUTOCAST_DEMO_HUGE_PAGES") == "0":
-        return 0
-    try:
-        madvise, regions = _madvise(), _private_anonymous()
-    except (OSError, AttributeError):
-        return 0
-    done = 0
-    for low, high in regions:
-        start, end = -(-low // HUGE_PAGE) * HUGE_PAGE, high // HUGE_PAGE * HUGE_PAGE
-        if end > start and madvise(start, end - start, MADV_COLLAPSE) == 0:
-            done += end - start
-    return done
 
 
 def written_pages() -> list[tuple[int, int]]:

@@ -1,21 +1,20 @@
 """What the worker does before its first fork, and what its probe repeats after it.
 
-The worker (:mod:`.worker`) imports torch and the compiler stack, compiles what demos compile
-so that every child inherits it warm, and moves its memory to huge pages; a probe child
-rehearses the same compiles to learn which of the zygote's pages a run writes
-(:func:`.processes.written_pages`). Our own code only: no writer's code runs before a fork.
+The worker (:mod:`.worker`) imports torch and the compiler stack and compiles what demos
+compile, so that every child inherits it warm; a probe child rehearses the same compiles to
+learn which of the zygote's pages a run writes (:func:`.processes.written_pages`). Our own code
+only: no writer's code runs before a fork.
 """
 
 from __future__ import annotations
 
 import gc
 import sys
-import threading
 from typing import Any
 
 from ..protocol import Ready
 from .imports import remember_modules, track_reads
-from .processes import collapse_to_huge_pages, renew_thread_pool
+from .processes import renew_thread_pool
 
 #: The build's backend (``autocast_demo_backend``), whose compile the warm-up makes warm.
 _BACKEND = "inductor"
@@ -49,31 +48,23 @@ def import_stack(config: str, backend: str) -> Ready:
     remember_modules()  # (for the eager zygote, forked next)
     # NVML-based (PYTORCH_NVML_BASED_CUDA_CHECK): answers without initialising CUDA.
     return {"torch": torch.__version__, "python": sys.version.split()[0],
-            "cuda": torch.cuda.is_available(), "huge_pages": 0}
+            "cuda": torch.cuda.is_available()}
 
 
 def warm_up(info: Ready) -> Ready:
-    """Run one tiny compile, forward and backward of what demos do, and move the memory to huge
-    pages: ``info`` (from :func:`import_stack`) with the MiB on huge pages."""
+    """Run one tiny compile, forward and backward of what demos do; ``info`` (from
+    :func:`import_stack`) is the ready event."""
     import torch
 
-    # What the imports allocated moves to huge pages while the warm-up runs (the call releases
-    # the GIL): most of the cost off the build's path. Joined before anything forks.
-    collapsing = threading.Thread(target=collapse_to_huge_pages, name="autocast-demo-huge-pages")
-    collapsing.start()
     gpu_build = is_gpu_build(torch)
-    try:
-        warm_compiles(torch, gpu_build)
-    finally:
-        collapsing.join()
+    warm_compiles(torch, gpu_build)
     if gpu_build:
         # Inductor imports it in a child and, without a CUDA runtime, it logs "No CUDA runtime
         # is found" into the run's printed output: let it log here, into the worker's log.
         import torch.utils.cpp_extension
     freeze()
     remember_modules()
-    huge = collapse_to_huge_pages()  # what the warm-up added (the rest is done: ~0.1 s)
-    return {**info, "huge_pages": huge >> 20}
+    return info
 
 
 def freeze() -> None:
