@@ -35,19 +35,20 @@ VALUES = ["same_as_forward", "off", [{"device_type": "cpu", "dtype": {"__torch__
 CORES = len(os.sched_getaffinity(0))
 
 
-def runs(rounds: int) -> list[Run]:
+def runs(rounds: int, backend: str = "aot_eager", code: str = CODE) -> list[Run]:
     return [Run(key=f"{round_}-{index}-{mode}", timeout=120, job={
-        "setup": [], "code": CODE, "mode": mode, "backend": "aot_eager", "device": "cpu",
+        "setup": [], "code": code, "mode": mode, "backend": backend, "device": "cpu",
         "config": "torch._functorch.config.backward_pass_autocast", "value": value, "page": "x.rst"})
         for round_ in range(rounds) for index, value in enumerate(VALUES) for mode in ("compiled", "eager")]
 
 
-def run_all(jobs: int, **env: str) -> tuple[dict[str, tuple], list[Finished]]:
+def run_all(jobs: int, rounds: int = 5, backend: str = "aot_eager", code: str = CODE,
+            **env: str) -> tuple[dict[str, tuple], list[Finished]]:
     pool = WorkerPool(jobs, env=env)
     try:
         pool.ready()
         # Five rounds: the probe that learns which pages to copy reports after the first runs.
-        finished = list(pool.run(runs(5)))
+        finished = list(pool.run(runs(rounds, backend, code)))
     finally:
         pool.close()
     rounds: dict[str, list[tuple]] = {}
@@ -87,3 +88,16 @@ def test_copying_ahead_and_early_eager_runs_change_no_run_and_every_run_forks():
         copied = [fin.prefaulted for fin in serial]
         assert any(copied), copied  # once the probe reported: how soon is the machine's timing
         assert max(copied) > 8 << 20  # the pages a compile writes: ~36 MiB with torch 2.13
+
+
+def test_inductors_isa_checks_in_a_thread_change_no_run():
+    """The warm-up runs inductor's ISA checks in a thread while its aot_eager warm-ups compile
+    (``warm.isa_checks``); with ``AUTOCAST_DEMO_ISA_THREAD=0`` inductor's first compile runs
+    them, as torch does alone. Inductor runs in a worker of each kind: the same vector ISA
+    picked (the runs print it), the same status, output and tensors, bit for bit; every run
+    forked (run_all), so no thread was left when the worker forked."""
+    isa = CODE + "from torch._inductor.cpu_vec_isa import pick_vec_isa\nprint(pick_vec_isa())\n"
+    alone, _ = run_all(CORES, rounds=1, backend="inductor", code=isa, AUTOCAST_DEMO_ISA_THREAD="0")
+    threaded, _ = run_all(CORES, rounds=1, backend="inductor", code=isa)
+    assert {status for status, *_ in alone.values()} == {"ok"}, alone
+    assert threaded == alone

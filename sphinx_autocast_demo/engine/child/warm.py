@@ -9,7 +9,9 @@ only: no writer's code runs before a fork.
 from __future__ import annotations
 
 import gc
+import os
 import sys
+import threading
 from typing import Any
 
 from ..protocol import Ready
@@ -57,7 +59,7 @@ def warm_up(info: Ready) -> Ready:
     import torch
 
     gpu_build = is_gpu_build(torch)
-    warm_compiles(torch, gpu_build)
+    warm_compiles(torch, gpu_build, isa_thread=os.environ.get("AUTOCAST_DEMO_ISA_THREAD") != "0")
     if gpu_build:
         # Inductor imports it in a child and, without a CUDA runtime, it logs "No CUDA runtime
         # is found" into the run's printed output: let it log here, into the worker's log.
@@ -89,8 +91,9 @@ def rehearse() -> None:
     warm_compiles(torch, is_gpu_build(torch))
 
 
-def warm_compiles(torch: Any, gpu_build: bool) -> None:
-    """Compile, run and differentiate what demos do, so that children inherit it warm."""
+def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False) -> None:
+    """Compile, run and differentiate what demos do, so that children inherit it warm;
+    ``isa_thread``: inductor's ISA checks in a thread meanwhile (see :func:`isa_checks`)."""
     # Trace what demos trace (a module, a region that turns autocast off and upcasts, both
     # autocast dtypes, a backward): dynamo and AOTAutograd import and initialise much lazily on
     # first use, and a child that inherits it all compiles in ~0.15 s instead of ~0.25 s.
@@ -112,10 +115,43 @@ def warm_compiles(torch: Any, gpu_build: bool) -> None:
     # of in every child; a site on aot_eager does not wait for it (a demo that names inductor
     # then pays it in its run).
     warm = [(_BACKEND, torch.bfloat16)] if _BACKEND not in ("aot_eager", "eager") else []
-    for backend, dtype in (*warm, ("aot_eager", torch.bfloat16), ("aot_eager", torch.float16)):
-        with torch.autocast("cpu", dtype=dtype), torch.set_grad_enabled(not gpu_build):
-            out = torch.compile(region, backend=backend)(torch.ones(2, 2), w)
-            out = out + torch.compile(linear, backend=backend)(torch.ones(2, 2)).sum()
-        if not gpu_build:
-            out.backward()
-        torch._dynamo.reset()
+    others = [("aot_eager", torch.bfloat16), ("aot_eager", torch.float16)]
+    checks = isa_checks() if isa_thread and _BACKEND == "inductor" else None
+    try:
+        for backend, dtype in (*others, *warm) if checks else (*warm, *others):
+            if checks and backend == _BACKEND:
+                checks.join()
+            with torch.autocast("cpu", dtype=dtype), torch.set_grad_enabled(not gpu_build):
+                out = torch.compile(region, backend=backend)(torch.ones(2, 2), w)
+                out = out + torch.compile(linear, backend=backend)(torch.ones(2, 2)).sum()
+            if not gpu_build:
+                out.backward()
+            torch._dynamo.reset()
+    finally:
+        if checks:
+            checks.join()  # (no thread may be left when the worker forks)
+
+
+def isa_checks() -> threading.Thread | None:
+    """Inductor's ISA checks, started in a thread (None: this torch has none to start).
+
+    Inductor's first CPU compile builds and loads a test program per vector ISA the CPU
+    reports, one g++ and one Python process after another. In a thread they wait on those while
+    the aot_eager warm-ups compile; inductor's own warm-up compile then finds the answer, which
+    torch keeps for the process (measured, 2 cores: the warm-up 10.4 s instead of 11.3 s on an
+    empty inductor cache, 2.2 s instead of 3.0 s on a warm one). Still one g++ at a time: two
+    would cost ~200 MiB more (``benchmarks/README.md``). What the checks import is imported
+    here first, so that no module is imported by two threads at once, and the thread is joined
+    before anything forks. ``AUTOCAST_DEMO_ISA_THREAD=0`` leaves them to inductor's compile."""
+    try:
+        import torch._inductor.codecache
+        import torch.utils.cpp_extension  # noqa: F401  (the checks' compiler flags import it)
+        from torch._inductor.cpu_vec_isa import valid_vec_isa_list
+    except (ImportError, AttributeError):  # another torch: its compile checks as it always did
+        return None
+
+    # (cached for the process: inductor's compile then finds the answer; should the thread
+    # fail, the compile asks again itself)
+    thread = threading.Thread(target=valid_vec_isa_list, name="autocast-demo-isa-checks")
+    thread.start()
+    return thread
