@@ -1,19 +1,23 @@
 """The warm worker's speed tricks change how fast runs start, never what they compute.
 
-Two tricks: spares that copy the pages a compile writes while they wait for their run
-(``processes.prefault``, on a core the build leaves idle), and eager runs in a zygote forked
-before the warm-up. Real torch: the same runs (the bf16 region under three values, compiled and
-eager) in a worker with both turned off and in workers with them on, at one run in flight
-(copying ahead) and at one per core (not): every run forked, and the same status, printed
-output and tensors, bit for bit. The page-level facts, on a buffer of our own in
+Three tricks: spares that copy the pages a compile writes while they wait for their run
+(``processes.prefault``, on a core the build leaves idle), eager runs in a zygote forked before
+the warm-up, and inductor's ISA checks in a thread of the warm-up (``warm.isa_checks``). Real
+torch: the same runs (the bf16 region under three values, compiled and eager) in a worker with
+the tricks turned off and in workers with them on, at one run in flight (copying ahead) and at
+one per core (not): every run forked, and the same status, printed output and tensors, bit for
+bit. The page-level facts, on a buffer of our own in
 forked processes: tests/unit/test_written_pages.py.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import textwrap
 
+import pytest
 from conftest import kernel_can_populate
 
 from sphinx_autocast_demo.engine.parent.pool import WorkerPool
@@ -42,25 +46,25 @@ def runs(rounds: int, backend: str = "aot_eager", code: str = CODE) -> list[Run]
         for round_ in range(rounds) for index, value in enumerate(VALUES) for mode in ("compiled", "eager")]
 
 
+# Five rounds by default: the probe that learns which pages to copy reports after the first runs.
 def run_all(jobs: int, rounds: int = 5, backend: str = "aot_eager", code: str = CODE,
             **env: str) -> tuple[dict[str, tuple], list[Finished]]:
     pool = WorkerPool(jobs, env=env)
     try:
         pool.ready()
-        # Five rounds: the probe that learns which pages to copy reports after the first runs.
         finished = list(pool.run(runs(rounds, backend, code)))
     finally:
         pool.close()
-    rounds: dict[str, list[tuple]] = {}
+    by_run: dict[str, list[tuple]] = {}
     for fin in finished:
         assert not fin.fresh, fin.record  # no thread of the warm-up is left at a fork
-        rounds.setdefault(fin.run.key.split("-", 1)[1], []).append(
+        by_run.setdefault(fin.run.key.split("-", 1)[1], []).append(
             (fin.record.status, fin.record.output, fin.record.tensors, fin.data))
     # Every round computes the same, the early ones (nothing copied ahead yet) and the later
     # ones: each child starts from the same state.
-    for key, seen in rounds.items():
+    for key, seen in by_run.items():
         assert all(one == seen[0] for one in seen), key
-    return {key: seen[0] for key, seen in rounds.items()}, finished
+    return {key: seen[0] for key, seen in by_run.items()}, finished
 
 
 def test_copying_ahead_and_early_eager_runs_change_no_run_and_every_run_forks():
@@ -101,3 +105,28 @@ def test_inductors_isa_checks_in_a_thread_change_no_run():
     threaded, _ = run_all(CORES, rounds=1, backend="inductor", code=isa)
     assert {status for status, *_ in alone.values()} == {"ok"}, alone
     assert threaded == alone
+
+
+SWITCH = textwrap.dedent("""\
+    import os, sys, threading
+    from sphinx_autocast_demo.engine.child import warm
+    started = []
+    start = threading.Thread.start
+    threading.Thread.start = lambda thread: (started.append(thread.name), start(thread))[1]
+    os.environ["AUTOCAST_DEMO_ISA_THREAD"] = sys.argv[1]
+    warm.import_stack("torch._functorch.config.backward_pass_autocast", "inductor")
+    warm.warm_up()
+    from torch._inductor.cpu_vec_isa import valid_vec_isa_list
+    print(started, valid_vec_isa_list.cache_info().currsize, threading.active_count())
+    """)
+
+
+@pytest.mark.parametrize(("switch", "threads"), [("1", ["autocast-demo-isa-checks"]), ("0", [])])
+def test_the_isa_checks_run_in_their_thread_unless_switched_off(switch, threads):
+    """The warm-up itself, in a process of its own: with the switch at its default the checks
+    start in their thread, and ``AUTOCAST_DEMO_ISA_THREAD=0`` starts none; either way the
+    answer is kept for the process (asked once) and no thread is left."""
+    done = subprocess.run([sys.executable, "-c", SWITCH, switch], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == f"{threads} 1 1", done.stdout

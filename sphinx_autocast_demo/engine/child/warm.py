@@ -8,6 +8,7 @@ only: no writer's code runs before a fork.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -53,9 +54,9 @@ def import_stack(config: str, backend: str) -> Ready:
             "cuda": torch.cuda.is_available()}
 
 
-def warm_up(info: Ready) -> Ready:
-    """Run one tiny compile, forward and backward of what demos do; ``info`` (from
-    :func:`import_stack`) is the ready event."""
+def warm_up() -> None:
+    """Run one tiny compile, forward and backward of what demos do, so that every child
+    inherits the compiler stack initialised and its caches filled."""
     import torch
 
     gpu_build = is_gpu_build(torch)
@@ -66,7 +67,6 @@ def warm_up(info: Ready) -> Ready:
         import torch.utils.cpp_extension
     freeze()
     remember_modules()
-    return info
 
 
 def freeze() -> None:
@@ -117,6 +117,9 @@ def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False) -> None
     warm = [(_BACKEND, torch.bfloat16)] if _BACKEND not in ("aot_eager", "eager") else []
     others = [("aot_eager", torch.bfloat16), ("aot_eager", torch.float16)]
     checks = isa_checks() if isa_thread and _BACKEND == "inductor" else None
+    # With the checks in a thread the aot_eager compiles go first: they run no g++, so they
+    # overlap the checks. Inductor's compile waits for the thread, or it would run the checks
+    # again beside it (torch caches the answer without a lock).
     try:
         for backend, dtype in (*others, *warm) if checks else (*warm, *others):
             if checks and backend == _BACKEND:
@@ -133,25 +136,36 @@ def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False) -> None
 
 
 def isa_checks() -> threading.Thread | None:
-    """Inductor's ISA checks, started in a thread (None: this torch has none to start).
+    """Inductor's ISA checks, started in a thread (None: this torch has none to start, or no
+    thread can start: inductor's compile then runs them, as torch alone does).
 
     Inductor's first CPU compile builds and loads a test program per vector ISA the CPU
     reports, one g++ and one Python process after another. In a thread they wait on those while
-    the aot_eager warm-ups compile; inductor's own warm-up compile then finds the answer, which
-    torch keeps for the process (measured, 2 cores: the warm-up 10.4 s instead of 11.3 s on an
-    empty inductor cache, 2.2 s instead of 3.0 s on a warm one). Still one g++ at a time: two
-    would cost ~200 MiB more (``benchmarks/README.md``). What the checks import is imported
-    here first, so that no module is imported by two threads at once, and the thread is joined
-    before anything forks. ``AUTOCAST_DEMO_ISA_THREAD=0`` leaves them to inductor's compile."""
+    the aot_eager warm-up compiles run; inductor's own warm-up compile then finds the answer,
+    which torch keeps for the process (measured, 2 cores: the warm-up 10.4 s instead of 11.3 s
+    on an empty inductor cache, 2.2 s instead of 3.0 s on a warm one). Still one g++ at a time:
+    two would cost ~200 MiB more (``benchmarks/README.md``). What the checks import is imported,
+    and inductor's cache directory (which it sets in the process environment) set, here first:
+    no module is imported by two threads at once, no variable set while the other thread reads
+    them. The thread is joined before anything forks. ``AUTOCAST_DEMO_ISA_THREAD=0`` leaves the
+    checks to inductor's compile."""
     try:
         import torch._inductor.codecache
-        import torch.utils.cpp_extension  # noqa: F401  (the checks' compiler flags import it)
+        import torch.utils.cpp_extension  # (the checks' compiler flags import it)
         from torch._inductor.cpu_vec_isa import valid_vec_isa_list
+
+        torch._inductor.codecache.get_lock_dir()
     except (ImportError, AttributeError):  # another torch: its compile checks as it always did
         return None
 
-    # (cached for the process: inductor's compile then finds the answer; should the thread
-    # fail, the compile asks again itself)
-    thread = threading.Thread(target=valid_vec_isa_list, name="autocast-demo-isa-checks")
-    thread.start()
+    def check() -> None:
+        # A failure is not cached: inductor's compile asks again, and says why there.
+        with contextlib.suppress(Exception):
+            valid_vec_isa_list()
+
+    thread = threading.Thread(target=check, name="autocast-demo-isa-checks")
+    try:
+        thread.start()
+    except RuntimeError:  # no thread can start (a limit on processes): as torch alone does
+        return None
     return thread
