@@ -79,8 +79,15 @@ def read_stats(doctrees: Path) -> dict[str, float]:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
+#: What ``-v`` says of compiled runs the pool took before their turn (a run of their snippet
+#: was compiling: ``channels.Waiting.take``).
+WENT_BEFORE_TURN = re.compile(r"autocast-demo: (\d+) compiled runs? went before (?:its|their) "
+                              r"turn, since a run of (?:its|their) snippet was compiling")
+
+
 def kernel_can_populate() -> bool:
-    """Linux 5.14 or later: ``MADV_POPULATE_WRITE`` (asked of the kernel's release, as above)."""
+    """Linux 5.14 or later: ``MADV_POPULATE_WRITE`` (asked of the kernel's release, not of the
+    code under test, so that a regression cannot turn into a skip)."""
     release = re.match(r"(\d+)\.(\d+)", os.uname().release) if sys.platform == "linux" else None
     return release is not None and (int(release[1]), int(release[2])) >= (5, 14)
 

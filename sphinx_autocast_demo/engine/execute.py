@@ -236,7 +236,7 @@ class Runner:
         self.stats.copied_bytes = max(self.stats.copied_bytes, fin.prefaulted)
         self.stats.eager_zygote += fin.zygote == "eager"
         self.stats.eager_early += fin.early
-        self.stats.ahead += fin.ahead
+        self.stats.before_turn += fin.before_turn
         self.stats.per_demo[where] = self.stats.per_demo.get(where, 0.0) + fin.record.seconds
 
     def refuse(self, items: list[Planned], exc: EngineError,

@@ -68,12 +68,12 @@ def engine_speed(stats: Stats, info: Ready, warm: bool) -> None:
                            "autocast-demo: {n} eager runs ran in a zygote forked before the "
                            "warm-up, {early} of them while it ran", stats.eager_zygote).format(
                                n=stats.eager_zygote, early=stats.eager_early))
-    if stats.ahead:
+    if stats.before_turn:
         logger.verbose(n__("autocast-demo: {n} compiled run went before its turn, since a run of "
                            "its snippet was compiling (the two would compile the same kernels)",
                            "autocast-demo: {n} compiled runs went before their turn, since a run "
                            "of their snippet was compiling (the two would compile the same "
-                           "kernels)", stats.ahead).format(n=stats.ahead))
+                           "kernels)", stats.before_turn).format(n=stats.before_turn))
     if stats.copied_ahead:
         logger.verbose(n__("autocast-demo: {n} of {executed} run began with the worker's pages "
                            "a compile writes already copied, on an idle core (up to {mib} MiB a "

@@ -35,7 +35,7 @@ class Stats:
     copied_bytes: int = 0  # the most a run's process copied ahead
     eager_zygote: int = 0  # eager runs forked from the zygote made before the warm-up
     eager_early: int = 0  # ... of those, runs that ended before the warm-up did
-    ahead: int = 0  # runs sent before their turn, since a run of their snippet was compiling
+    before_turn: int = 0  # runs sent before their turn, since a run of their snippet was compiling
     kept: int = 0  # 0: the build's own worker; n: the n-th build a kept worker served
     kept_ended: bool = False  # ... and it ended during the build: the next starts a new one
     cached: int = 0  # variants answered from the cache

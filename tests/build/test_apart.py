@@ -5,13 +5,8 @@ in flight: the same pages, and ``-v`` says which build took a run before its tur
 
 from __future__ import annotations
 
-import re
-
 import pytest
-from conftest import copy_root, sphinx_build
-
-WENT_BEFORE_TURN = re.compile(r"autocast-demo: (\d+) compiled runs? went before (?:its|their) turn, since "
-                   r"a run of (?:its|their) snippet was compiling")
+from conftest import WENT_BEFORE_TURN, copy_root, sphinx_build
 
 
 @pytest.fixture(scope="module")

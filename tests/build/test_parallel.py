@@ -11,7 +11,7 @@ import re
 from importlib.metadata import version
 
 import pytest
-from conftest import copy_root, kernel_can_populate, sphinx_build, verdicts
+from conftest import WENT_BEFORE_TURN, copy_root, kernel_can_populate, sphinx_build, verdicts
 
 from sphinx_autocast_demo.engine.parent.cpus import cores
 
@@ -94,10 +94,8 @@ def test_verbose_says_the_worker_is_ready_and_what_makes_its_runs_cheaper(builds
     # The two values of "stale" compile the same kernels: with two runs in flight the second
     # goes after another snippet's run (whether it is still compiling when its turn comes is
     # the machine's timing); one run at a time, every run goes in its turn.
-    ahead = re.compile(r"autocast-demo: (\d+) compiled runs? went before (?:its|their) turn, "
-                       r"since a run of (?:its|their) snippet was compiling")
-    assert ahead.search(builds["1"].stdout) is None
-    went = ahead.search(builds["default"].stdout)
+    assert WENT_BEFORE_TURN.search(builds["1"].stdout) is None
+    went = WENT_BEFORE_TURN.search(builds["default"].stdout)
     assert went is None or (cores() > 1 and 1 <= int(went[1]) <= 8), went
     for build in builds.values():
         # Eager runs go to the zygote forked before the warm-up while the warm-up runs: it takes

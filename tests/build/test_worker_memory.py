@@ -6,8 +6,8 @@ the warm-up, and inductor's ISA checks in a thread of the warm-up (``warm.isa_ch
 torch: the same runs (the bf16 region under three values, compiled and eager) in a worker with
 the tricks turned off and in workers with them on, at one run in flight (copying ahead) and at
 one per core (not): every run forked, and the same status, printed output and tensors, bit for
-bit. The page-level facts, on a buffer of our own in
-forked processes: tests/unit/test_written_pages.py.
+bit. The page-level facts, on a buffer of our own in forked processes:
+tests/unit/test_written_pages.py.
 """
 
 from __future__ import annotations
@@ -111,8 +111,10 @@ SWITCH = textwrap.dedent("""\
     import os, sys, threading
     from sphinx_autocast_demo.engine.child import warm
     started = []
-    start = threading.Thread.start
-    threading.Thread.start = lambda thread: (started.append(thread.name), start(thread))[1]
+    def start(thread, _start=threading.Thread.start):
+        started.append(thread.name)
+        _start(thread)
+    threading.Thread.start = start
     os.environ["AUTOCAST_DEMO_ISA_THREAD"] = sys.argv[1]
     warm.import_stack("torch._functorch.config.backward_pass_autocast", "inductor")
     warm.warm_up()

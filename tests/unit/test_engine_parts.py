@@ -13,7 +13,7 @@ import pytest
 from sphinx_autocast_demo.core.model import Frame, SnippetError
 from sphinx_autocast_demo.engine import isolation
 from sphinx_autocast_demo.engine.isolation import WorkerSettings
-from sphinx_autocast_demo.engine.parent.channels import AHEAD, Channel, Waiting, above_stdio, snippet
+from sphinx_autocast_demo.engine.parent.channels import REACH, Channel, Waiting, above_stdio, snippet
 from sphinx_autocast_demo.engine.parent.records import Run, collect, run_paths, signal_name
 
 
@@ -85,18 +85,18 @@ def test_a_snippets_compiled_runs_are_kept_apart_while_another_snippets_wait():
     busy.add(snippet(b[0]))
     # Every snippet within reach is busy: the build's order, rather than an idle core.
     assert waiting.take(eager_only=False, busy=busy) is a[1]
-    assert waiting.ahead == {b[0].key}  # what the build counts (-v): only b[0] went before its turn
+    assert waiting.before_turn == {b[0].key}  # what the build counts (-v): only b[0] went before its turn
     assert waiting.take(eager_only=False, busy={snippet(a[0])}) is b[1]
     assert waiting.take(eager_only=False, busy={snippet(a[0])}) is a[2]
     assert not waiting
 
 
 def test_a_run_is_taken_ahead_of_a_busy_one_only_within_reach():
-    a = values_of("a()", *["compiled"] * (AHEAD + 2))
+    a = values_of("a()", *["compiled"] * (REACH + 2))
     b = values_of("b()", "compiled")
-    waiting = Waiting([*a[1:], *b])  # b is AHEAD + 1 runs past the next: out of reach
+    waiting = Waiting([*a[1:], *b])  # b is REACH + 1 runs past the next: out of reach
     assert waiting.take(eager_only=False, busy={snippet(a[0])}) is a[1]
-    waiting = Waiting([*a[2:], *b])  # AHEAD past it: the last within reach
+    waiting = Waiting([*a[2:], *b])  # REACH past it: the last within reach
     assert waiting.take(eager_only=False, busy={snippet(a[0])}) is b[0]
 
 

@@ -48,7 +48,7 @@ Snippet = tuple[tuple[str, ...], str]
 
 #: How far past the build's order a run may be taken to keep one snippet's runs apart: a few
 #: demos, so that results still come in page order.
-AHEAD = 32
+REACH = 32
 
 
 def snippet(run: Run) -> Snippet | None:
@@ -65,7 +65,7 @@ class Waiting:
         self.runs = runs
         self.sent: set[str] = set()
         self.cursor = {False: 0, True: 0}  # where the next run (the next eager run) may be
-        self.ahead: set[str] = set()  # compiled runs taken past one of a busy snippet
+        self.before_turn: set[str] = set()  # compiled runs taken past one of a busy snippet
 
     def __bool__(self) -> bool:
         return len(self.sent) < len(self.runs)
@@ -80,16 +80,16 @@ class Waiting:
 
     def take(self, eager_only: bool, busy: Collection[Snippet] = ()) -> Run | None:
         """The next run; past one whose snippet is ``busy`` (compiling in another run) to the
-        first of the next :data:`AHEAD` that is not, where there is one."""
+        first of the next :data:`REACH` that is not, where there is one."""
         run = self.next(eager_only)
         if run is not None and snippet(run) in busy:  # (so a compiled run: eager_only is False)
             start = self.cursor[eager_only] + 1  # (``next`` left it at ``run``)
-            later = next((r for r in self.runs[start:start + AHEAD]
+            later = next((r for r in self.runs[start:start + REACH]
                           if r.key not in self.sent and snippet(r) not in busy), None)
             if later is not None:
                 run = later
                 if snippet(run) is not None:  # (an eager run compiles nothing: no one's turn)
-                    self.ahead.add(run.key)
+                    self.before_turn.add(run.key)
         if run is not None:
             self.sent.add(run.key)
         return run

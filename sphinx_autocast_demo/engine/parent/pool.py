@@ -279,7 +279,7 @@ class WorkerPool:
             finished = collect(run, run_paths(self.tmp, run), event)
             if channel is self.eager:
                 finished.zygote, finished.early = "eager", self.warm.ready is None
-            finished.ahead = run.key in waiting.ahead
+            finished.before_turn = run.key in waiting.before_turn
             yield finished
 
     def _pick(self, waiting: Waiting, busy: Collection[Snippet] = ()) -> tuple[Run, Channel] | None:

@@ -46,7 +46,7 @@ class Finished:
     prefaulted: int = 0  # bytes of the worker its process had copied before the run began
     zygote: str = "warm"  # "eager": forked from the zygote made before the warm-up
     early: bool = False  # it ended before the warm-up did
-    ahead: bool = False  # it went before its turn: a run of its snippet was compiling
+    before_turn: bool = False  # it went before its turn: a run of its snippet was compiling
     # The writer's files its process had (imports.writers_files); None: not known (the run did
     # not end with a result, or could not tell), so its result is not served from the cache.
     imports: tuple[str, ...] | None = None
