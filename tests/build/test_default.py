@@ -100,3 +100,23 @@ def test_the_values_run_to_check_come_from_the_cache_on_a_rebuild(builds):
     again = sphinx_build(today.src, today.out, "--keep-going")
     assert again.runs() == (0, 16), again.stats
     assert "index.rst:55: WARNING: this demo cannot tell off" in again.stderr, again.stderr
+
+
+def test_inductors_isa_checks_left_to_its_compile_give_the_same_page(builds, tmp_path_factory):
+    """``AUTOCAST_DEMO_ISA_THREAD=0`` through a real build on inductor: the warm-up leaves the
+    ISA checks to inductor's compile instead of its thread (``warm.isa_checks``), and every
+    verdict, warning and the exit status are those of the build that used the thread."""
+    today, _ = builds
+    src = copy_root("default", tmp_path_factory)
+    alone = sphinx_build(src, src / "_build" / "html", "--keep-going",
+                         env={"AUTOCAST_DEMO_ISA_THREAD": "0"}, kept=False)
+    assert alone.returncode == today.returncode
+    assert alone.runs()[0] > 0  # run here, not served from a cache
+    for ident in ("default-inside", "cannot-tell", "alike-on-purpose", "one-value-cannot-tell",
+                  "one-value-tells"):
+        assert verdicts(alone.html("index"), ident) == verdicts(today.html("index"), ident), ident
+    def warned(build) -> list[str]:  # (each build in a copy of its own)
+        return [line.replace(str(build.src), "") for line in build.stderr.splitlines()
+                if "WARNING" in line]
+
+    assert warned(alone) == warned(today) != []
