@@ -87,7 +87,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     writers.setup(app)  # what LaTeX, Texinfo and plain text need of the results
     tables.setup(app)  # the results tables' nodes, as each builder writes them
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 7}  # 7: a record of :expect: is a model.Claim
+            "env_version": 8}  # 8: a page keeps the stamps of its results (DocState.stamps)
 
 
 def configure(app: Sphinx, conf: Config) -> None:
@@ -126,8 +126,8 @@ def _load_sets(app: Sphinx, directories: Sequence[str]) -> dict[str, results.Env
 
 def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
              removed: set[str]) -> list[str]:
-    """Re-read pages whose checks failed (so they fail again), whose results stand for a file
-    whose content changed, and, after a torch upgrade, all."""
+    """Re-read pages whose checks failed (so they fail again), whose results stand for a file,
+    a variable or a package that changed since they were shown, and, after a torch upgrade, all."""
     b, docs = build(app), all_docs(env)
     b.edited = set(added) | set(changed)  # before_read() starts the worker early for them
     if state(env).fingerprint != b.planner.fingerprint() or not b.settings.execution.reuses:
@@ -135,7 +135,7 @@ def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[s
     return [d for d, s in docs.items()
             if d not in removed and (s.failed or any(_warned(app, f) for r in s.results.values()
                                                      for f in r.findings)
-                                     or any(b.planner.files_changed(demo, s) for demo in s.demos.values()))]
+                                     or b.planner.inputs_changed(s))]
 
 
 def _warned(app: Sphinx, finding: Finding) -> bool:
@@ -200,6 +200,7 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     b.results = [_checked(r) for r in b.planner.results(planned)]  # check: against the page
     for result in b.results:
         st.docs[result.demo.docname].results[result.demo.ident] = result
+        st.docs[result.demo.docname].stamps[result.demo.ident] = b.planner.stamps_of(result.demo)
     rewritten = _accept(app, b)
     for result in b.results:
         _warn(app, result)

@@ -276,6 +276,18 @@ class Demo:
 
 
 @dataclass(frozen=True)
+class FileStamp:
+    """Something a run read beside its code (a file of the writer's, a variable of the
+    environment...: ``plan/stamps.py``), and its content then; a cached result and a page's
+    shown result keep the stamps of what they stand for."""
+
+    # Relative to conf.py's directory: a moved checkout, or a second one sharing the cache,
+    # compares its own files.
+    path: str
+    sha256: str  # plan.cache.MISSING: it could not be read, or the run may have read another
+
+
+@dataclass(frozen=True)
 class TensorRecord:
     name: str  # ``w``, ``w.grad``, ``model.weight.grad``
     kind: Literal["value", "grad"]

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from sphinx.environment import BuildEnvironment
 
-    from .model import Code, Demo, DemoResult, Finding, Setup
+    from .model import Code, Demo, DemoResult, FileStamp, Finding, Setup
 
 ATTR = "autocast_demo"  # the environment's attribute: a State
 
@@ -26,6 +26,9 @@ class DocState:
     results: dict[str, DemoResult] = field(default_factory=dict)  # filled after reading
     summary: bool = False  # holds an ``autocast-demo-summary``
     titles: dict[str, str] = field(default_factory=dict)  # demo ident -> what a reader sees above it
+    # demo ident -> what its results stand for beside its code (plan.stamps): the page is read
+    # again when one is no longer what it was (Planner.inputs_changed)
+    stamps: dict[str, tuple[FileStamp, ...]] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:

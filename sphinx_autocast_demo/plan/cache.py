@@ -1,5 +1,5 @@
 """Results on disk, one JSON file per (demo, variant), keyed by everything that decides them
-before they run, with the files of the writer's that the runs imported (:class:`FileStamp`).
+before they run, with the files of the writer's that the runs imported (:class:`.FileStamp`).
 
 Entries are data: read with ``json``, validated field by field (type, allowed values, sizes;
 text made printable and bounded as a live run's), never unpickled or executed, so a cache
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.fromjson import from_json
-from ..core.model import RunRecord, Verdict
+from ..core.model import FileStamp, RunRecord, Verdict
 
 FORMAT = 1
 
@@ -42,17 +42,7 @@ MARKERS = {
 }
 
 
-@dataclass(frozen=True)
-class FileStamp:
-    """A file of the writer's that a run had (``engine/imports.py``), and its content then."""
-
-    # Relative to conf.py's directory: a moved checkout, or a second one sharing the cache,
-    # compares its own files.
-    path: str
-    sha256: str  # MISSING: it could not be read, or the run may have read another content
-
-
-#: A :class:`FileStamp`'s digest that is never current.
+#: A :class:`.FileStamp`'s digest that is never current.
 MISSING = "missing"
 #: A stamp's path that names no file (``engine/child/imports.py`` gives them): a variable of
 #: the environment, an installed package, a directory's listing, where a module of the
@@ -78,13 +68,6 @@ class Entry:
     # install) that its runs imported: the key cannot name them, as they are known only after
     # the runs. None: not recorded (an entry of an older version, or of a result set, whose
     # files stay on the machine that made it).
-    files: tuple[FileStamp, ...] | None = None
-
-
-@dataclass(frozen=True)
-class _EntryFiles:
-    """:attr:`Entry.files` alone, read as :meth:`ResultCache.files` reads it."""
-
     files: tuple[FileStamp, ...] | None = None
 
 
@@ -191,22 +174,6 @@ class ResultCache:
         data = self._data(key)
         try:
             return None if data is None else consistent(from_json(Entry, data))
-        except (ValueError, RecursionError) as exc:
-            raise CorruptEntry(f"{self._path(key)}: {exc}") from None
-
-    def files(self, key: str) -> tuple[FileStamp, ...] | None:
-        """Only the writer's files the entry for ``key`` stands for (:attr:`Entry.files`; None
-        where it is absent or names none): what deciding whether a page is read again needs,
-        without reading its runs into objects, which an unchanged build would do for every
-        demo. :class:`CorruptEntry` as :meth:`get`, for the same entries."""
-        data = self._data(key)
-        try:
-            if data is None:
-                return None
-            # (a result whose runs are not there at all is no entry: read it whole, it fails)
-            if not all(isinstance(data.get(part), dict) for part in ("verdict", "compiled", "eager")):
-                raise ValueError("its runs or verdict are missing")
-            return from_json(_EntryFiles, {"files": data.get("files")}).files
         except (ValueError, RecursionError) as exc:
             raise CorruptEntry(f"{self._path(key)}: {exc}") from None
 

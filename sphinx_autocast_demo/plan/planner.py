@@ -14,16 +14,16 @@ from sphinx.util import logging
 from ..core import __version__
 from ..core.conflines import conf_line
 from ..core.i18n import __
-from ..core.model import DemoResult, Variant, VariantResult, skipped
+from ..core.model import DemoResult, FileStamp, Variant, VariantResult, skipped
 from ..core.subtypes import ours
-from .cache import INPUTS, CorruptEntry, Entry, FileStamp, ResultCache, cache_root
+from .cache import INPUTS, CorruptEntry, Entry, ResultCache, cache_root
 from .environments import Environments
 from .keys import result_key, torch_key, torch_variables
 from .planned import Planned
 from .stamps import Stamps
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import Iterator, Sequence
 
     from sphinx.application import Sphinx
 
@@ -59,6 +59,9 @@ class Planner:
         # demo -> the writer's module files its results depend on (pipeline.run makes Sphinx
         # read its page again when one changes, and then ``stale`` decides)
         self.files: dict[tuple[str, str], set[str]] = {}
+        # demo -> the stamps of what the results this build gives it stand for (kept with the
+        # page: :meth:`inputs_changed`)
+        self.stamped: dict[tuple[str, str], set[FileStamp]] = {}
         self.stamps = Stamps(str(app.confdir))
         self.variables = torch_variables(os.environ)
         self.equivalent: set[tuple[str, str]] = set()  # ... which cache_torch counts as ours
@@ -110,26 +113,30 @@ class Planner:
         return any(not isinstance(entry, Entry) or not self.current(entry)
                    or self.stamps.stale(entry) for entry in self._entries(demo, state))
 
-    def files_changed(self, demo: Demo, state: DocState) -> bool:
-        """Whether a file that one of ``demo``'s cached results stands for now has another
-        content: Sphinx compares file times, and a copy that keeps an old time (``cp -p``) or
-        a link moved to an older file would leave the page showing the old result."""
-        # (the files alone: an unchanged build asks this of every demo)
-        return any(isinstance(files, CorruptEntry)
-                   or (isinstance(files, tuple) and bool(self.stamps.changed(files)))
-                   for files in self._entries(demo, state, self.cache.files))
+    def inputs_changed(self, state: DocState) -> bool:
+        """Whether something a page's shown results stand for (a file, a variable, a package)
+        is no longer what it was, as the page's own stamps say."""
+        # Sphinx compares file times: a copy that keeps an old time (cp -p), a variable or an
+        # upgraded package would leave the page showing the old result. Not the cache's stamps:
+        # another build sharing it may have stored newer results under the same keys since.
+        if not self.conf.execution.runs:
+            return False  # ("never" runs nothing: the page shows what it has)
+        return any(self.stamps.changed(stamps) for stamps in state.stamps.values())
 
-    def _entries(self, demo: Demo, state: DocState,
-                 read: Callable[[str], object] | None = None) -> Iterator[object]:
-        """What ``read`` (the whole entry, by default) gives of each variant's cache entry
-        (None: none; the error, for one that cannot be read: it runs again); nothing in
-        "never" mode, which runs nothing whatever the cache holds."""
+    def stamps_of(self, demo: Demo) -> tuple[FileStamp, ...]:
+        """What the results this build gives ``demo`` stand for, as its page keeps them."""
+        return tuple(sorted(self.stamped.get((demo.docname, demo.ident), ()),
+                            key=lambda stamp: (stamp.path, stamp.sha256)))
+
+    def _entries(self, demo: Demo, state: DocState) -> Iterator[Entry | CorruptEntry | None]:
+        """Each variant's cache entry (None: none; the error, for one that cannot be read: it
+        runs again); nothing in "never" mode, which runs nothing whatever the cache holds."""
         if not self.conf.execution.runs:
             return
         codes = state.codes_for(demo)
         for variant in demo.runs:
             try:
-                yield (read or self.cache.get)(self.key(demo, codes, variant))
+                yield self.cache.get(self.key(demo, codes, variant))
             except CorruptEntry as exc:
                 yield exc
 
@@ -222,6 +229,7 @@ class Planner:
             self.stats.cached += 1
             self.files.setdefault((demo.docname, demo.ident), set()).update(
                 self.stamps.resolve(stamp.path) for stamp in entry.files or ())
+            self.stamped.setdefault((demo.docname, demo.ident), set()).update(entry.files or ())
             if entry.torch_version != self.torch:
                 self.versions[demo.docname, demo.ident] = entry.torch_version
                 if self.current(entry):
@@ -313,6 +321,7 @@ class Planner:
         except OSError as exc:  # e.g. the disk filled up during the build
             self.storing = False
             self.cannot_store(self.cache.why(exc))
+        self.stamped.setdefault((item.demo.docname, item.demo.ident), set()).update(stamps or ())
 
     def dependencies(self) -> Iterator[tuple[str, str]]:
         """(docname, file) for each writer's file a page's results stand for, in order."""

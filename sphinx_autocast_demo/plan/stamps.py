@@ -22,8 +22,9 @@ from sphinx.util import logging
 
 from ..core.fromjson import MAX_ITEMS
 from ..core.i18n import __
+from ..core.model import FileStamp
 from ..core.text import printable
-from .cache import DIST, ENV, INPUTS, LISTING, MISSING, MODULE, FileStamp, file_digest
+from .cache import DIST, ENV, INPUTS, LISTING, MISSING, MODULE, file_digest
 
 logger = logging.getLogger(__name__)
 

@@ -41,9 +41,9 @@ def steps(tmp_path_factory) -> dict[str, tuple[CliBuild, dict[str, float]]]:
     src = copy_root("inputs-read", tmp_path_factory)
     done: dict[str, tuple[CliBuild, dict[str, float]]] = {}
 
-    def build(name: str, scale: str = "1", *args: str) -> None:
+    def build(name: str, scale: str = "1", *args: str, out: str = "html") -> None:
         env = {"PYTHONPATH": str(src / "site-packages"), "DEMO_SCALE": scale}
-        made = sphinx_build(src, src / "_build" / "html", *args, env=env)
+        made = sphinx_build(src, src / "_build" / out, *args, env=env)
         assert made.returncode == 0, (name, made.stderr)
         done[name] = made, printed(made)
 
@@ -58,6 +58,11 @@ def steps(tmp_path_factory) -> dict[str, tuple[CliBuild, dict[str, float]]]:
     conf.write_text(conf.read_text().replace('"helpers_a"', '"helpers_b"'))
     build("helper", "3", "-E")
     build("all unchanged", "3", "-E")
+    # A second build directory (its own environment) sharing the cache beside conf.py, as a
+    # PDF build beside the HTML one does: it runs the demo whose variable changed and stores
+    # that result; the first directory's pages still show the result of DEMO_SCALE=3.
+    build("other directory", "9", out="other")
+    build("after the other", "9")
     return done
 
 
@@ -80,3 +85,15 @@ def test_a_changed_input_runs_its_demo_again_and_only_it(steps, step, demo, valu
     build, shown = steps[step]
     assert shown[demo] == value
     assert build.runs() == (2, 3), build.stats
+
+
+def test_a_page_never_keeps_a_result_whose_inputs_changed_since_it_was_shown(steps):
+    # The other directory's build stored DEMO_SCALE=9's result under the key of the one this
+    # directory's page shows. Whether the page is read again is decided by what its own
+    # results stand for (DEMO_SCALE=3), not by the cache, which now holds 9: the page reads
+    # again and shows 9, from the cache. (0.6.2 kept showing 3.)
+    other, shown_there = steps["other directory"]
+    assert shown_there["variable"] == 9.0 and other.runs() == (2, 3), other.stats
+    after, shown = steps["after the other"]
+    assert shown == {"variable": 9.0, "listing": 2.0, "package": 7.0, "helper": 5.0}
+    assert after.runs() == (0, 4), after.stats

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from fakes import claims, demo
 
-from sphinx_autocast_demo.core.model import Code, RunRecord, Tolerance, Verdict
+from sphinx_autocast_demo.core.model import Code, FileStamp, RunRecord, Tolerance, Verdict
 from sphinx_autocast_demo.plan import keys, stamps
-from sphinx_autocast_demo.plan.cache import MISSING, Entry, FileStamp, make_key
+from sphinx_autocast_demo.plan.cache import MISSING, Entry, make_key
 
 
 def key(the_demo=None, variant: int = 0, confdir: str = "/docs", variables=None, codes=None) -> str:

@@ -6,7 +6,6 @@ Real builds over a cache: tests/build/test_imported_files.py, tests/build/test_f
 from __future__ import annotations
 
 import errno
-import json
 import os
 import time
 from dataclasses import replace
@@ -15,11 +14,11 @@ from types import SimpleNamespace
 import pytest
 from fakes import TORCH, Logger, demo, raised, ran, settings
 
-from sphinx_autocast_demo.core.model import Environment, VariantResult
+from sphinx_autocast_demo.core.model import Environment, FileStamp, VariantResult
 from sphinx_autocast_demo.core.state import DocState
 from sphinx_autocast_demo.plan import environments, results
 from sphinx_autocast_demo.plan import planner as planner_module
-from sphinx_autocast_demo.plan.cache import DEFAULT_DIR, Entry, FileStamp
+from sphinx_autocast_demo.plan.cache import DEFAULT_DIR, Entry
 from sphinx_autocast_demo.plan.keys import torch_variables
 from sphinx_autocast_demo.plan.planned import Stats
 from sphinx_autocast_demo.plan.planner import Planner
@@ -82,14 +81,21 @@ def run_and_store(planner: Planner, the_demo=None, outcomes=("matches", "differs
     return planned
 
 
+def page(planner: Planner, the_demo=None) -> DocState:
+    """The page of ``the_demo`` as ``planner``'s build left it: its results' stamps kept."""
+    the_demo = the_demo or demo()
+    return DocState(stamps={the_demo.ident: planner.stamps_of(the_demo)})
+
+
 def test_a_stored_result_is_served_by_the_next_build_without_a_run(tmp_path, helper):
     first = build(tmp_path)
     assert first.needs_run(demo(), STATE)
     run_and_store(first, imports=[[str(helper)], []])
     assert first.stats.cached == 0
+    assert [stamp.path for stamp in first.stamps_of(demo())] == ["helper.py"]
 
     again = build(tmp_path)
-    assert not again.needs_run(demo(), STATE) and not again.files_changed(demo(), STATE)
+    assert not again.needs_run(demo(), STATE) and not again.inputs_changed(page(first))
     planned = again.plan([(demo(), STATE)])
     assert [(i.result.verdict.outcome, i.result.cached) for i in planned] == [
         ("matches", True), ("differs", True)]
@@ -101,11 +107,12 @@ def test_a_stored_result_is_served_by_the_next_build_without_a_run(tmp_path, hel
 
 
 def test_an_edited_file_makes_its_demo_run_again(tmp_path, helper, logged):
-    run_and_store(build(tmp_path), imports=[[str(helper)], [str(helper)]])
+    first = build(tmp_path)
+    run_and_store(first, imports=[[str(helper)], [str(helper)]])
     helper.write_text("SCALE = 2\n")
     again = build(tmp_path)
     assert again.needs_run(demo(), STATE)
-    assert again.files_changed(demo(), STATE)  # Sphinx's file times may not see it (cp -p)
+    assert again.inputs_changed(page(first))  # Sphinx's file times may not see it (cp -p)
     assert [item.result for item in again.plan([(demo(), STATE)])] == [None, None]
     assert again.stats.cached == 0
     assert logged.texts("verbose") == [
@@ -113,53 +120,51 @@ def test_an_edited_file_makes_its_demo_run_again(tmp_path, helper, logged):
         for name in ("same_as_forward", "off")]
 
 
-@pytest.mark.parametrize("damage", [
-    lambda data: "{not json",
-    lambda data: json.dumps({**data, "format": "0.0.1"}),
-    lambda data: json.dumps({**data, "files": "helper.py"}),
-    lambda data: json.dumps({**data, "files": [{"path": 3}]}),
-    lambda data: json.dumps({**data, "compiled": 3}),
-    lambda data: json.dumps({k: v for k, v in data.items() if k != "eager"}),
-], ids=["not-json", "other-format", "files-not-a-list", "stamp-not-a-stamp", "runs-not-runs",
-        "no-eager-run"])
-def test_whether_a_page_is_read_again_reads_only_an_entrys_files_and_never_trusts_a_damaged_one(
-        tmp_path, helper, damage):
-    # An unchanged build asks files_changed of every demo: it reads each entry's files alone
-    # (issue 48), and an entry it cannot read whole there is one the page must not keep
-    # showing: the page is read again, and the demo runs (the full read refuses it too).
-    run_and_store(build(tmp_path), imports=[[str(helper)], [str(helper)]])
-    entries = sorted((tmp_path / "cache").glob("*/*.json"))
-    assert len(entries) == 2
-    data = json.loads(entries[0].read_text(encoding="utf-8"))
-    assert data["files"], data  # (the stamps the light read looks at)
-    entries[0].write_text(damage(data), encoding="utf-8")
-    again = build(tmp_path)
-    assert again.files_changed(demo(), STATE)
-    assert again.needs_run(demo(), STATE)
-
-
-def test_whether_a_page_is_read_again_never_reads_a_result_whole(tmp_path, helper, monkeypatch):
-    # Issue 48: an unchanged build read and typed every cached result in full to learn which
-    # files it stands for (20-24 ms for 54 results); the files alone decide it.
-    run_and_store(build(tmp_path), imports=[[str(helper)], [str(helper)]])
+def test_whether_a_page_is_read_again_reads_no_cache_entry(tmp_path, helper, monkeypatch):
+    # Issue 48: an unchanged build read every cached result to learn which files it stands
+    # for; the page's own stamps decide it (an entry damaged since is met, and said, when the
+    # page is read for another reason: tests/unit/test_planner.py, unreadable entry).
+    first = build(tmp_path)
+    run_and_store(first, imports=[[str(helper)], [str(helper)]])
     again = build(tmp_path)
 
-    def whole(key):
-        raise AssertionError("read whole")
+    def read(key):
+        raise AssertionError("read the cache")
 
-    monkeypatch.setattr(again.cache, "get", whole)
-    assert not again.files_changed(demo(), STATE)
+    monkeypatch.setattr(again.cache, "_data", read)
+    assert not again.inputs_changed(page(first))
     helper.write_text("SCALE = 2\n")
-    assert build(tmp_path).files_changed(demo(), STATE)
+    monkeypatch.setattr(build(tmp_path).cache, "_data", read)
+    assert build(tmp_path).inputs_changed(page(first))
+
+
+def test_a_page_is_read_again_when_another_build_stored_newer_results_for_it(tmp_path, helper):
+    # Two builds sharing the cache (an HTML and a PDF directory): the second ran the demo again
+    # after its helper changed and stored that result under the same key. The first page still
+    # shows the old result: its stamps, not the cache's (now current), say it is stale.
+    html = build(tmp_path)
+    run_and_store(html, imports=[[str(helper)], [str(helper)]])
+    helper.write_text("SCALE = 2\n")
+    pdf = build(tmp_path)
+    ran_again = run_and_store(pdf, imports=[[str(helper)], [str(helper)]])
+    assert not any(item.result.cached for item in ran_again)  # (stale for it: it ran)
+    assert pdf.stamps_of(demo()) != html.stamps_of(demo())
+    later = build(tmp_path)
+    assert not later.needs_run(demo(), STATE)  # the cache holds the current result...
+    assert later.inputs_changed(page(html))  # ...which the first page does not show
+    assert not later.inputs_changed(page(pdf))
+    served = later.plan([(demo(), STATE)])
+    assert all(item.result.cached for item in served) and later.stamps_of(demo()) == pdf.stamps_of(demo())
 
 
 def test_a_result_whose_runs_could_not_tell_their_files_runs_again_but_never_mode_shows_it(tmp_path, helper):
     first = build(tmp_path)
     run_and_store(first, imports=[None, [str(helper)]])
     assert first.stamps.unkept.startswith("/docs/index.rst:1 (its runs could not tell")
+    assert first.stamps_of(demo()) == ()  # (nothing was stored)
     again = build(tmp_path)
     assert again.needs_run(demo(), STATE)
-    assert not again.files_changed(demo(), STATE)  # none is known to have changed
+    assert not again.inputs_changed(page(first))  # none is known to have changed
     assert [item.result for item in again.plan([(demo(), STATE)])] == [None, None]
     # "never" runs nothing: there only a known change stops a result.
     planned = build(tmp_path, execute="never").plan([(demo(), STATE)])
@@ -254,7 +259,7 @@ def test_an_unreadable_entry_runs_again_and_is_said_at_the_demo(tmp_path, logged
     path = tmp_path / "cache" / key[:2] / f"{key}.json"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"\x80\x04not json")
-    assert planner.needs_run(demo(), STATE) and planner.files_changed(demo(), STATE)
+    assert planner.needs_run(demo(), STATE)
     first, _ = planner.plan([(demo(), STATE)])
     assert first.result is None
     (level, text, kwargs), = logged.lines
