@@ -24,6 +24,7 @@ The ``autocast-check`` builder (report.builder) writes its reports in its own ``
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from sphinx.util.logging import is_suppressed_warning
 
 from . import accept
 from .core import STATIC, __version__, config, conflines, i18n, sphinxconf
+from .core.config import PREFIX
 from .core.model import WARNING_TYPE, Finding
 from .core.state import all_docs, merge, purge, state
 from .core.subtypes import ours
@@ -40,6 +42,7 @@ from .engine import execute
 from .engine.build import BUILD, Build, build
 from .judge import check, compare
 from .plan import results
+from .plan.cache import cache_root
 from .plan.planned import Stats
 from .plan.planner import Planner
 from .present import summary, tables, writers
@@ -99,6 +102,22 @@ def configure(app: Sphinx, conf: Config) -> None:
     # ("The configuration has changed"), rewriting every page of an unchanged rebuild.
     if hasattr(conf, "html_static_path") and str(STATIC) not in conf.html_static_path:
         conf.html_static_path.append(str(STATIC))
+    # The same for the result cache where it lies among the sources (beside conf.py, by
+    # default): Sphinx would otherwise walk every entry of it, at every build.
+    cache = _among_sources(app, conf)
+    if cache and cache not in conf.exclude_patterns:
+        conf.exclude_patterns = [*conf.exclude_patterns, cache]
+
+
+def _among_sources(app: Sphinx, conf: Config) -> str:
+    """The cache's directory as an ``exclude_patterns`` entry, or "" where it is no source's."""
+    root, _ = cache_root(getattr(conf, PREFIX + "cache_dir"), str(app.confdir),
+                         str(app.doctreedir))
+    try:
+        inside = Path(os.path.abspath(root)).relative_to(os.path.abspath(app.srcdir)).as_posix()
+    except ValueError:  # (elsewhere: nothing of it is walked)
+        return ""
+    return "" if inside == "." else inside
 
 
 def begin(app: Sphinx) -> None:

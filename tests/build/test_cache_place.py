@@ -78,3 +78,16 @@ def test_where_conf_py_directory_cannot_take_it_each_output_keeps_its_own_said_o
                     "autocast_demo_cache_dir to a directory every build can write"], first.stdout
     assert (first.runs(), again.runs()) == ((4, 0), (0, 2))
     assert "results are kept in" not in again.stdout  # nothing to store: nothing to say
+
+
+def test_sphinx_walks_nothing_of_the_cache_beside_conf_py(shared):
+    # Its directory joins exclude_patterns (entries are .json, which no parser reads, but
+    # Sphinx listed every one of them at every build): a page put there is no page, and the
+    # pattern, added by every build alike, makes no build read its pages again.
+    src, *_ = shared
+    (src / ".autocast_demo_cache" / "stray.rst").write_text("Stray\n=====\n", encoding="utf-8")
+    again = sphinx_build(src, src / "_build" / "html")
+    assert again.returncode == 0, again.stderr
+    assert "stray" not in again.stdout + again.stderr
+    assert "reading sources... [" not in again.stdout, again.stdout
+    assert again.runs() == (0, 0)
