@@ -2,8 +2,9 @@
 
 ::
 
-    config-inited         configure    conf.py values, the accept mode,     core.sphinxconf, accept.rewrite
-                                       our static files
+    config-inited         configure    conf.py values, the accept mode,     core.sphinxconf, accept.rewrite,
+                                       our static files, the cache out of   plan.cache
+                                       the sources
     builder-inited        begin        the per-build record: planner,       engine.build, plan.planner,
                                        runner, result sets                  engine.execute, plan.results
     env-get-outdated      outdated     which pages to read again            core.state, plan.planner
@@ -24,7 +25,6 @@ The ``autocast-check`` builder (report.builder) writes its reports in its own ``
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,6 @@ from sphinx.util.logging import is_suppressed_warning
 
 from . import accept
 from .core import STATIC, __version__, config, conflines, i18n, sphinxconf
-from .core.config import PREFIX
 from .core.model import WARNING_TYPE, Finding
 from .core.state import all_docs, merge, purge, state
 from .core.subtypes import ours
@@ -42,7 +41,7 @@ from .engine import execute
 from .engine.build import BUILD, Build, build
 from .judge import check, compare
 from .plan import results
-from .plan.cache import cache_root
+from .plan.cache import among_sources, cache_root
 from .plan.planned import Stats
 from .plan.planner import Planner
 from .present import summary, tables, writers
@@ -90,7 +89,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     writers.setup(app)  # what LaTeX, Texinfo and plain text need of the results
     tables.setup(app)  # the results tables' nodes, as each builder writes them
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 8}  # 8: a page keeps the stamps of its results (DocState.stamps)
+            "env_version": 8}  # 8: a page keeps what its results stand for (DocState.inputs)
 
 
 def configure(app: Sphinx, conf: Config) -> None:
@@ -104,20 +103,10 @@ def configure(app: Sphinx, conf: Config) -> None:
         conf.html_static_path.append(str(STATIC))
     # The same for the result cache where it lies among the sources (beside conf.py, by
     # default): Sphinx would otherwise walk every entry of it, at every build.
-    cache = _among_sources(app, conf)
+    root, _ = cache_root(config.settings(conf).cache_dir, str(app.confdir), str(app.doctreedir))
+    cache = among_sources(root, str(app.srcdir))
     if cache and cache not in conf.exclude_patterns:
         conf.exclude_patterns = [*conf.exclude_patterns, cache]
-
-
-def _among_sources(app: Sphinx, conf: Config) -> str:
-    """The cache's directory as an ``exclude_patterns`` entry, or "" where it is no source's."""
-    root, _ = cache_root(getattr(conf, PREFIX + "cache_dir"), str(app.confdir),
-                         str(app.doctreedir))
-    try:
-        inside = Path(os.path.abspath(root)).relative_to(os.path.abspath(app.srcdir)).as_posix()
-    except ValueError:  # (elsewhere: nothing of it is walked)
-        return ""
-    return "" if inside == "." else inside
 
 
 def begin(app: Sphinx) -> None:
@@ -219,7 +208,7 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     b.results = [_checked(r) for r in b.planner.results(planned)]  # check: against the page
     for result in b.results:
         st.docs[result.demo.docname].results[result.demo.ident] = result
-        st.docs[result.demo.docname].stamps[result.demo.ident] = b.planner.stamps_of(result.demo)
+        st.docs[result.demo.docname].inputs[result.demo.ident] = b.planner.inputs_of(result.demo)
     rewritten = _accept(app, b)
     for result in b.results:
         _warn(app, result)

@@ -28,7 +28,7 @@ class DocState:
     titles: dict[str, str] = field(default_factory=dict)  # demo ident -> what a reader sees above it
     # demo ident -> what its results stand for beside its code (plan.stamps): the page is read
     # again when one is no longer what it was (Planner.inputs_changed)
-    stamps: dict[str, tuple[FileStamp, ...]] = field(default_factory=dict)
+    inputs: dict[str, tuple[FileStamp, ...]] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:

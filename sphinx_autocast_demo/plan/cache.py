@@ -15,6 +15,7 @@ import json
 import os
 import stat
 import tempfile
+import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,19 @@ def cache_root(configured: str, confdir: str, doctreedir: str) -> tuple[Path, st
     if problem:
         return Path(doctreedir) / FALLBACK_DIR, f"{default} {problem}"
     return default, ""
+
+
+def among_sources(root: Path, srcdir: str) -> str:
+    """The cache's directory ``root`` as an ``exclude_patterns`` entry of the sources in
+    ``srcdir`` ("" where it is not among them), NFC, as Sphinx compares the names it walks."""
+    try:
+        inside = Path(os.path.abspath(root)).relative_to(os.path.abspath(srcdir)).as_posix()
+    except ValueError:  # (elsewhere: Sphinx walks nothing of it)
+        return ""
+    # A name that reads as a pattern is left walked (it costs time only): escaped, its "[[]"
+    # makes Python's re warn at every build, and unescaped it could exclude a page.
+    pattern = inside == "." or any(c in inside for c in "*?[")
+    return "" if pattern else unicodedata.normalize("NFC", inside)
 
 
 def _not_writable(path: Path) -> str:

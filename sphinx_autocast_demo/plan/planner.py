@@ -59,9 +59,9 @@ class Planner:
         # demo -> the writer's module files its results depend on (pipeline.run makes Sphinx
         # read its page again when one changes, and then ``stale`` decides)
         self.files: dict[tuple[str, str], set[str]] = {}
-        # demo -> the stamps of what the results this build gives it stand for (kept with the
-        # page: :meth:`inputs_changed`)
-        self.stamped: dict[tuple[str, str], set[FileStamp]] = {}
+        # demo -> what the results this build gives it stand for beside their code, stamped
+        # (kept with the page: :meth:`inputs_changed`)
+        self.inputs: dict[tuple[str, str], set[FileStamp]] = {}
         self.stamps = Stamps(str(app.confdir))
         self.variables = torch_variables(os.environ)
         self.equivalent: set[tuple[str, str]] = set()  # ... which cache_torch counts as ours
@@ -115,17 +115,17 @@ class Planner:
 
     def inputs_changed(self, state: DocState) -> bool:
         """Whether something a page's shown results stand for (a file, a variable, a package)
-        is no longer what it was, as the page's own stamps say."""
+        is no longer what it was, as the page's own stamps of them say."""
         # Sphinx compares file times: a copy that keeps an old time (cp -p), a variable or an
         # upgraded package would leave the page showing the old result. Not the cache's stamps:
         # another build sharing it may have stored newer results under the same keys since.
         if not self.conf.execution.runs:
             return False  # ("never" runs nothing: the page shows what it has)
-        return any(self.stamps.changed(stamps) for stamps in state.stamps.values())
+        return any(self.stamps.changed(inputs) for inputs in state.inputs.values())
 
-    def stamps_of(self, demo: Demo) -> tuple[FileStamp, ...]:
+    def inputs_of(self, demo: Demo) -> tuple[FileStamp, ...]:
         """What the results this build gives ``demo`` stand for, as its page keeps them."""
-        return tuple(sorted(self.stamped.get((demo.docname, demo.ident), ()),
+        return tuple(sorted(self.inputs.get((demo.docname, demo.ident), ()),
                             key=lambda stamp: (stamp.path, stamp.sha256)))
 
     def _entries(self, demo: Demo, state: DocState) -> Iterator[Entry | CorruptEntry | None]:
@@ -229,7 +229,7 @@ class Planner:
             self.stats.cached += 1
             self.files.setdefault((demo.docname, demo.ident), set()).update(
                 self.stamps.resolve(stamp.path) for stamp in entry.files or ())
-            self.stamped.setdefault((demo.docname, demo.ident), set()).update(entry.files or ())
+            self.inputs.setdefault((demo.docname, demo.ident), set()).update(entry.files or ())
             if entry.torch_version != self.torch:
                 self.versions[demo.docname, demo.ident] = entry.torch_version
                 if self.current(entry):
@@ -282,7 +282,7 @@ class Planner:
         probe = item.variant in item.demo.probes
         if not known and not (probe and result is not None and result.verdict.outcome == "error"):
             self.untold.add(demo)
-        if result is None or self.storing is False or (result.verdict.outcome == "error" and not probe):
+        if result is None or (result.verdict.outcome == "error" and not probe):
             return
         if any("ImportError" in run.error.names for run, _ in result.runs
                if run.error is not None):
@@ -290,16 +290,15 @@ class Planner:
         if not known and probe and result.verdict.outcome == "error":
             self.failed_probes.append(item)  # (a run stopped or killed cannot say its files)
             return
-        self._put(item, self.stamps.stamp(files if known else None, str(item.demo.location)))
+        self._keep(item, files if known else None)
 
     def _store_failed(self) -> None:
         """Keep the failed probes of :meth:`store`, once every run is stored: their demo's
         other runs, of the same code, had what they had; none where one of those could not tell."""
         for item in self.failed_probes:
             demo = (item.demo.docname, item.demo.ident)
-            if demo not in self.untold and self.storing is not False:
-                self._put(item, self.stamps.stamp(self.files.get(demo, set()),
-                                                  str(item.demo.location)))
+            if demo not in self.untold:
+                self._keep(item, self.files.get(demo, set()))
         self.failed_probes = []
 
     def after_runs(self, device: str) -> None:
@@ -311,6 +310,15 @@ class Planner:
             self.envs.here = replace(self.envs.here, device=device)
         self.stamps.say()
 
+    def _keep(self, item: Planned, files: set[str] | None) -> None:
+        """Stamp what ``item``'s runs had (None: they could not tell), for its page and, where
+        results can be stored, for the cache: a page whose result could not be stored is still
+        read again when one of them changes."""
+        stamps = self.stamps.stamp(files, str(item.demo.location))
+        self.inputs.setdefault((item.demo.docname, item.demo.ident), set()).update(stamps or ())
+        if self.storing is not False:
+            self._put(item, stamps)
+
     def _put(self, item: Planned, stamps: tuple[FileStamp, ...] | None) -> None:
         result = item.result
         assert result is not None
@@ -321,7 +329,6 @@ class Planner:
         except OSError as exc:  # e.g. the disk filled up during the build
             self.storing = False
             self.cannot_store(self.cache.why(exc))
-        self.stamped.setdefault((item.demo.docname, item.demo.ident), set()).update(stamps or ())
 
     def dependencies(self) -> Iterator[tuple[str, str]]:
         """(docname, file) for each writer's file a page's results stand for, in order."""

@@ -84,7 +84,7 @@ def run_and_store(planner: Planner, the_demo=None, outcomes=("matches", "differs
 def page(planner: Planner, the_demo=None) -> DocState:
     """The page of ``the_demo`` as ``planner``'s build left it: its results' stamps kept."""
     the_demo = the_demo or demo()
-    return DocState(stamps={the_demo.ident: planner.stamps_of(the_demo)})
+    return DocState(inputs={the_demo.ident: planner.inputs_of(the_demo)})
 
 
 def test_a_stored_result_is_served_by_the_next_build_without_a_run(tmp_path, helper):
@@ -92,7 +92,7 @@ def test_a_stored_result_is_served_by_the_next_build_without_a_run(tmp_path, hel
     assert first.needs_run(demo(), STATE)
     run_and_store(first, imports=[[str(helper)], []])
     assert first.stats.cached == 0
-    assert [stamp.path for stamp in first.stamps_of(demo())] == ["helper.py"]
+    assert [stamp.path for stamp in first.inputs_of(demo())] == ["helper.py"]
 
     again = build(tmp_path)
     assert not again.needs_run(demo(), STATE) and not again.inputs_changed(page(first))
@@ -134,8 +134,9 @@ def test_whether_a_page_is_read_again_reads_no_cache_entry(tmp_path, helper, mon
     monkeypatch.setattr(again.cache, "_data", read)
     assert not again.inputs_changed(page(first))
     helper.write_text("SCALE = 2\n")
-    monkeypatch.setattr(build(tmp_path).cache, "_data", read)
-    assert build(tmp_path).inputs_changed(page(first))
+    later = build(tmp_path)
+    monkeypatch.setattr(later.cache, "_data", read)
+    assert later.inputs_changed(page(first))
 
 
 def test_a_page_is_read_again_when_another_build_stored_newer_results_for_it(tmp_path, helper):
@@ -148,20 +149,20 @@ def test_a_page_is_read_again_when_another_build_stored_newer_results_for_it(tmp
     pdf = build(tmp_path)
     ran_again = run_and_store(pdf, imports=[[str(helper)], [str(helper)]])
     assert not any(item.result.cached for item in ran_again)  # (stale for it: it ran)
-    assert pdf.stamps_of(demo()) != html.stamps_of(demo())
+    assert pdf.inputs_of(demo()) != html.inputs_of(demo())
     later = build(tmp_path)
     assert not later.needs_run(demo(), STATE)  # the cache holds the current result...
     assert later.inputs_changed(page(html))  # ...which the first page does not show
     assert not later.inputs_changed(page(pdf))
     served = later.plan([(demo(), STATE)])
-    assert all(item.result.cached for item in served) and later.stamps_of(demo()) == pdf.stamps_of(demo())
+    assert all(item.result.cached for item in served) and later.inputs_of(demo()) == pdf.inputs_of(demo())
 
 
 def test_a_result_whose_runs_could_not_tell_their_files_runs_again_but_never_mode_shows_it(tmp_path, helper):
     first = build(tmp_path)
     run_and_store(first, imports=[None, [str(helper)]])
     assert first.stamps.unkept.startswith("/docs/index.rst:1 (its runs could not tell")
-    assert first.stamps_of(demo()) == ()  # (nothing was stored)
+    assert first.inputs_of(demo()) == ()  # (no stamp was kept)
     again = build(tmp_path)
     assert again.needs_run(demo(), STATE)
     assert not again.inputs_changed(page(first))  # none is known to have changed
@@ -342,6 +343,19 @@ def test_a_full_disk_stops_the_storing_and_is_said_once_at_the_setting(tmp_path,
         f"autocast-demo: cannot store results in the cache directory {tmp_path / 'cache'} "
         f"(No space left on device: {tmp_path / 'cache' / 'ab'}): ")
     assert kwargs["location"] == f"{tmp_path / 'docs' / 'conf.py'}:2"
+
+
+def test_a_result_the_cache_cannot_take_still_keeps_its_inputs_with_its_page(tmp_path, helper):
+    # The page is read again when its helper changes even though the cache, which could not
+    # be made, holds nothing of it (0.6.2 kept showing the old result).
+    (tmp_path / "file").write_text("")
+    first = build(tmp_path, cache_dir=str(tmp_path / "file" / "cache"))
+    run_and_store(first, imports=[[str(helper)], [str(helper)]])
+    assert first.storing is False
+    assert [stamp.path for stamp in first.inputs_of(demo())] == ["helper.py"]
+    assert not build(tmp_path).inputs_changed(page(first))
+    helper.write_text("SCALE = 2\n")
+    assert build(tmp_path).inputs_changed(page(first))
 
 
 def test_a_cache_that_cannot_be_made_is_said_once_before_anything_runs(tmp_path, logged):

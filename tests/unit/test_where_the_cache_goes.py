@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sphinx_autocast_demo.core.model import RunRecord, Verdict
-from sphinx_autocast_demo.plan.cache import DEFAULT_DIR, Entry, ResultCache, cache_root
+from sphinx_autocast_demo.plan.cache import DEFAULT_DIR, Entry, ResultCache, among_sources, cache_root
 
 ENTRY = Entry("2.13.0", Verdict(outcome="matches"), RunRecord(status="ok"), RunRecord(status="ok"))
 
@@ -100,3 +100,18 @@ def test_the_sdist_leaves_out_a_cache_left_beside_a_conf_py(tmp_path, monkeypatc
         if line.strip() and not line.startswith("#"):
             files.process_template_line(line)
     assert sorted(files.files) == ["docs/conf.py", "tests/roots/test-x/conf.py"]
+
+
+@pytest.mark.parametrize(("root", "srcdir", "pattern"), [
+    ("/docs/.autocast_demo_cache", "/docs", ".autocast_demo_cache"),  # the default
+    ("/docs/conf/.autocast_demo_cache", "/docs", "conf/.autocast_demo_cache"),  # sphinx-build -c
+    ("/docs/../docs/_cache", "/docs", "_cache"),  # named relative to conf.py
+    ("/docs/cache[ci]", "/docs", ""),  # a name that reads as a pattern is left walked
+    ("/docs/c*", "/docs", ""),
+    ("/docs/cafe\u0301", "/docs", "caf\u00e9"),  # NFC, as Sphinx compares the names it walks
+    ("/elsewhere/.autocast_demo_cache", "/docs", ""),  # outside the sources: nothing to exclude
+    ("/docs", "/docs", ""),  # the sources themselves: never all of them
+    ("/", "/docs", ""),
+])
+def test_the_cache_among_the_sources_is_excluded_by_its_path(root, srcdir, pattern):
+    assert among_sources(Path(root), srcdir) == pattern
