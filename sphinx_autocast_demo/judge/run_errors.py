@@ -34,7 +34,7 @@ def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
                      "process it started; look for a loop that never ends or a wait "
                      "(a sleep, a read, input()) that nothing answers, or raise the "
                      ":timeout: option (or autocast_demo_timeout){tail}{trace}",
-                     run=_RUNS[label], detail=run.detail, tail=_tail(run.output),
+                     run=_RUNS[label], detail=how_it_ended(result, run), tail=_tail(run.output),
                      trace=_stopped_trace(result, run, where_it_was)),
             )
         if run.status == "crashed":
@@ -42,7 +42,7 @@ def run_error(result: DemoResult, vr: VariantResult) -> Finding | None:
                 vr, "crash", _stopped_location(result, run),
                 msg("the {run} run died: {detail}{why}; find what ends the process "
                      "(the build went on without this run){tail}{trace}",
-                     run=_RUNS[label], detail=run.detail, why=_why(run),
+                     run=_RUNS[label], detail=how_it_ended(result, run), why=_why(run),
                      tail=_tail(run.output),
                      trace=_stopped_trace(result, run, where_it_crashed)),
             )
@@ -143,6 +143,21 @@ def _stopped_trace(result: DemoResult, run: RunRecord, where: str) -> str:
         return ""
     trace = result.traceback(run.error).splitlines()[1:-1]  # frames only
     return msg("\n  {where}:\n{frames}", where=where, frames="\n".join(trace))
+
+
+def how_it_ended(result: DemoResult, run: RunRecord) -> str:
+    """How a run that did not finish ended, as words to say in the console's or the page's
+    language, from the record's facts: its ``detail`` is the engine's English, which the cache
+    keeps as it is."""
+    if run.status == "timeout":
+        return msg("stopped after its timeout of {seconds} s",
+                   seconds=format(result.demo.timeout, "g"))
+    if run.killed_by:
+        return msg("the process was killed by {signal}", signal=run.killed_by)
+    if run.exit_status is not None:
+        return msg("the process exited with status {status} before the snippet finished",
+                   status=run.exit_status)
+    return run.detail  # (its result could not be read: the reader's own words, as recorded)
 
 
 def _why(run: RunRecord) -> str:

@@ -17,6 +17,7 @@ from ..core.printed import LOG_LINE, WARNING_LINE, holds_uncompared, writers_fra
 from ..core.publish import publish
 from ..engine.protocol import CODE_FILE
 from ..judge.notes import compile_text
+from ..judge.run_errors import how_it_ended
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -122,21 +123,8 @@ def _run_text(result: DemoResult, run: RunRecord, app: Sphinx) -> str:
     if run.error is not None and not run.error.kind:
         text = (text + "\n" if text else "") + result.traceback(run.error)
     elif run.status in ("timeout", "crashed"):
-        text = (text + "\n" if text else "") + _how_it_ended(result, run)
+        text = (text + "\n" if text else "") + on_page(how_it_ended(result, run))
     return publish(text, app)
-
-
-def _how_it_ended(result: DemoResult, run: RunRecord) -> str:
-    """How a run that did not finish ended, in the page's language, from the record's facts
-    (its ``detail`` is the engine's English, and the cache keeps it so)."""
-    if run.status == "timeout":
-        return _("stopped after its timeout of {seconds} s").format(seconds=f"{result.demo.timeout:g}")
-    if run.killed_by:
-        return _("the process was killed by {signal}").format(signal=run.killed_by)
-    if run.exit_status is not None:
-        return _("the process exited with status {status} before the snippet finished").format(
-            status=run.exit_status)
-    return run.detail  # (its result could not be read: the reader's own words, as recorded)
 
 
 def _silent(names: list[str]) -> list[nodes.Node]:

@@ -21,8 +21,9 @@ from fakes import SRC, TEXT, WHERE, Logger, Loud, demo, ran, result
 from sphinx_autocast_demo.accept import rewrite
 from sphinx_autocast_demo.accept.newrecord import Blocked
 from sphinx_autocast_demo.core.i18n import CATALOG, Message, in_console, msg, n_msg
-from sphinx_autocast_demo.core.model import Verdict
+from sphinx_autocast_demo.core.model import RunRecord, Verdict
 from sphinx_autocast_demo.core.state import doc_state
+from sphinx_autocast_demo.judge import run_errors
 from sphinx_autocast_demo.read import directives, options, syntax
 from sphinx_autocast_demo.read.sources import located
 
@@ -209,3 +210,22 @@ def test_a_number_options_rule_is_said_with_the_message(monkeypatch):
     assert in_console(message) == (":timeout: '-1' MUST BE A NUMBER OF SECONDS > 0 AND AT MOST "
                                    "86400 (24 H); LEAVE THE OPTION OUT TO USE autocast_demo_timeout "
                                    "(120 S)")
+
+
+@pytest.mark.parametrize(("run", "said"), [
+    (RunRecord(status="timeout", detail="stopped after its timeout of 120 s"),
+     "IT WAS STOPPED AFTER ITS TIMEOUT OF 120 S, WITH EVERY PROCESS"),
+    (RunRecord(status="crashed", detail="the process was killed by SIGSEGV", killed_by="SIGSEGV"),
+     "DIED: THE PROCESS WAS KILLED BY SIGSEGV (A SEGMENTATION FAULT"),
+    (RunRecord(status="crashed", detail="the process exited with status 3 before the snippet "
+               "finished", exit_status=3),
+     "DIED: THE PROCESS EXITED WITH STATUS 3 BEFORE THE SNIPPET FINISHED (OS._EXIT()"),
+])
+def test_how_a_run_that_did_not_finish_ended_is_said_in_the_consoles_language(monkeypatch, run, said):
+    # From the record's facts, as the page says it (tests/unit/test_page_words.py): its detail
+    # is the engine's English, which a Russian console printed inside a Russian sentence.
+    stopped = result(demo(), (Verdict("error"), run, RunRecord(status="ok")), ran("matches"))
+    finding = run_errors.run_error(stopped, stopped.variants[0])
+    assert finding is not None and run.detail in finding.message  # no catalog: English
+    monkeypatch.setitem(sphinx.locale.translators, ("console", CATALOG), Loud())
+    assert said in in_console(finding.message)
