@@ -144,8 +144,8 @@ def among_sources(root: Path, srcdir: str) -> str:
         return ""
     # A name that reads as a pattern is left walked (it costs time only): escaped, its "[[]"
     # makes Python's re warn at every build, and unescaped it could exclude a page.
-    pattern = inside == "." or any(c in inside for c in "*?[")
-    return "" if pattern else unicodedata.normalize("NFC", inside)
+    left_walked = inside == "." or any(c in inside for c in "*?[")
+    return "" if left_walked else unicodedata.normalize("NFC", inside)
 
 
 def _not_writable(path: Path) -> str:
