@@ -34,13 +34,10 @@ from sphinx.util.logging import is_suppressed_warning
 
 from . import accept
 from .core import STATIC, __version__, config, conflines, i18n, sphinxconf
-from .core.model import WARNING_TYPE, Finding
 from .core.state import all_docs, merge, purge, state
-from .core.subtypes import ours
+from .core.subtypes import WARNING_TYPE, ours
 from .engine import execute
 from .engine.build import BUILD, Build, build
-from .judge import check, compare
-from .plan import results
 from .plan.cache import among_sources, cache_root
 from .plan.planned import Stats
 from .plan.planner import Planner
@@ -60,6 +57,7 @@ if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
 
     from .core.model import DemoResult
+    from .plan.results import EnvironmentSet
 
 #: This build's numbers (:class:`.report.Counts`) as JSON, in the doctree directory.
 STATS = "autocast_demo_stats.json"
@@ -89,7 +87,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     writers.setup(app)  # what LaTeX, Texinfo and plain text need of the results
     tables.setup(app)  # the results tables' nodes, as each builder writes them
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 8}  # 8: a page keeps what its results stand for (DocState.inputs)
+            "env_version": 9}  # 9: a page keeps its demos and results apart (core.state)
 
 
 def configure(app: Sphinx, conf: Config) -> None:
@@ -121,7 +119,11 @@ def begin(app: Sphinx) -> None:
     report.show_warning_types(app)
 
 
-def _load_sets(app: Sphinx, directories: Sequence[str]) -> dict[str, results.EnvironmentSet]:
+def _load_sets(app: Sphinx, directories: Sequence[str]) -> dict[str, EnvironmentSet]:
+    if not any(directories):
+        return {}
+    from .plan import results
+
     try:
         return results.load([Path(app.confdir, d) for d in directories if d])
     except results.SetProblem as exc:
@@ -139,16 +141,15 @@ def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[s
     b, docs = build(app), all_docs(env)
     b.edited = set(added) | set(changed)  # before_read() starts the worker early for them
     if state(env).fingerprint != b.planner.fingerprint() or not b.settings.execution.reuses:
-        return [d for d, s in docs.items() if s.demos and d not in removed]
+        return [d for d, s in docs.items() if s.demoed and d not in removed]
     return [d for d, s in docs.items()
-            if d not in removed and (s.failed or any(_warned(app, f) for r in s.results.values()
-                                                     for f in r.findings)
+            if d not in removed and (s.failed or any(_warned(app, sub) for sub in s.subtypes)
                                      or b.planner.inputs_changed(s))]
 
 
-def _warned(app: Sphinx, finding: Finding) -> bool:
-    """Does this build say ``finding``'s warning (not silenced by suppress_warnings)?"""
-    return not is_suppressed_warning(WARNING_TYPE, finding.subtype, app.config.suppress_warnings)
+def _warned(app: Sphinx, subtype: str) -> bool:
+    """Does this build say a finding's warning (not silenced by suppress_warnings)?"""
+    return not is_suppressed_warning(WARNING_TYPE, subtype, app.config.suppress_warnings)
 
 
 def before_read(app: Sphinx, env: BuildEnvironment, docnames: list[str]) -> None:
@@ -192,11 +193,18 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     st.fingerprint = b.planner.fingerprint()
     if not builder.runs_demos(app.builder):  # gettext, linkcheck...: nothing of the docs' code runs
         return []
-    b.problems = [p for doc in st.docs.values() for p in doc.problems]
-    every = [(demo, doc) for doc in st.docs.values() for demo in doc.demos.values()]
-    b.mine = b.planner.mine(every)  # autocast_demo_shard: this build's share
-    todo = [(demo, doc) for demo, doc in every
-            if demo.ident not in doc.results and (demo.docname, demo.ident) in b.mine]
+    # A page with every result and no problem has nothing for this build, and is left unread
+    # (core.state): an unchanged build unpickles no result. A shard needs every demo to split.
+    docs = [doc for doc in st.docs.values() if b.settings.shard or not doc.settled]
+    b.problems = [p for doc in docs for p in doc.problems]
+    every = [(demo, doc) for doc in docs for demo in doc.demos.values()]
+    b.mine = b.planner.mine(every) if b.settings.shard else None  # this shard's share
+    todo = [(demo, doc) for demo, doc in every if demo.ident not in doc.results
+            and (b.mine is None or (demo.docname, demo.ident) in b.mine)]
+    if not todo and not accept.active():  # an unchanged build: nothing to plan, run or check
+        return []
+    from .judge import compare
+
     planned = b.planner.plan(todo)  # plan: the cache answers what it can
     for ran in b.runner.run(planned):  # run: the rest, in the worker
         ran.item.result = compare.verdict_of(ran)  # compare: compiled against eager
@@ -247,6 +255,8 @@ def _accept_finish(app: Sphinx, exc: Exception | None) -> None:
 
 def _checked(result: DemoResult) -> DemoResult:
     """The check against the page, and the overlapping scoped records it met (check.conflicts)."""
+    from .judge import check
+
     checked = check.check(result)
     overlaps = check.conflicts(checked)
     return replace(checked, findings=checked.findings + overlaps) if overlaps else checked

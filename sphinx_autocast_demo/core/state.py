@@ -3,8 +3,9 @@ merge), per document; what lives for one build only is :mod:`.build`'s."""
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Set
@@ -14,6 +15,14 @@ if TYPE_CHECKING:
     from .model import Code, Demo, DemoResult, FileStamp, Finding, Setup
 
 ATTR = "autocast_demo"  # the environment's attribute: a State
+
+#: What a page keeps beyond what deciding whether to read it again needs: pickled apart and
+#: read back only when something asks for it. An unchanged build asks nothing of it, and so
+#: unpickles no result and imports none of the model's types.
+_BODY = ("demos", "setups", "problems", "results", "titles")
+#: What those decisions ask instead (:class:`DocState`'s properties of these names), kept
+#: beside the body. A page read again is purged unread: after an upgrade too.
+_INDEX = ("failed", "subtypes", "settled", "demoed")
 
 
 @dataclass
@@ -30,11 +39,52 @@ class DocState:
     # again when one is no longer what it was (Planner.inputs_changed)
     inputs: dict[str, tuple[FileStamp, ...]] = field(default_factory=dict)
 
+    def __getstate__(self) -> dict[str, Any]:
+        if "_body" in self.__dict__:  # never read back: kept as it came
+            return dict(self.__dict__)
+        body = pickle.dumps(tuple(getattr(self, name) for name in _BODY), pickle.HIGHEST_PROTOCOL)
+        return {"summary": self.summary, "inputs": self.inputs, "_body": body,
+                "_index": {name: getattr(self, name) for name in _INDEX}}
+
+    def __setstate__(self, kept: dict[str, Any]) -> None:
+        self.__dict__.update(kept)
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for what the instance lacks: a part of the body not read back yet.
+        if name not in _BODY or "_body" not in self.__dict__:
+            raise AttributeError(name)
+        self.__dict__.update(zip(_BODY, pickle.loads(self.__dict__.pop("_body")), strict=True))
+        del self.__dict__["_index"]
+        return self.__dict__[name]
+
     @property
     def failed(self) -> bool:
+        if "_body" in self.__dict__:
+            return bool(self.__dict__["_index"]["failed"])
         return bool(self.problems) or any(
             f.failed for result in self.results.values() for f in result.findings
         )
+
+    @property
+    def subtypes(self) -> frozenset[str]:
+        """The subtypes of its results' findings: the warnings a build would say again."""
+        if "_body" in self.__dict__:
+            return frozenset(self.__dict__["_index"]["subtypes"])
+        return frozenset(f.subtype for result in self.results.values() for f in result.findings)
+
+    @property
+    def settled(self) -> bool:
+        """Nothing for a build to do: every demo has its result, and no directive failed."""
+        if "_body" in self.__dict__:
+            return bool(self.__dict__["_index"]["settled"])
+        return not self.problems and self.results.keys() >= self.demos.keys()
+
+    @property
+    def demoed(self) -> bool:
+        """Whether the page has a demo."""
+        if "_body" in self.__dict__:
+            return bool(self.__dict__["_index"]["demoed"])
+        return bool(self.demos)
 
     def setups_for(self, demo: Demo) -> list[Setup]:
         return [s for s in self.setups if s.group is None or s.group == demo.group]

@@ -34,7 +34,7 @@ class Build:
     results: list[DemoResult] = field(default_factory=list)  # checked in this build
     problems: list[Finding] = field(default_factory=list)  # directive errors of the docs
     check_failed: int = 0  # failed cases of the autocast-check builder
-    # The demos this build runs (autocast_demo_shard), as (docname, ident); None: not known yet.
+    # The demos this shard runs (autocast_demo_shard), as (docname, ident); None: every demo.
     mine: set[tuple[str, str]] | None = None
 
 
