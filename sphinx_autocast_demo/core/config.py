@@ -14,15 +14,29 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from .i18n import msg
-from .model import DEFAULT_CONFIG, DtypeFrom, Tolerance
 
 if TYPE_CHECKING:
     from sphinx.config import Config
+
+#: The default compile-time config that a demo's variants set. Declared here, not in the model,
+#: which imports this module: every build reads the table below, and most need no model type.
+DEFAULT_CONFIG = "torch._functorch.config.backward_pass_autocast"
 
 PREFIX = "autocast_demo_"
 EXECUTE_MODES = ("auto", "force", "never")
 DEVICES = ("cpu", "cuda")
 BACKENDS = ("aot_eager", "inductor", "eager")
+#: What a demo shows of its results (``:show:``).
+Show = Literal["table", "record", "outputs"]
+SHOWS: tuple[Show, ...] = ("table", "record", "outputs")
+#: What a demo's compiled run is compared with: the eager run, or nothing (its records of what
+#: compiling did and printed are then its only checks).
+Compare = Literal["eager", "none"]
+COMPARES: tuple[Compare, ...] = ("eager", "none")
+#: Who chose the dtype of a demo's ``autocast`` value: the demo's ``:dtype:``, conf.py's
+#: ``autocast_demo_dtype`` (for demos on ``autocast_demo_device``), or torch's usual autocast
+#: dtype of the demo's device (``torch.get_autocast_dtype``).
+DtypeFrom = Literal["demo", "conf", "device"]
 DTYPES = ("bfloat16", "float16", "float32")
 
 #: The longest timeout a run may have: far above any demo, and far below what the engine's
@@ -185,10 +199,6 @@ class Settings:
         False, (bool,), "",
         "Write the run times of the build to the outdir: ``autocast_demo_timings.json`` and a "
         "text table, ``autocast_demo_timings.txt``.")
-
-    @property
-    def tolerance(self) -> Tolerance:
-        return Tolerance(grad=self.grad_tolerance, output=self.output_tolerance)
 
     @functools.cached_property
     def execution(self) -> Execution:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import functools
 import os
 import re
+from typing import TYPE_CHECKING
 
 from .config import PREFIX
-from .model import Code, Location
+
+if TYPE_CHECKING:  # (imported where used: a build that says nothing needs no model type)
+    from .model import Code, Location
 
 
 def conf_assignment(confdir: str, setting: str) -> Location | None:
@@ -23,6 +26,8 @@ def conf_assignment(confdir: str, setting: str) -> Location | None:
 def conf_line(confdir: str, setting: str) -> Location:
     """The conf.py line to look at for ``setting``: its assignment, else the line that loads
     the extension (the setting may come from ``-D``), else the file's first line."""
+    from .model import Location
+
     path = os.path.join(confdir, "conf.py")
     if not os.path.isfile(path):
         return Location(path)
@@ -38,6 +43,8 @@ def global_setup_code(confdir: str, text: str) -> Code | None:
     every line at the assignment."""
     if not text.strip():
         return None
+    from .model import Code
+
     where = conf_line(confdir, PREFIX + "global_setup")
     lines = text.split("\n")
     try:
@@ -54,6 +61,8 @@ def global_setup_code(confdir: str, text: str) -> Code | None:
 
 
 def _first_line(confdir: str, pattern: re.Pattern[str]) -> Location | None:
+    from .model import Location
+
     path = os.path.join(confdir, "conf.py")
     try:
         with open(path, encoding="utf-8") as f:

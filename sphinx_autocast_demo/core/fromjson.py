@@ -9,10 +9,12 @@ import contextlib
 import reprlib
 from dataclasses import MISSING, fields, is_dataclass
 from types import UnionType
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
-from .model import RunRecord
 from .text import MAX_OUTPUT, bounded, printable
+
+if TYPE_CHECKING:
+    from .model import RunRecord
 
 #: Most items one sequence of a record (tensors, frames, diffs, names, a shape) may hold: far
 #: more than a run produces (a traceback stops near the recursion limit, 1000), few enough that
@@ -52,7 +54,9 @@ _FIELDS: dict[type, dict[str, tuple[Any, bool]]] = {}
 def _fields(cls: type) -> dict[str, tuple[Any, bool]]:
     """Each field's resolved annotation and whether it must be given (it has no default)."""
     if cls not in _FIELDS:
-        hints = get_type_hints(cls)
+        from . import model  # a record's types, where its module imports them to type-check only
+
+        hints = get_type_hints(cls, localns=vars(model))
         _FIELDS[cls] = {f.name: (hints[f.name], f.default is MISSING and f.default_factory is MISSING)
                         for f in fields(cls)}
     return _FIELDS[cls]
@@ -103,5 +107,7 @@ def _wrong(where: str, value: Any, expected: str) -> ValueError:
 
 def run_record_from_json(data: Any) -> RunRecord:
     """A worker's result (frames as lists, tensors with data offsets) as a :class:`RunRecord`."""
+    from .model import RunRecord  # (here: the cache's module reads none, unless asked)
+
     return from_json(RunRecord, data)
 

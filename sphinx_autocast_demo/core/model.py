@@ -11,13 +11,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .config import DEFAULT_CONFIG as DEFAULT_CONFIG  # (where the stages have long found it)
+from .config import Compare, DtypeFrom, Show
 from .scopes import Record, governing
-from .subtypes import WARNING_TYPE as WARNING_TYPE  # (where the stages have long found it)
+from .subtypes import WARNING_TYPE as WARNING_TYPE
 from .subtypes import Subtype
 from .text import one_spaced
-
-#: The default compile-time config that a demo's variants set.
-DEFAULT_CONFIG = "torch._functorch.config.backward_pass_autocast"
 
 #: The first torch release that has a config, for the configs whose history is known: a page
 #: may then record that every older release lacks it (``*[torch<2.9]: no-config``).
@@ -46,10 +45,6 @@ ErrorKind = Literal["", "no-config", "eager-compiled", "compiled-nothing", "conf
 #: cache); ``set``, a result set (autocast_demo_results); ``missing``, an expected environment
 #: that no result set holds.
 Source = Literal["build", "set", "missing"]
-#: Who chose the dtype of a demo's ``autocast`` value: the demo's ``:dtype:``, conf.py's
-#: ``autocast_demo_dtype`` (for demos on ``autocast_demo_device``), or torch's usual autocast
-#: dtype of the demo's device (``torch.get_autocast_dtype``).
-DtypeFrom = Literal["demo", "conf", "device"]
 
 
 @dataclass(frozen=True)
@@ -156,13 +151,6 @@ class Tolerance:
     grad: float  # |compiled - eager| <= tol * (1 + |eager|), for ``.grad`` tensors
     output: float  # the same for every other tensor
 
-
-Show = Literal["table", "record", "outputs"]
-SHOWS: tuple[Show, ...] = ("table", "record", "outputs")
-#: What a demo's compiled run is compared with: the eager run, or nothing (its records of what
-#: compiling did and printed are then its only checks).
-Compare = Literal["eager", "none"]
-COMPARES: tuple[Compare, ...] = ("eager", "none")
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,10 @@ from sphinx.util.display import status_iterator
 
 from ..core.config import AUTO_IDLE, KEEP_AUTO
 from ..core.i18n import __, n__
-from ..core.model import skipped
 from ..core.subtypes import ours
 from . import notices
 from .isolation import WorkerSettings
 from .parent.cpus import cores
-from .protocol import Job, Mode
 
 #: The ``detail`` of runs refused because the build cannot run any demo (no torch, no
 #: worker), before the engine's own words; the reason itself is ``RunRecord.not_run``.
@@ -40,6 +38,7 @@ if TYPE_CHECKING:
     # it imports is part of what an unchanged build costs)
     from .parent.pool import EngineError, WorkerPool
     from .parent.records import Finished
+    from .protocol import Job, Mode
 
 logger = logging.getLogger(__name__)
 
@@ -177,6 +176,8 @@ class Runner:
             self._say_not_kept()  # (its own worker, after all, failed too)
             self.refuse(pending, exc)
             return
+        from ..core.model import skipped  # (here: a build that runs nothing needs no model type)
+
         runnable: list[Planned] = []
         for item in pending:
             if item.demo.device == "cuda" and not info.get("cuda"):
@@ -267,6 +268,8 @@ class Runner:
             message, location = notices.engine_problem(error, exc.fault, str(self.app.confdir),
                                                self.conf.config)
         logger.error(message, **ours("engine"), location=str(location))
+        from ..core.model import skipped
+
         reason = (("not run: " if running else ENGINE_NOT_RUN) + error).splitlines()[0]
         for item in items:
             item.result = skipped(item.variant, reason, status="refused",

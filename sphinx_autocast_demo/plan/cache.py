@@ -18,10 +18,12 @@ import tempfile
 import unicodedata
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.fromjson import from_json
-from ..core.model import FileStamp, RunRecord, Verdict
+
+if TYPE_CHECKING:  # (from_json finds them in the model: an unchanged build reads no entry)
+    from ..core.model import FileStamp, RunRecord, Verdict
 
 FORMAT = 1
 

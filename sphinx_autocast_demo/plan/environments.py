@@ -7,6 +7,7 @@ a gap in a set is, and which share of the demos this build runs (``autocast_demo
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,20 +16,21 @@ from sphinx.util import logging
 
 from ..core.config import parse_shard
 from ..core.i18n import __
-from ..core.model import DemoResult, Environment, VariantResult, skipped
 from ..core.subtypes import ours
 from ..core.text import for_log
 from .cache import CorruptEntry
-from .results import EnvironmentSet, partition
 
+# The model's types and the result sets' module are imported where used: a build with no demo
+# to plan (an unchanged one) needs only this environment's label and the sets' files.
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from ..core.config import Settings
-    from ..core.model import Code, Demo, Variant
+    from ..core.model import Code, Demo, DemoResult, Environment, Variant, VariantResult
     from ..core.state import DocState
     from .cache import Entry
     from .planned import Planned
+    from .results import EnvironmentSet
 
     KeyFn = Callable[[Demo, list[Code], Variant], str]  # Planner.set_key
 
@@ -55,18 +57,28 @@ class Environments:
     def __init__(self, conf: Settings, torch: str, python: str,
                  sets: dict[str, EnvironmentSet]) -> None:
         self.conf = conf
-        self.here = Environment(conf.environment or f"torch {torch}", torch, python,
-                                machine_device() if torch != "not installed" else "cpu")
+        self.torch, self.python = torch, python
+        self.label = conf.environment or f"torch {torch}"  # :attr:`here`'s, as pages name it
         self.sets = dict(sets)
-        self.own_set = self.sets.pop(self.here.label, None)
+        self.own_set = self.sets.pop(self.label, None)
         for label in conf.environments:  # expected, with no result at all: every cell says so
-            if label and label not in self.sets and label != self.here.label:
+            if label and label not in self.sets and label != self.label:
+                from .results import EnvironmentSet
+
                 self.sets[label] = EnvironmentSet.expected(label)
         self.missing: dict[str, list[str]] = {}  # environment -> values it has no result for
         self.from_own_set: set[tuple[str, str]] = set()  # demos answered by the own set
 
+    @functools.cached_property
+    def here(self) -> Environment:
+        """This build's environment (the planner sets the worker's device on it)."""
+        from ..core.model import Environment
+
+        return Environment(self.label, self.torch, self.python,
+                           machine_device() if self.torch != "not installed" else "cpu")
+
     def every_set(self) -> dict[str, EnvironmentSet]:
-        own = {self.here.label: self.own_set} if self.own_set is not None else {}
+        own = {self.label: self.own_set} if self.own_set is not None else {}
         return {**self.sets, **own}
 
     def own(self, demo: Demo, key: str, usable: Callable[[Entry], bool]) -> Entry | None:
@@ -87,6 +99,8 @@ class Environments:
 
     def gap(self, label: str, demo: Demo, variant: Variant) -> VariantResult:
         """A value that ``label``'s sets have no result for: said once per environment."""
+        from ..core.model import skipped
+
         self.missing.setdefault(label, []).append(f"{demo.location} [{variant.name}]")
         return skipped(variant, f"no result from {label}", why="missing")
 
@@ -94,6 +108,8 @@ class Environments:
         """The demo of ``items`` as each other environment of the result sets checked it; a
         value without a result there is "not run" (and the environment is named once, in
         :attr:`missing`)."""
+        from ..core.model import DemoResult, VariantResult
+
         out = []
         for label, found in self.sets.items():
             variants = []
@@ -141,6 +157,8 @@ class Environments:
                    for (docname, ident), (demo, state) in names.items()}
         known = [w for w in weights.values() if w is not None]
         default = sum(known) / len(known) if known else 1.0
+        from .results import partition
+
         split = partition({n: default if w is None else w for n, w in weights.items()}, count)
         return {name for name in names if split[f"{name[0]}#{name[1]}"] == index}
 

@@ -5,7 +5,7 @@ how; and, once runs are compared, what the cache keeps. No process: the engine's
 from __future__ import annotations
 
 import os
-import platform
+import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -14,7 +14,6 @@ from sphinx.util import logging
 from ..core import __version__
 from ..core.conflines import conf_line
 from ..core.i18n import __
-from ..core.model import DemoResult, FileStamp, Variant, VariantResult, skipped
 from ..core.subtypes import ours
 from .cache import INPUTS, CorruptEntry, Entry, ResultCache, cache_root
 from .environments import Environments
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
     from ..core.config import Settings
-    from ..core.model import Code, Demo, Environment
+    from ..core.model import Code, Demo, DemoResult, Environment, FileStamp, Variant, VariantResult
     from ..core.state import DocState
     from .planned import Stats
     from .results import EnvironmentSet
@@ -54,7 +53,7 @@ class Planner:
         # build must not import torch.
         self.torch = torch
         self.torch_key = torch_key(torch, conf.cache_torch)
-        self.python = platform.python_version()
+        self.python = sys.version.split()[0]  # platform.python_version()'s, without its import
         self.versions: dict[tuple[str, str], str] = {}  # demo -> torch of its cached results
         # demo -> the writer's module files its results depend on (pipeline.run makes Sphinx
         # read its page again when one changes, and then ``stale`` decides)
@@ -176,6 +175,8 @@ class Planner:
 
     def results(self, planned: list[Planned]) -> list[DemoResult]:
         """The planned variants, answered, gathered by demo (not yet checked)."""
+        from ..core.model import DemoResult  # (here: an unchanged build makes no result)
+
         by_demo: dict[tuple[str, str], list[Planned]] = {}
         for item in planned:
             by_demo.setdefault((item.demo.docname, item.demo.ident), []).append(item)
@@ -199,6 +200,8 @@ class Planner:
         return out
 
     def lookup(self, demo: Demo, variant: Variant, key: str, set_key: str) -> VariantResult | None:
+        from ..core.model import VariantResult, skipped
+
         never = not self.conf.execution.runs
         entry = None
         stale = None
@@ -236,7 +239,7 @@ class Planner:
                     self.equivalent.add((demo.docname, demo.ident))
             return VariantResult(variant, entry.verdict, entry.compiled, entry.eager, cached=True)
         if never and self.envs.own_set is not None:  # a gap in this environment's result sets
-            return self.envs.gap(self.envs.here.label, demo, variant)
+            return self.envs.gap(self.envs.label, demo, variant)
         if never:
             why = f"its cached result is stale: {stale}" if stale else "the cache has no result for it"
             return skipped(variant, f"not run: autocast_demo_execute is 'never' and {why}",

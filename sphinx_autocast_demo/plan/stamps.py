@@ -22,7 +22,6 @@ from sphinx.util import logging
 
 from ..core.fromjson import MAX_ITEMS
 from ..core.i18n import __
-from ..core.model import FileStamp
 from ..core.text import printable
 from .cache import DIST, ENV, INPUTS, LISTING, MISSING, MODULE, file_digest
 
@@ -31,6 +30,7 @@ logger = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
+    from ..core.model import FileStamp
     from .cache import Entry
 
 
@@ -54,6 +54,8 @@ class Stamps:
         elif len(files) > MAX_ITEMS:
             why = f"its runs had more than {MAX_ITEMS} files of yours"
         else:
+            from ..core.model import FileStamp  # (an unchanged build stamps nothing)
+
             return tuple(FileStamp(self._name(p), self._current(p)) for p in files)
         self.unkept = self.unkept or f"{where} ({why})"
         return None

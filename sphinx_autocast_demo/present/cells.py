@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 from docutils import nodes
 
 from ..core.i18n import _, n_, on_page
-from ..judge.compare import largest_first
 from ..judge.notes import diff_name, note_text
 from .why import why_words
 
@@ -164,6 +163,8 @@ def verdict_text(value: Value, torch: str) -> tuple[str, list[str]]:
 
 def outcome_text(vr: VariantResult) -> str:
     """What compiled did against eager, as a table cell says it (no mark)."""
+    from ..judge.compare import largest_first  # (here: every build registers the tables)
+
     v = vr.verdict
     if v.outcome == "matches":
         if v.max_abs:  # within the tolerance, not bitwise: which tensor is furthest off
@@ -222,6 +223,8 @@ def verdict_kind(verdict: Verdict) -> tuple[object, ...]:
 def outcome_across(results: Sequence[VariantResult]) -> str:
     """:func:`outcome_text` of one verdict kind in several environments: their numbers as the
     range they span (``up to``: bitwise equal in some), so that the cell holds in each."""
+    from ..judge.compare import largest_first
+
     texts = list(dict.fromkeys(outcome_text(vr) for vr in results))
     first = results[0].verdict
     if len(texts) == 1 or first.outcome not in ("matches", "differs"):

@@ -17,7 +17,6 @@ from sphinx.util.i18n import format_date
 
 from ..core.i18n import _, n_, on_page
 from ..core.state import all_docs, doc_state
-from ..judge.judgement import judge
 from ..read.directives import demo_boxes
 from . import tables
 from .cells import (
@@ -163,6 +162,8 @@ def _record(page: str, held: int) -> tuple[str, list[str]]:
 
 
 def matrix(app: Sphinx, fromdocname: str, torch: str) -> list[nodes.Node]:
+    from ..judge.judgement import judge  # (here: every build registers the directive)
+
     env = app.env
     docs = all_docs(env)
     rows: list[tuple[str, str, DemoResult | None]] = []  # (docname, ident, result)

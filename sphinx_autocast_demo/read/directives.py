@@ -15,27 +15,21 @@ from docutils import nodes
 from sphinx.util import logging
 from sphinx.util.logging import is_suppressed_warning
 
-from ..core.config import Settings, autocast_dtype, settings
+from ..core.config import DEFAULT_CONFIG, Settings, autocast_dtype, settings
 from ..core.i18n import _, __, in_console, msg, on_page
-from ..core.model import (
-    DEFAULT_CONFIG,
-    Claim,
-    Compare,
-    Demo,
-    Finding,
-    Location,
-    Setup,
-    Show,
-    Tolerance,
-)
 from ..core.scopes import Record
 from ..core.state import doc_state, state
 from ..core.subtypes import WARNING_TYPE, ours
 from . import options, syntax
 from .sources import SourceLines, located
 
+# The model's types are imported where a directive is run: every build registers the
+# directives, and an unchanged one runs none.
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from ..core.config import Compare, Show
+    from ..core.model import Claim, Demo
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +89,8 @@ class _Base(SourceLines):
     def problem(self, message: str, line: int | None = None) -> list[nodes.Node]:
         """Report a writer's mistake at its line and keep the build going: ``message`` (a
         :func:`.msg` one) in the console's language in the log, in the page's on the page."""
+        from ..core.model import Finding, Location
+
         location = Location(self.source_path, line or self.doc_line)
         logger.warning(__("{directive}: {problem}").format(directive=self.name,
                                                            problem=in_console(message)),
@@ -157,6 +153,8 @@ class AutocastDemo(_Base):
     def warn_never(self, expect: tuple[Record[Claim], ...]) -> None:
         """A scoped record no torch release falls in checks nothing: the writer must know,
         though the demo still runs (its other records hold or not as before)."""
+        from ..core.model import Location
+
         for record in expect:
             if record.scope is not None and record.scope.never:
                 where = Location(self.source_path, self.option_line("expect"))
@@ -166,6 +164,8 @@ class AutocastDemo(_Base):
                                **ours("scope"), location=str(where))
 
     def demo(self) -> Demo:
+        from ..core.model import Demo, Tolerance
+
         conf = settings(self.config)
         device = self.value("device", conf)
         named = self.value("dtype", conf) if self.options.get("dtype") else ""
@@ -330,6 +330,8 @@ class AutocastDemoSetup(_Base):
     def make(self) -> list[nodes.Node]:
         if not "".join(self.content).strip():
             return self.problem(msg("the body is empty: write the setup code in it"))
+        from ..core.model import Setup
+
         code = self.code()
         doc_state(self.env, self.env.docname).setups.append(
             Setup(code=code, group=self.options.get("group") or None)

@@ -13,9 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..core.config import OPTIONS, PREFIX, Option, Settings, number_problem
+from ..core.config import COMPARES, OPTIONS, PREFIX, SHOWS, Option, Settings, number_problem
 from ..core.i18n import msg
-from ..core.model import COMPARES, SHOWS
 from . import syntax
 
 #: ``text``: stripped text, empty when not given; ``choice``: one of its choices; ``number``: a

@@ -9,14 +9,18 @@ from __future__ import annotations
 import os
 import re
 import textwrap
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
 from ..core.i18n import msg
-from ..core.model import Code, OptionSpan, SourceMap
-from . import docstrings, syntax
+from . import syntax
+
+# The model's types, and the docstrings' reader, are imported where a directive is read:
+# every build imports this module with the directives, and an unchanged one reads none.
+if TYPE_CHECKING:
+    from ..core.model import Code, SourceMap
 
 #: The opening line of a MyST directive: its fence, then any text after the directive's name.
 MYST_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,}|:{3,})\{[^}]*\}(.*)$")
@@ -38,6 +42,8 @@ class SourceLines(SphinxDirective):
         return "myst_parser" in type(self.state_machine).__module__
 
     def code(self) -> Code:
+        from ..core.model import Code
+
         items = self.content.items
         if not self.myst:  # docutils: absolute, 0-based
             lines = tuple(offset + 1 for _source, offset in items)
@@ -57,6 +63,8 @@ class SourceLines(SphinxDirective):
         """For a directive in a docstring found in its ``.py`` file: (the file, the number to
         add to a docstring line to get the file's); see :mod:`.docstrings`."""
         if not hasattr(self, "_in_docstring"):
+            from . import docstrings
+
             source, line = self.get_source_info()
             self._in_docstring = (None if self.myst else docstrings.offset(
                 source, self.block_text.splitlines(), line or self.lineno))
@@ -88,6 +96,8 @@ class SourceLines(SphinxDirective):
     def source_map_of(self, style: Literal["rst", "colon"], first: int,
                       fields: list[syntax.OptionField], end: int) -> SourceMap:
         """The map of an option block whose first line is line ``first`` of the file."""
+        from ..core.model import OptionSpan, SourceMap
+
         spans: list[OptionSpan] = []
         for f in fields:
             after = first + f.line + 1 + len(f.more)
@@ -111,6 +121,8 @@ class SourceLines(SphinxDirective):
     # directive anyway. Read the block again from the source, as reST would, and say so.
 
     def read_myst_options(self) -> SourceMap:
+        from ..core.model import SourceMap
+
         fence = self.doc_line
         head = self.myst_head()
         if head is None:
@@ -169,6 +181,8 @@ class SourceLines(SphinxDirective):
             self.content_offset = start
 
     def myst_yaml(self, head: list[str], fence: int) -> tuple[SourceMap, int]:
+        from ..core.model import OptionSpan, SourceMap
+
         close = next((i for i in range(1, len(head)) if head[i].startswith("---")), None)
         if close is None:
             raise located(syntax.SyntaxProblem(msg(

@@ -13,15 +13,18 @@ import ast
 import difflib
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..core.i18n import msg
-from ..core.model import Claim, CompileClaim, Variant
 from ..core.scopes import Record, records, scope_parts, scoped_name
 from ..core.text import one_spaced
 
+# The model's types are imported where a directive's options are parsed: every build imports
+# this module with the directives, and an unchanged one parses nothing.
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from ..core.model import Claim, CompileClaim, Variant
 
 #: Values every demo knows by name. ``autocast`` is filled in from the forward's autocast.
 BUILTIN_VALUES = ("same_as_forward", "off", "autocast")
@@ -32,8 +35,6 @@ DEFAULT = "default"
 UNSET: dict[str, bool] = {"__unset__": True}
 
 OUTCOME_RE = re.compile(r"^(matches|differs|no-config|raises\s+([A-Za-z_][\w.]*))$")
-PLAIN_CLAIMS: dict[str, Claim] = {c.outcome: c for c in (Claim("matches"), Claim("differs"),
-                                                          Claim("no-config"))}
 NAME_RE = re.compile(r"^[A-Za-z_][\w-]*$")
 FIELD_RE = re.compile(r"^:([^:\s][^:]*):(?:\s|$)")  # ``:name:`` at the start of an option line
 
@@ -188,6 +189,8 @@ def parse_values(text: str | Sequence[str], device: str, dtype: str,
                  builtins: bool = True) -> tuple[Variant, ...]:
     """``same_as_forward, off, name=<literal>`` (or those items, as conf.py lists them)
     -> variants, in the order written."""
+    from ..core.model import Variant
+
     variants: list[Variant] = []
     items = split_top_level(text, ",\n") if isinstance(text, str) else [i.strip() for i in text]
     for item in items:
@@ -346,12 +349,14 @@ def expect_compile_text(pairs: Sequence[tuple[str, CompileClaim]]) -> str:
 def parse_claim(text: str) -> Claim | None:
     """``matches``, ``differs``, ``no-config`` or ``raises <ExceptionName>`` as a
     :class:`Claim`; None for anything else."""
+    from ..core.model import Claim
+
     match = OUTCOME_RE.match(text)
     if not match:
         return None
     if match.group(2):
         return Claim("raises", match.group(2))
-    return PLAIN_CLAIMS[match.group(1)]
+    return Claim(cast("Literal['matches', 'differs', 'no-config']", match.group(1)))
 
 
 def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[CompileClaim], ...]:
@@ -360,6 +365,8 @@ def parse_expect_compile(text: str, names: tuple[str, ...]) -> tuple[Record[Comp
     ``recompiles`` and ``skipped`` may list why, one entry each: ``breaks 1 [reason]``,
     ``recompiles 1 [c == 1.0]``. A reason is free text (an apostrophe, a bracket of its own): only square
     brackets nest, and a reason cannot hold a ``;`` (:func:`reason_text_fits`)."""
+    from ..core.model import CompileClaim
+
     pairs: list[Record[CompileClaim]] = []
     for item in _split_outside_brackets(text, ";\n"):
         if not item.strip():

@@ -26,9 +26,10 @@ from ..core.publish import in_workspace, publish, without_paths, workspace
 from ..core.state import all_docs
 from ..core.subtypes import Subtype, ours
 from ..engine.build import build
-from ..judge.judgement import judge, judge_all
-from ..plan import results
 from .console import Counts, counts
+
+# The judge and the result sets are imported where this builder uses them: every build
+# registers it, and an html build has no use for them when it checks nothing.
 
 if TYPE_CHECKING:
     from docutils import nodes
@@ -98,6 +99,9 @@ class AutocastCheckBuilder(Builder):
         pass
 
     def finish(self) -> None:
+        from ..judge.judgement import judge_all
+        from ..plan import results
+
         app = _sphinx_app(self)
         cases = collect_cases(app)
         out = Path(self.outdir)
@@ -131,6 +135,9 @@ def write_results(app: Sphinx, directory: Path) -> int:
     (``<outdir>/results``); returns how many. Results the build could not check, and failed
     runs (which the cache does not keep either), are left out: where the set has no result,
     a page built from it says so."""
+    from ..judge.judgement import judge
+    from ..plan import results
+
     b = build(app)
     entries: dict[str, Entry] = {}
     for state in all_docs(app.env).values():
@@ -189,6 +196,8 @@ def command() -> str:
 
 
 def collect_cases(app: Sphinx) -> list[Case]:
+    from ..judge.judgement import judge
+
     torch, mine = build(app).torch, build(app).mine
     cases: list[Case] = []
     for docname, state in sorted(all_docs(app.env).items()):

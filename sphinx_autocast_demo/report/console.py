@@ -16,7 +16,6 @@ from ..core.i18n import __, in_console, n__
 from ..core.publish import publish
 from ..core.subtypes import WARNING_TYPE, ours
 from ..core.text import for_log, one_line
-from ..judge.judgement import judge_all
 
 if TYPE_CHECKING:
 
@@ -186,10 +185,12 @@ def write_counts(found: Counts, path: Path) -> None:
 def summarize(app: Sphinx, results: list[DemoResult], problems: list[Finding], stats: Stats,
               torch: str) -> Counts:
     """Print one summary of every demo checked in this build; return its numbers."""
+    if not results and not problems:  # (an unchanged build: no judge to import)
+        return counts([], problems, stats)
+    from ..judge.judgement import judge_all
+
     judged = judge_all(results, torch)
     found = counts(judged, problems, stats)
-    if not results and not problems:
-        return found
     failures = problems + [f for j in judged for f in j.failures]
     demos = n__("{n} demo", "{n} demos", found.demos).format(n=found.demos)
     checked = n__("{n} value checked", "{n} values checked", found.checked).format(n=found.checked)

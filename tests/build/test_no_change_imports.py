@@ -1,6 +1,7 @@
 """A build that is not in accept mode imports nothing of the accept stage, and an unchanged
-rebuild nothing of the worker pool nor of the page writer: it pays only for what it uses
-(issue 48). Real builds of tests/roots/test-budget."""
+rebuild nothing of the worker pool, the page writer, the judge nor the model's types: it
+unpickles no page's results (core.state) and pays only for what it uses (issue 48). Real
+builds of tests/roots/test-budget."""
 
 from __future__ import annotations
 
@@ -19,10 +20,14 @@ print(json.dumps([status, sorted(m for m in sys.modules if m.startswith("sphinx_
 """
 
 
-#: What an unchanged rebuild, which runs nothing and writes no page, has no use for.
+#: What an unchanged rebuild, which runs, checks and writes nothing, has no use for. The
+#: model's types: a page's demos and results stay pickled until something asks for them.
 UNUSED = ("sphinx_autocast_demo.accept.", "sphinx_autocast_demo.engine.parent.pool",
           "sphinx_autocast_demo.engine.parent.records", "sphinx_autocast_demo.engine.kept",
-          "sphinx_autocast_demo.present.render")
+          "sphinx_autocast_demo.engine.protocol", "sphinx_autocast_demo.present.render",
+          "sphinx_autocast_demo.core.model", "sphinx_autocast_demo.judge.judgement",
+          "sphinx_autocast_demo.judge.check", "sphinx_autocast_demo.judge.compare",
+          "sphinx_autocast_demo.plan.results", "sphinx_autocast_demo.read.docstrings")
 
 
 def test_a_no_change_rebuild_imports_no_module_it_does_not_use(tmp_path_factory):
