@@ -202,6 +202,7 @@ def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     todo = [(demo, doc) for demo, doc in every if demo.ident not in doc.results
             and (b.mine is None or (demo.docname, demo.ident) in b.mine)]
     if not todo and not accept.active():  # an unchanged build: nothing to plan, run or check
+        b.runner.close()  # (one started for an edited page that holds no demo)
         return []
     from .judge import compare
 

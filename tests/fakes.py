@@ -15,9 +15,8 @@ import re
 from collections.abc import Sequence
 from types import SimpleNamespace
 
-from sphinx_autocast_demo.core.config import OPTIONS, Settings
+from sphinx_autocast_demo.core.config import DEFAULT_CONFIG, OPTIONS, Settings
 from sphinx_autocast_demo.core.model import (
-    DEFAULT_CONFIG,
     Claim,
     Code,
     Demo,

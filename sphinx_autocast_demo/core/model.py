@@ -11,10 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .config import DEFAULT_CONFIG as DEFAULT_CONFIG  # (where the stages have long found it)
-from .config import Compare, DtypeFrom, Show
+from .config import DEFAULT_CONFIG, Compare, DtypeFrom, Show
 from .scopes import Record, governing
-from .subtypes import WARNING_TYPE as WARNING_TYPE
 from .subtypes import Subtype
 from .text import one_spaced
 
@@ -261,18 +259,6 @@ class Demo:
         :meth:`expected` chooses (``[off[torch>=2.16]]`` over ``[off]`` over ``[*]``)."""
         record = governing(self.expect_output, variant, environment)
         return record.claim if record is not None else None
-
-
-@dataclass(frozen=True)
-class FileStamp:
-    """Something a run read beside its code (a file of the writer's, a variable of the
-    environment...: ``plan/stamps.py``), and its content then; a cached result and a page's
-    shown result keep the stamps of what they stand for."""
-
-    # Relative to conf.py's directory: a moved checkout, or a second one sharing the cache,
-    # compares its own files.
-    path: str
-    sha256: str  # plan.cache.MISSING: it could not be read, or the run may have read another
 
 
 @dataclass(frozen=True)

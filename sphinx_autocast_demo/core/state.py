@@ -7,22 +7,44 @@ import pickle
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sphinx.errors import SphinxError
+
+from .i18n import __
+
 if TYPE_CHECKING:
     from collections.abc import Set
 
     from sphinx.environment import BuildEnvironment
 
-    from .model import Code, Demo, DemoResult, FileStamp, Finding, Setup
+    from .model import Code, Demo, DemoResult, Finding, Setup
 
 ATTR = "autocast_demo"  # the environment's attribute: a State
 
-#: What a page keeps beyond what deciding whether to read it again needs: pickled apart and
-#: read back only when something asks for it. An unchanged build asks nothing of it, and so
+#: A page's demos, setups, problems, results and titles: pickled apart from the rest and read
+#: back when something first asks for one. An unchanged build asks for none of them, so it
 #: unpickles no result and imports none of the model's types.
 _BODY = ("demos", "setups", "problems", "results", "titles")
-#: What those decisions ask instead (:class:`DocState`'s properties of these names), kept
-#: beside the body. A page read again is purged unread: after an upgrade too.
+#: What deciding whether to read a page again asks instead (the properties of these names),
+#: kept beside the body. A page Sphinx reads again is purged with its body never unpickled.
 _INDEX = ("failed", "subtypes", "settled", "demoed")
+
+
+@dataclass(frozen=True)
+class FileStamp:
+    """Something a run read beside its code (a file of the writer's, a variable of the
+    environment...: ``plan/stamps.py``), and its content then; a cached result and a page's
+    shown result keep the stamps of what they stand for."""
+
+    # Relative to conf.py's directory: a moved checkout, or a second one sharing the cache,
+    # compares its own files.
+    path: str
+    sha256: str  # plan.cache.MISSING: it could not be read, or the run may have read another
+
+
+class UnreadableState(SphinxError):
+    """Demos kept by a version whose types this one lacks: Sphinx says so, with no traceback."""
+
+    category = "autocast-demo"
 
 
 @dataclass
@@ -53,14 +75,34 @@ class DocState:
         # Called only for what the instance lacks: a part of the body not read back yet.
         if name not in _BODY or "_body" not in self.__dict__:
             raise AttributeError(name)
-        self.__dict__.update(zip(_BODY, pickle.loads(self.__dict__.pop("_body")), strict=True))
-        del self.__dict__["_index"]
+        self._read_back()
         return self.__dict__[name]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _BODY and "_body" in self.__dict__:
+            self._read_back()  # (or reading back the rest would put the old value back)
+        super().__setattr__(name, value)
+
+    def _read_back(self) -> None:
+        try:
+            body = dict(zip(_BODY, pickle.loads(self.__dict__["_body"]), strict=True))
+        except Exception as exc:  # a type gone or changed since the page was kept
+            raise UnreadableState(__(
+                "the environment keeps a page's demos in a form this version cannot read "
+                "({error}): build once with sphinx-build -E to read every page again").format(
+                    error=f"{type(exc).__name__}: {exc}")) from exc
+        self.__dict__.update(body)
+        del self.__dict__["_body"], self.__dict__["_index"]
+
+    def _indexed(self, name: str) -> Any:
+        """The index's ``name`` while the body is unread; None once it is read back."""
+        return self.__dict__["_index"][name] if "_body" in self.__dict__ else None
 
     @property
     def failed(self) -> bool:
-        if "_body" in self.__dict__:
-            return bool(self.__dict__["_index"]["failed"])
+        """A directive error, or a finding that fails the build: read again to say it again."""
+        if (kept := self._indexed("failed")) is not None:
+            return bool(kept)
         return bool(self.problems) or any(
             f.failed for result in self.results.values() for f in result.findings
         )
@@ -68,22 +110,22 @@ class DocState:
     @property
     def subtypes(self) -> frozenset[str]:
         """The subtypes of its results' findings: the warnings a build would say again."""
-        if "_body" in self.__dict__:
-            return frozenset(self.__dict__["_index"]["subtypes"])
+        if (kept := self._indexed("subtypes")) is not None:
+            return frozenset(kept)
         return frozenset(f.subtype for result in self.results.values() for f in result.findings)
 
     @property
     def settled(self) -> bool:
         """Nothing for a build to do: every demo has its result, and no directive failed."""
-        if "_body" in self.__dict__:
-            return bool(self.__dict__["_index"]["settled"])
+        if (kept := self._indexed("settled")) is not None:
+            return bool(kept)
         return not self.problems and self.results.keys() >= self.demos.keys()
 
     @property
     def demoed(self) -> bool:
         """Whether the page has a demo."""
-        if "_body" in self.__dict__:
-            return bool(self.__dict__["_index"]["demoed"])
+        if (kept := self._indexed("demoed")) is not None:
+            return bool(kept)
         return bool(self.demos)
 
     def setups_for(self, demo: Demo) -> list[Setup]:

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.fromjson import from_json
+from ..core.state import FileStamp
 
 if TYPE_CHECKING:  # (from_json finds them in the model: an unchanged build reads no entry)
-    from ..core.model import FileStamp, RunRecord, Verdict
+    from ..core.model import RunRecord, Verdict
 
 FORMAT = 1
 

@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from sphinx.application import Sphinx
 
     from ..core.config import Settings
-    from ..core.model import Code, Demo, DemoResult, Environment, FileStamp, Variant, VariantResult
-    from ..core.state import DocState
+    from ..core.model import Code, Demo, DemoResult, Environment, Variant, VariantResult
+    from ..core.state import DocState, FileStamp
     from .planned import Stats
     from .results import EnvironmentSet
 

@@ -22,6 +22,7 @@ from sphinx.util import logging
 
 from ..core.fromjson import MAX_ITEMS
 from ..core.i18n import __
+from ..core.state import FileStamp
 from ..core.text import printable
 from .cache import DIST, ENV, INPUTS, LISTING, MISSING, MODULE, file_digest
 
@@ -30,7 +31,6 @@ logger = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-    from ..core.model import FileStamp
     from .cache import Entry
 
 
@@ -54,8 +54,6 @@ class Stamps:
         elif len(files) > MAX_ITEMS:
             why = f"its runs had more than {MAX_ITEMS} files of yours"
         else:
-            from ..core.model import FileStamp  # (an unchanged build stamps nothing)
-
             return tuple(FileStamp(self._name(p), self._current(p)) for p in files)
         self.unkept = self.unkept or f"{where} ({why})"
         return None

@@ -1,15 +1,20 @@
 """A build that is not in accept mode imports nothing of the accept stage, and an unchanged
 rebuild nothing of the worker pool, the page writer, the judge nor the model's types: it
 unpickles no page's results (core.state) and pays only for what it uses (issue 48). Real
-builds of tests/roots/test-budget."""
+builds of tests/roots/test-budget and test-imported-files."""
 
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import subprocess
 import sys
 
+import pytest
 from conftest import copy_root, sphinx_build
+
+from sphinx_autocast_demo.core.state import state
 
 #: Builds in this process, then says which of the package's modules it imported.
 BUILD_AND_LIST = """
@@ -30,13 +35,42 @@ UNUSED = ("sphinx_autocast_demo.accept.", "sphinx_autocast_demo.engine.parent.po
           "sphinx_autocast_demo.plan.results", "sphinx_autocast_demo.read.docstrings")
 
 
-def test_a_no_change_rebuild_imports_no_module_it_does_not_use(tmp_path_factory):
-    src = copy_root("budget", tmp_path_factory)
-    out = src / "_build" / "html"
-    assert sphinx_build(src, out).returncode == 0  # the first build fills the cache
+@pytest.mark.parametrize("root", ["budget", "imported-files"])
+def test_a_no_change_rebuild_imports_no_module_it_does_not_use(root, tmp_path_factory):
+    src = copy_root(root, tmp_path_factory)
+    # test-imported-files' demos import its modules, found on PYTHONPATH: their results stand
+    # for files and for the variable, and the pages keep those stamps (core.state.FileStamp).
+    out, env = src / "_build" / "html", {"PYTHONPATH": str(src)} if root == "imported-files" else {}
+    assert sphinx_build(src, out, env=env).returncode == 0  # the first build fills the cache
+    with open(out / ".doctrees" / "environment.pickle", "rb") as f:
+        pages = state(pickle.load(f)).docs.values()
+    assert any(stamps for page in pages for stamps in page.inputs.values()) is (root == "imported-files")
     again = subprocess.run([sys.executable, "-c", BUILD_AND_LIST, "-q", "-b", "html", str(src), str(out)],
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=300, env={**os.environ, **env})
     status, modules = json.loads(again.stdout.strip().splitlines()[-1])
     assert status == 0, again.stderr
     assert "sphinx_autocast_demo.pipeline" in modules  # (the list is the build's: it can fail)
     assert [m for m in modules if m.startswith(UNUSED)] == [], modules
+
+
+def test_a_page_body_is_read_only_when_asked_for_and_an_unreadable_one_says_what_to_do(tmp_path_factory):
+    """The lazy body end to end: an unchanged build never unpickles a page's demos (a body no
+    version could read passes unnoticed), and a build that needs them stops with an error that
+    says to build with -E (Sphinx 9 adds its crash report; 7.2 prints the error alone)."""
+    src = copy_root("budget", tmp_path_factory)
+    out = src / "_build" / "html"
+    assert sphinx_build(src, out).returncode == 0
+    environment = out / ".doctrees" / "environment.pickle"
+    with open(environment, "rb") as f:
+        env = pickle.load(f)
+    page = state(env).docs["index"]
+    assert "_body" in page.__dict__  # (kept apart, as an unchanged build finds it)
+    page.__dict__["_body"] = pickle.dumps(("not", "a", "page"))
+    with open(environment, "wb") as f:
+        pickle.dump(env, f, pickle.HIGHEST_PROTOCOL)
+    unchanged = sphinx_build(src, out)
+    assert unchanged.returncode == 0 and "sphinx-build -E" not in unchanged.stderr, unchanged.stderr
+    checked = sphinx_build(src, src / "_build" / "check", "-b", "autocast-check",
+                           "-d", str(out / ".doctrees"))
+    assert checked.returncode != 0
+    assert "autocast-demo" in checked.stderr and "build once with sphinx-build -E" in checked.stderr

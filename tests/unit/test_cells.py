@@ -8,8 +8,8 @@ import pytest
 from docutils import nodes
 from fakes import TORCH, demo, result
 
+from sphinx_autocast_demo.core.config import DEFAULT_CONFIG
 from sphinx_autocast_demo.core.model import (
-    DEFAULT_CONFIG,
     Environment,
     Frame,
     Note,

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 from fakes import claims, demo
 
-from sphinx_autocast_demo.core.model import Code, FileStamp, RunRecord, Tolerance, Verdict
+from sphinx_autocast_demo.core.model import Code, RunRecord, Tolerance, Verdict
+from sphinx_autocast_demo.core.state import FileStamp
 from sphinx_autocast_demo.plan import keys, stamps
 from sphinx_autocast_demo.plan.cache import MISSING, Entry, make_key
 

@@ -14,8 +14,8 @@ from types import SimpleNamespace
 import pytest
 from fakes import TORCH, Logger, demo, raised, ran, settings
 
-from sphinx_autocast_demo.core.model import Environment, FileStamp, VariantResult
-from sphinx_autocast_demo.core.state import DocState
+from sphinx_autocast_demo.core.model import Environment, VariantResult
+from sphinx_autocast_demo.core.state import DocState, FileStamp
 from sphinx_autocast_demo.plan import environments, results
 from sphinx_autocast_demo.plan import planner as planner_module
 from sphinx_autocast_demo.plan.cache import DEFAULT_DIR, Entry

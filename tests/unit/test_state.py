@@ -13,7 +13,7 @@ from fakes import demo, ran, result
 
 from sphinx_autocast_demo.core import state as state_module
 from sphinx_autocast_demo.core.model import Finding, Location
-from sphinx_autocast_demo.core.state import DocState
+from sphinx_autocast_demo.core.state import DocState, UnreadableState
 
 
 def kept(page: DocState) -> DocState:
@@ -52,8 +52,9 @@ def test_whether_a_page_is_read_again_is_answered_without_its_results(outcomes, 
         patched.setattr(state_module.pickle, "loads", refuse)
         assert (page.failed, page.settled, page.demoed, page.summary) == (failed, True, True, False)
         assert page.subtypes == said and page.inputs == {}
-    assert page.failed is failed and page.settled  # the same once the body is read back
-    assert page.subtypes == said and page.results == shown.results
+    assert page.results == shown.results  # the body, read back: the properties now ask it
+    assert "_body" not in page.__dict__ and "_index" not in page.__dict__
+    assert page.failed is failed and page.settled and page.demoed and page.subtypes == said
 
 
 def test_a_page_without_its_results_or_with_a_directive_error_is_not_settled(no_body):
@@ -99,11 +100,30 @@ def test_an_index_is_not_kept_beside_a_body_read_back():
     assert not kept(page).settled
 
 
+def test_a_part_given_before_the_body_is_read_back_is_not_undone():
+    page = kept(a_page("matches", "matches"))
+    page.titles = {"d": "Another title"}  # (reading the rest back would put the old one back)
+    assert page.demos and page.titles == {"d": "Another title"}
+    assert kept(page).titles == {"d": "Another title"}
+
+
 def test_asking_for_anything_else_is_an_attribute_error(no_body):
     page = kept(a_page("matches", "matches"))
     with pytest.raises(AttributeError):
         page.not_a_field  # noqa: B018
-    fresh = DocState()
     with pytest.raises(AttributeError):
-        fresh.not_a_field  # noqa: B018
-    assert replace(fresh, summary=True).summary
+        DocState().not_a_field  # noqa: B018
+
+
+def test_a_copy_of_an_unread_page_is_the_page():
+    page = kept(a_page("differs", "matches"))
+    copied = replace(page, summary=True)
+    assert copied.summary and copied.results == page.results and copied.failed
+
+
+def test_a_body_this_version_cannot_read_stops_the_build_with_what_to_do():
+    page = kept(a_page("matches", "matches"))
+    page.__dict__["_body"] = pickle.dumps(("no", "longer", "five"))  # (a version with other parts)
+    assert page.settled  # the index still answers
+    with pytest.raises(UnreadableState, match=r"ValueError.*sphinx-build -E"):
+        page.results  # noqa: B018
