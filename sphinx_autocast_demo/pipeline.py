@@ -86,6 +86,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("build-finished", finish)
     writers.setup(app)  # what LaTeX, Texinfo and plain text need of the results
     tables.setup(app)  # the results tables' nodes, as each builder writes them
+    # env_version: raised whenever a type the environment pickles changes (core.state, and the
+    # model's in a page's body), so that Sphinx starts a fresh one rather than meet it later.
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
             "env_version": 9}  # 9: a page keeps its demos and results apart (core.state)
 
