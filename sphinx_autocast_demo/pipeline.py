@@ -89,7 +89,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # env_version: raised whenever a type the environment pickles changes (core.state, and the
     # model's in a page's body), so that Sphinx starts a fresh one rather than meet it later.
     return {"version": __version__, "parallel_read_safe": True, "parallel_write_safe": True,
-            "env_version": 9}  # 9: a page keeps its demos and results apart (core.state)
+            "env_version": 10}  # 10: a page keeps its demos and results apart (core.state)
 
 
 def configure(app: Sphinx, conf: Config) -> None:
@@ -116,8 +116,7 @@ def begin(app: Sphinx) -> None:
     sets, stats = _load_sets(app, settings.results), Stats()
     setattr(app, BUILD, Build(settings, torch, Planner(app, settings, torch, stats, sets),
                               execute.Runner(app, settings, torch, stats), stats))
-    state(app.env).global_setup = conflines.global_setup_code(str(app.confdir),
-                                                              settings.global_setup)
+    state(app.env).global_setup = (str(app.confdir), settings.global_setup)
     report.show_warning_types(app)
 
 

@@ -160,9 +160,10 @@ class State:
     # (extension, torch, Python) of the build that last checked: another one re-reads every
     # page with demos, so that no result of another torch passes for a checked one.
     fingerprint: tuple[str, ...] | None = None
-    # This build's autocast_demo_global_setup as code located in conf.py: set at
-    # builder-inited, since a directive cannot reach conf.py's directory.
-    global_setup: Code | None = None
+    # conf.py's directory and this build's autocast_demo_global_setup, set at builder-inited:
+    # a directive cannot reach the directory, and makes the code from both (a model type, so
+    # not kept here: an unchanged build imports none).
+    global_setup: tuple[str, str] = ("", "")
 
 
 def state(env: BuildEnvironment) -> State:

@@ -16,6 +16,7 @@ from sphinx.util import logging
 from sphinx.util.logging import is_suppressed_warning
 
 from ..core.config import DEFAULT_CONFIG, Settings, autocast_dtype, settings
+from ..core.conflines import global_setup_code
 from ..core.i18n import _, __, in_console, msg, on_page
 from ..core.scopes import Record
 from ..core.state import doc_state, state
@@ -215,7 +216,7 @@ class AutocastDemo(_Base):
             source_map=self.source_map,
             show=show,
             compare=compare,
-            global_setup=state(self.env).global_setup,
+            global_setup=global_setup_code(*state(self.env).global_setup),
             alike="alike" in self.options,
             partial_view="partial-view" in self.options,
             continues="continues" in self.options,

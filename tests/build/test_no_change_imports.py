@@ -1,7 +1,8 @@
 """A build that is not in accept mode imports nothing of the accept stage, and an unchanged
 rebuild nothing of the worker pool, the page writer, the judge nor the model's types: it
 unpickles no page's results (core.state) and pays only for what it uses (issue 48). Real
-builds of tests/roots/test-budget and test-imported-files."""
+builds of tests/roots/test-budget (with and without a global setup) and
+test-imported-files."""
 
 from __future__ import annotations
 
@@ -35,18 +36,22 @@ UNUSED = ("sphinx_autocast_demo.accept.", "sphinx_autocast_demo.engine.parent.po
           "sphinx_autocast_demo.plan.results", "sphinx_autocast_demo.read.docstrings")
 
 
-@pytest.mark.parametrize("root", ["budget", "imported-files"])
-def test_a_no_change_rebuild_imports_no_module_it_does_not_use(root, tmp_path_factory):
+@pytest.mark.parametrize("root, args", [
+    ("budget", ()),
+    ("imported-files", ()),  # results that stand for files: the pages keep their stamps
+    ("budget", ("-D", "autocast_demo_global_setup=import math")),  # code made from conf.py
+])
+def test_a_no_change_rebuild_imports_no_module_it_does_not_use(root, args, tmp_path_factory):
     src = copy_root(root, tmp_path_factory)
     # test-imported-files' demos import its modules, found on PYTHONPATH: their results stand
     # for files and for the variable, and the pages keep those stamps (core.state.FileStamp).
     out, env = src / "_build" / "html", {"PYTHONPATH": str(src)} if root == "imported-files" else {}
-    assert sphinx_build(src, out, env=env).returncode == 0  # the first build fills the cache
+    assert sphinx_build(src, out, *args, env=env).returncode == 0  # the first build fills the cache
     with open(out / ".doctrees" / "environment.pickle", "rb") as f:
         pages = state(pickle.load(f)).docs.values()
     assert any(stamps for page in pages for stamps in page.inputs.values()) is (root == "imported-files")
-    again = subprocess.run([sys.executable, "-c", BUILD_AND_LIST, "-q", "-b", "html", str(src), str(out)],
-                           capture_output=True, text=True, timeout=300, env={**os.environ, **env})
+    command = [sys.executable, "-c", BUILD_AND_LIST, "-q", "-b", "html", *args, str(src), str(out)]
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, env={**os.environ, **env})
     status, modules = json.loads(again.stdout.strip().splitlines()[-1])
     assert status == 0, again.stderr
     assert "sphinx_autocast_demo.pipeline" in modules  # (the list is the build's: it can fail)
