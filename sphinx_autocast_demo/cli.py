@@ -206,8 +206,9 @@ def _names_us(source: Path) -> bool:
 
 
 def merge(out: Path, sets: list[Path]) -> int:
-    from .plan.results import SetProblem, load
+    from .plan.results import load
     from .plan.results import merge as merge_sets
+    from .plan.setfiles import SetProblem
 
     if out.exists() and not out.is_dir():
         print(__("merge: {out} is a file, not a directory: name a directory for the merged "

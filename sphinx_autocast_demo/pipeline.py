@@ -6,15 +6,16 @@
                                        our static files, the cache out of   plan.cache
                                        the sources
     builder-inited        begin        the per-build record: planner,       engine.build, plan.planner,
-                                       runner, result sets                  engine.execute, plan.results
+                                       runner, result sets' digest          engine.execute, plan.setfiles
     env-get-outdated      outdated     which pages to read again            core.state, plan.planner
     env-before-read-docs  before_read  start the worker while Sphinx reads  engine.execute
     env-purge-doc / env-merge-info     the one state record                 core.state
       (reading)                        directives record demos              read.directives
     doctree-read          after_read   the titles the summary shows         present.summary
-    env-updated           run          plan -> run -> compare -> check      plan.planner, engine.execute,
-                                       -> accept mode's rewrite -> warn     judge.compare, judge.check,
-                                                                            accept.rewrite, report.console
+    env-updated           run          plan -> run -> compare -> check      plan.planner, plan.results,
+                                       -> accept mode's rewrite -> warn     engine.execute, judge.compare,
+                                                                            judge.check, accept.rewrite,
+                                                                            report.console
     doctree-resolved      render_page  result tables, the summary matrix    present.render, present.summary
     build-finished        finish       summary, what accept mode did,       report.console, accept.rewrite
                                        exit status
@@ -39,6 +40,7 @@ from .core.subtypes import WARNING_TYPE, ours
 from .engine import execute
 from .engine.build import BUILD, Build, build
 from .plan.cache import among_sources, cache_root
+from .plan.environments import NamedSets
 from .plan.planned import Stats
 from .plan.planner import Planner
 from .present import summary, tables, writers
@@ -57,7 +59,7 @@ if TYPE_CHECKING:
     from sphinx.environment import BuildEnvironment
 
     from .core.model import DemoResult
-    from .plan.results import EnvironmentSet
+    from .plan.setfiles import SetProblem
 
 #: This build's numbers (:class:`.report.Counts`) as JSON, in the doctree directory.
 STATS = "autocast_demo_stats.json"
@@ -113,26 +115,24 @@ def begin(app: Sphinx) -> None:
     """The build's own record (not pickled: it holds the worker), and what the builder needs."""
     settings = config.settings(app.config)
     torch = execute.installed_torch()  # the one place the build asks which torch it checks with
-    sets, stats = _load_sets(app, settings.results), Stats()
+    sets, stats = _named_sets(app, settings.results), Stats()
     setattr(app, BUILD, Build(settings, torch, Planner(app, settings, torch, stats, sets),
                               execute.Runner(app, settings, torch, stats), stats))
     state(app.env).global_setup = (str(app.confdir), settings.global_setup)
     report.show_warning_types(app)
 
 
-def _load_sets(app: Sphinx, directories: Sequence[str]) -> dict[str, EnvironmentSet]:
+def _named_sets(app: Sphinx, directories: Sequence[str]) -> NamedSets | None:
     if not any(directories):
-        return {}
-    from .plan import results
+        return None
 
-    try:
-        return results.load([Path(app.confdir, d) for d in directories if d])
-    except results.SetProblem as exc:
+    def said(problem: SetProblem) -> None:
         logger.warning(i18n.__("autocast-demo: {problem}; the pages show this build's results "
-                               "only").format(problem=exc),
+                               "only").format(problem=problem),
                        **ours("results"),
                        location=str(conflines.conf_line(str(app.confdir), "autocast_demo_results")))
-        return {}
+
+    return NamedSets([Path(app.confdir, d) for d in directories if d], said)
 
 
 def outdated(app: Sphinx, env: BuildEnvironment, added: set[str], changed: set[str],
@@ -190,8 +190,17 @@ def after_read(app: Sphinx, doctree: nodes.document) -> None:
 
 def run(app: Sphinx, env: BuildEnvironment) -> Sequence[str]:
     """After reading: plan, run, compare, check every demo without a result; warn at each."""
-    b, st = build(app), state(env)
-    st.fingerprint = b.planner.fingerprint()
+    b = build(app)
+    try:
+        return _run(app, env, b)
+    finally:
+        # After planning, which reads the result sets: one found unreadable then is in the
+        # fingerprint, and the next build, unchanged or not, reads the pages and says it again.
+        state(env).fingerprint = b.planner.fingerprint()
+
+
+def _run(app: Sphinx, env: BuildEnvironment, b: Build) -> Sequence[str]:
+    st = state(env)
     if not builder.runs_demos(app.builder):  # gettext, linkcheck...: nothing of the docs' code runs
         return []
     # A page with every result and no problem has nothing for this build, and is left unread

@@ -1,4 +1,5 @@
-"""This build's environment and the other environments' result sets, per demo.
+"""This build's environment and the other environments' result sets, per demo, and the sets as a
+build names them (:class:`NamedSets`: their digest at once, their records when first asked).
 
 The planner (:mod:`.planner`) asks here: whether a result set of this very environment answers a value (like
 the cache), what each other environment's set holds for a demo (its column in the page), what
@@ -19,11 +20,12 @@ from ..core.i18n import __
 from ..core.subtypes import ours
 from ..core.text import for_log
 from .cache import CorruptEntry
+from .setfiles import SetProblem, digest
 
 # The model's types and the result sets' module are imported where used: a build with no demo
 # to plan (an unchanged one) needs only this environment's label and the sets' files.
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from ..core.config import Settings
     from ..core.model import Code, Demo, DemoResult, Environment, Variant, VariantResult
@@ -50,6 +52,11 @@ def machine_device() -> str:
     return "cuda" if gpu else "cpu"
 
 
+def environment_label(conf: Settings, torch: str) -> str:
+    """This build's environment's label (:attr:`Environments.here`'s), as pages name it."""
+    return conf.environment or f"torch {torch}"
+
+
 class Environments:
     """This build's environment (:attr:`here`), its own result set if one is read, and the
     others, by label; what the sets lack is gathered in :attr:`missing` for one warning each."""
@@ -58,7 +65,7 @@ class Environments:
                  sets: dict[str, EnvironmentSet]) -> None:
         self.conf = conf
         self.torch, self.python = torch, python
-        self.label = conf.environment or f"torch {torch}"  # :attr:`here`'s, as pages name it
+        self.label = environment_label(conf, torch)
         self.sets = dict(sets)
         self.own_set = self.sets.pop(self.label, None)
         for label in conf.environments:  # expected, with no result at all: every cell says so
@@ -180,3 +187,41 @@ class Environments:
                     break
         return total if seen else None
 
+
+class NamedSets:
+    """The sets of ``directories``: their digest at once, their records when first asked.
+
+    ``said`` is told each problem (a located warning, once); a set that cannot be read leaves
+    the build with none (its pages show the build's own results), and says so in its
+    fingerprint, so that the next build, unchanged as it may be, reads the pages again and
+    says it again."""
+
+    def __init__(self, directories: Sequence[Path], said: Callable[[SetProblem], None]) -> None:
+        self.directories = list(directories)
+        self.said = said
+        self.unreadable = False
+        try:
+            self.digest = digest(self.directories)
+        except SetProblem as exc:
+            self._failed(exc)
+            self.digest = ""
+
+    def _failed(self, exc: SetProblem) -> None:
+        self.said(exc)
+        self.unreadable = True
+
+    @functools.cached_property
+    def loaded(self) -> dict[str, EnvironmentSet]:
+        """Every environment of the sets, by label (:func:`.results.load`)."""
+        if self.unreadable or not self.directories:
+            return {}
+        from .results import load
+
+        try:
+            return load(self.directories)
+        except SetProblem as exc:
+            self._failed(exc)
+            return {}
+
+    def fingerprint(self) -> tuple[str, ...]:
+        return (self.digest, "unreadable") if self.unreadable else (self.digest,)

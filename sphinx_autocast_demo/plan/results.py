@@ -31,15 +31,10 @@ from ..core.i18n import msg
 from ..core.model import Environment
 from ..core.publish import without_paths
 from .cache import CorruptEntry, Entry, ResultCache
+from .setfiles import ENVIRONMENT, RUNS, SetProblem, environment_dirs, run_files
 
-ENVIRONMENT = "environment.json"
-RUNS = "runs"
 #: Where ``-b autocast-check`` writes its set, under its output directory.
 OUTPUT = "results"
-
-
-class SetProblem(Exception):
-    """A result set that cannot be read or written; the message names the file."""
 
 
 @dataclass(frozen=True)
@@ -151,22 +146,12 @@ def one_line_fields(record: _Record) -> _Record:
     return record
 
 
-def run_files(directory: Path) -> list[Path]:
-    """The run files of an environment's set; never a symbolic link, which could name a file
-    outside the set (a merge would copy it, a build read it)."""
-    if (directory / RUNS).is_symlink():
-        return []
-    return [path for path in sorted((directory / RUNS).glob("*.json")) if not path.is_symlink()]
-
-
 def load(directories: list[Path]) -> dict[str, EnvironmentSet]:
     """Every environment in ``directories`` (each holds one directory per environment), by
     label; an environment found in several directories (shards) is read from all of them."""
     found: dict[str, EnvironmentSet] = {}
     for directory in directories:
-        if not directory.is_dir():
-            raise SetProblem(f"{directory}: no such directory")
-        for child in sorted(p for p in directory.iterdir() if (p / ENVIRONMENT).is_file()):
+        for child in environment_dirs(directory):
             environment, runs = read_environment(child)
             known = found.get(environment.label)
             if known is None:

@@ -26,6 +26,7 @@ from ..core.publish import in_workspace, publish, without_paths, workspace
 from ..core.state import all_docs
 from ..core.subtypes import Subtype, ours
 from ..engine.build import build
+from ..plan.setfiles import SetProblem
 from .console import Counts, counts
 
 # The judge and the result sets are imported where this builder uses them: every build
@@ -158,7 +159,7 @@ def write_results(app: Sphinx, directory: Path) -> int:
     run = results.RunInfo(shard=b.settings.shard, command=command(), date=results.today())
     try:
         results.write(directory, b.planner.here, run, entries)
-    except (OSError, results.SetProblem) as exc:
+    except (OSError, SetProblem) as exc:
         logger.warning(__("autocast-check: cannot write the result set: {error}").format(error=exc),
                        **ours("results"))
         return 0

@@ -79,3 +79,49 @@ def test_a_page_body_is_read_only_when_asked_for_and_an_unreadable_one_says_what
                            "-d", str(out / ".doctrees"))
     assert checked.returncode != 0
     assert "autocast-demo" in checked.stderr and "build once with sphinx-build -E" in checked.stderr
+
+
+@pytest.fixture(scope="module")
+def with_a_set(tmp_path_factory):
+    """test-budget built with a result set of another environment (``elsewhere``, written by
+    ``-b autocast-check``): the source, the output and the arguments that name the set."""
+    src = copy_root("budget", tmp_path_factory)
+    check = sphinx_build(src, src / "_build" / "check", "-b", "autocast-check",
+                         "-D", "autocast_demo_environment=elsewhere")
+    assert check.returncode == 0, check.stderr
+    args = ("-D", f"autocast_demo_results={src / '_build' / 'check' / 'results'}")
+    out = src / "_build" / "html"
+    first = sphinx_build(src, out, *args)
+    assert first.returncode == 0 and "elsewhere" in first.html("index").get_text(), first.stderr
+    return src, out, args
+
+
+def test_a_no_change_rebuild_reads_the_result_sets_as_bytes_only(with_a_set):
+    src, out, args = with_a_set
+    command = [sys.executable, "-c", BUILD_AND_LIST, "-q", "-b", "html", *args, str(src), str(out)]
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    status, modules = json.loads(again.stdout.strip().splitlines()[-1])
+    assert status == 0, again.stderr
+    assert "sphinx_autocast_demo.plan.setfiles" in modules  # (the sets were named)
+    assert [m for m in modules if m.startswith(UNUSED)] == [], modules
+
+
+def test_an_unreadable_set_is_said_at_every_build_and_a_mended_one_shown_again(with_a_set):
+    """A set broken after the last build: the next build, unchanged otherwise, finds its files
+    changed, reads the pages and says so; the build after it says so again (the fingerprint
+    keeps it); mended, the pages show its environment again."""
+    src, out, args = with_a_set
+    (environment,) = (src / "_build" / "check" / "results").glob("*/environment.json")
+    kept = environment.read_text()
+    environment.write_text("{not json")
+    for _ in range(2):
+        broken = sphinx_build(src, out, *args)
+        assert broken.returncode == 0
+        assert "not a readable result set" in broken.stderr, broken.stderr
+        assert broken.runs()[0] == 0  # (the cache answers: nothing but the sets changed)
+    assert "elsewhere" not in broken.html("index").get_text()
+    environment.write_text(kept)
+    mended = sphinx_build(src, out, *args)
+    assert "WARNING" not in mended.stderr and "elsewhere" in mended.html("index").get_text()
+    unchanged = sphinx_build(src, out, *args)
+    assert "WARNING" not in unchanged.stderr, unchanged.stderr

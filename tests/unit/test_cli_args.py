@@ -151,12 +151,13 @@ def test_merge_into_a_place_that_cannot_be_written_is_one_line_naming_it(capsys,
 def test_a_merged_set_that_cannot_be_read_back_fails_with_its_problem_on_one_line(
         capsys, monkeypatch, tmp_path):
     from sphinx_autocast_demo.plan import results
+    from sphinx_autocast_demo.plan.setfiles import SetProblem
 
     (tmp_path / "out").mkdir()
     monkeypatch.setattr(results, "merge", lambda out, sets: (0, []))
 
     def unreadable(sets: list[Path]) -> dict[str, object]:
-        raise results.SetProblem("out/index.json: not JSON\nExpecting value: line 1")
+        raise SetProblem("out/index.json: not JSON\nExpecting value: line 1")
 
     monkeypatch.setattr(results, "load", unreadable)
     status, out, err = run(capsys, "merge", str(tmp_path / "out"), str(tmp_path / "a"))

@@ -19,9 +19,11 @@ from sphinx_autocast_demo.core.state import DocState, FileStamp
 from sphinx_autocast_demo.plan import environments, results
 from sphinx_autocast_demo.plan import planner as planner_module
 from sphinx_autocast_demo.plan.cache import DEFAULT_DIR, Entry
+from sphinx_autocast_demo.plan.environments import NamedSets
 from sphinx_autocast_demo.plan.keys import torch_variables
 from sphinx_autocast_demo.plan.planned import Stats
 from sphinx_autocast_demo.plan.planner import Planner
+from sphinx_autocast_demo.plan.setfiles import SetProblem
 from sphinx_autocast_demo.read import syntax
 
 STATE = DocState()  # no setups: a run's code is the demo's own
@@ -404,27 +406,57 @@ def write_set(directory, label: str, planner: Planner, outcome: str = "matches",
     results.write(directory, environment, results.RunInfo("", command, "2026-11-30"), entries)
 
 
-def test_the_fingerprint_changes_with_the_result_sets_and_which_is_this_ones(tmp_path):
+def named(*directories, said=None) -> NamedSets:
+    """The sets of ``directories`` as a build names them; a problem fails the test unless
+    ``said`` (a list) collects it."""
+    def fail(problem: SetProblem) -> None:
+        if said is None:
+            raise AssertionError(problem)
+        said.append(str(problem))
+    return NamedSets(list(directories), fail)
+
+
+def test_the_fingerprint_changes_with_the_result_sets_and_this_environments_label(tmp_path):
     sets_dir = tmp_path / "sets"
     keyer = build(tmp_path)
     write_set(sets_dir, f"torch {TORCH}", keyer, command="tox -e here")
-    write_set(sets_dir, "torch 2.16.0", keyer, command="tox -e later")
-    sets = results.load([sets_dir])
-    own_run, = sets[f"torch {TORCH}"].runs
-    other_run, = sets["torch 2.16.0"].runs
-    assert own_run.file != other_run.file
+    sets = named(sets_dir)
     fingerprint = build(tmp_path, sets=sets).fingerprint()
-    bar = fingerprint.index("|")
-    assert fingerprint[bar - 1] == other_run.file and fingerprint[bar + 1:] == (own_run.file,)
-    named = build(tmp_path, sets=sets, environment="torch 2.16.0").fingerprint()
-    assert named != fingerprint and named[named.index("|") + 1:] == (other_run.file,)
-    assert build(tmp_path).fingerprint()[-1] == "|"  # no set at all
+    assert "loaded" not in sets.__dict__  # (the files' bytes, never the records)
+    assert build(tmp_path, sets=named(sets_dir)).fingerprint() == fingerprint  # unchanged sets
+    assert build(tmp_path, sets=sets, environment="torch 2.16.0").fingerprint() != fingerprint
+    assert build(tmp_path).fingerprint() != fingerprint  # no set at all
+    write_set(sets_dir, "torch 2.16.0", keyer, command="tox -e later")  # another environment
+    other = build(tmp_path, sets=named(sets_dir)).fingerprint()
+    assert other != fingerprint
+    write_set(sets_dir, "torch 2.16.0", keyer, command="tox -e later, again")  # another run of it
+    assert build(tmp_path, sets=named(sets_dir)).fingerprint() not in (fingerprint, other)
+
+
+def test_a_set_that_cannot_be_read_is_said_and_marks_the_fingerprint(tmp_path):
+    """A directory that is not there is said at once; a set that is there and not readable
+    when a page is planned, and then its fingerprint differs from the one an unchanged next
+    build computes before reading: that build reads its pages again and says it again."""
+    said: list[str] = []
+    gone = named(tmp_path / "none", said=said)
+    assert said == [f"{tmp_path / 'none'}: no such directory"] and gone.loaded == {}
+    assert gone.fingerprint()[-1] == "unreadable"
+    write_set(tmp_path / "sets", "torch 2.16.0", build(tmp_path))
+    (environment,) = (tmp_path / "sets").glob("*/environment.json")
+    environment.write_text("{not json")
+    broken = named(tmp_path / "sets", said=said)
+    before = broken.fingerprint()
+    assert "unreadable" not in before and len(said) == 1
+    assert broken.loaded == {}
+    assert said[1].startswith(f"{environment.parent}: not a readable result set")
+    assert broken.fingerprint() == (*before, "unreadable")
+    assert named(tmp_path / "sets", said=said).fingerprint() == before  # the next build's
 
 
 def test_in_never_mode_this_environments_own_set_answers_and_names_what_it_lacks(tmp_path):
     sets_dir = tmp_path / "sets"
     write_set(sets_dir, f"torch {TORCH}", build(tmp_path), outcome="differs")
-    never = build(tmp_path, execute="never", sets=results.load([sets_dir]))
+    never = build(tmp_path, execute="never", sets=named(sets_dir))
     edited = replace(demo(), ident="e", code=replace(demo().code, text="x = 2"))  # not in the set
     shown, lacking = never.results(never.plan([(demo(), STATE), (edited, STATE)]))
     assert [vr.verdict.outcome for vr in shown.variants] == ["differs", "differs"]
@@ -441,19 +473,19 @@ def test_outside_never_mode_the_own_set_answers_only_what_says_its_files(tmp_pat
     sets_dir = tmp_path / "sets"
     keyer = build(tmp_path)
     write_set(sets_dir, f"torch {TORCH}", keyer)  # made elsewhere: no files, the demo runs here
-    planned = build(tmp_path, sets=results.load([sets_dir])).plan([(PROBING, STATE)])
+    planned = build(tmp_path, sets=named(sets_dir)).plan([(PROBING, STATE)])
     assert [item.result for item in planned] == [None, None, None]
 
     stamped = (FileStamp("helper.py", keyer.stamps.digest(str(helper))),)
     write_set(tmp_path / "stamped", f"torch {TORCH}", keyer, files=stamped)
-    planner = build(tmp_path, sets=results.load([tmp_path / "stamped"]))
+    planner = build(tmp_path, sets=named(tmp_path / "stamped"))
     planned = planner.plan([(PROBING, STATE)])
     # Answered by the set: its probes are not checked here.
     assert [(i.variant.name, i.result.cached) for i in planned] == [("same_as_forward", True), ("off", True)]
     assert planner.results(planned)[0].source == "set"
     # A run under torch variables of its own (in its cache key, never in the set's) runs.
     monkeypatch.setenv("TORCH_COMPILE_DISABLE", "1")
-    planned = build(tmp_path, sets=results.load([tmp_path / "stamped"])).plan([(demo(), STATE)])
+    planned = build(tmp_path, sets=named(tmp_path / "stamped")).plan([(demo(), STATE)])
     assert [item.result for item in planned] == [None, None]
 
 

@@ -15,7 +15,8 @@ from sphinx_autocast_demo import __version__
 from sphinx_autocast_demo.core.model import Environment, RunRecord, Verdict
 from sphinx_autocast_demo.plan import results
 from sphinx_autocast_demo.plan.cache import Entry
-from sphinx_autocast_demo.plan.results import EnvironmentSet, RunInfo, SetProblem
+from sphinx_autocast_demo.plan.results import EnvironmentSet, RunInfo
+from sphinx_autocast_demo.plan.setfiles import ENVIRONMENT, RUNS, SetProblem, run_files
 
 NEW = Environment("torch 2.16.0", "2.16.0", "3.11.7", "cpu")
 KEY = "ab" + "0" * 62
@@ -94,28 +95,28 @@ def test_a_set_that_cannot_be_read_is_refused_naming_why(tmp_path):
                                          r"named 'torch-2\.16\.0'"):
         results.read_environment(moved)
     odd = tmp_path / "b" / "a-b"
-    (odd / results.RUNS).mkdir(parents=True)
-    (odd / results.ENVIRONMENT).write_text(json.dumps({"label": "a\nb", "torch": "1", "python": "3"}))
+    (odd / RUNS).mkdir(parents=True)
+    (odd / ENVIRONMENT).write_text(json.dumps({"label": "a\nb", "torch": "1", "python": "3"}))
     with pytest.raises(SetProblem, match=r"not a readable result set \(label is 'a\\nb', not one line\)"):
         results.read_environment(odd)
-    (odd / results.ENVIRONMENT).write_text(json.dumps({"label": "a b", "torch": "1", "python": "3"}))
-    (odd / results.RUNS / "x.json").write_text(json.dumps({"shard": "0/2", "command": "", "date": DATE}))
+    (odd / ENVIRONMENT).write_text(json.dumps({"label": "a b", "torch": "1", "python": "3"}))
+    (odd / RUNS / "x.json").write_text(json.dumps({"shard": "0/2", "command": "", "date": DATE}))
     with pytest.raises(SetProblem, match="'0/2' is not a shard"):
         results.read_environment(odd)
 
 
 def test_a_symbolic_link_is_never_a_run_file(tmp_path):
     root = a_set(tmp_path / "a")
-    runs = root / results.RUNS
+    runs = root / RUNS
     (tmp_path / "elsewhere.json").write_text("{}")
     os.symlink(tmp_path / "elsewhere.json", runs / "link.json")
     written = RunInfo("", "sphinx-build -b autocast-check", DATE, keys=(KEY,)).file
     assert sorted(p.name for p in runs.iterdir()) == sorted([written, "link.json"])
-    assert [p.name for p in results.run_files(root)] == [written]
+    assert [p.name for p in run_files(root)] == [written]
     linked = tmp_path / "b" / "torch-2.16.0"
     linked.mkdir(parents=True)
-    os.symlink(runs, linked / results.RUNS)
-    assert results.run_files(linked) == []
+    os.symlink(runs, linked / RUNS)
+    assert run_files(linked) == []
 
 
 def test_same_result_shards_and_split():
