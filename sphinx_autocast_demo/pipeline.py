@@ -6,7 +6,7 @@
                                        our static files, the cache out of   plan.cache
                                        the sources
     builder-inited        begin        the per-build record: planner,       engine.build, plan.planner,
-                                       runner, result sets' digest          engine.execute, plan.setfiles
+                                       runner, result sets' digest          engine.execute, plan.environments
     env-get-outdated      outdated     which pages to read again            core.state, plan.planner
     env-before-read-docs  before_read  start the worker while Sphinx reads  engine.execute
     env-purge-doc / env-merge-info     the one state record                 core.state

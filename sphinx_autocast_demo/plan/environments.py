@@ -52,29 +52,41 @@ def machine_device() -> str:
     return "cuda" if gpu else "cpu"
 
 
-def environment_label(conf: Settings, torch: str) -> str:
-    """This build's environment's label (:attr:`Environments.here`'s), as pages name it."""
-    return conf.environment or f"torch {torch}"
-
-
 class Environments:
     """This build's environment (:attr:`here`), its own result set if one is read, and the
-    others, by label; what the sets lack is gathered in :attr:`missing` for one warning each."""
+    others, by label; what the sets lack is gathered in :attr:`missing` for one warning each.
+    The sets (:class:`NamedSets`, or records already read) are read when first asked for: an
+    unchanged build asks for none, nor does :attr:`here`."""
 
     def __init__(self, conf: Settings, torch: str, python: str,
-                 sets: dict[str, EnvironmentSet]) -> None:
+                 sets: NamedSets | dict[str, EnvironmentSet]) -> None:
         self.conf = conf
         self.torch, self.python = torch, python
-        self.label = environment_label(conf, torch)
-        self.sets = dict(sets)
-        self.own_set = self.sets.pop(self.label, None)
-        for label in conf.environments:  # expected, with no result at all: every cell says so
-            if label and label not in self.sets and label != self.label:
-                from .results import EnvironmentSet
-
-                self.sets[label] = EnvironmentSet.expected(label)
+        self.label = conf.environment or f"torch {torch}"  # :attr:`here`'s, as pages name it
+        self.named = sets
         self.missing: dict[str, list[str]] = {}  # environment -> values it has no result for
         self.from_own_set: set[tuple[str, str]] = set()  # demos answered by the own set
+
+    @functools.cached_property
+    def _read(self) -> tuple[dict[str, EnvironmentSet], EnvironmentSet | None]:
+        sets = dict(self.named.loaded if isinstance(self.named, NamedSets) else self.named)
+        own = sets.pop(self.label, None)
+        for label in self.conf.environments:  # expected, with no result at all: every cell says so
+            if label and label not in sets and label != self.label:
+                from .results import EnvironmentSet
+
+                sets[label] = EnvironmentSet.expected(label)
+        return sets, own
+
+    @property
+    def sets(self) -> dict[str, EnvironmentSet]:
+        """The other environments' sets, by label (an expected one without results too)."""
+        return self._read[0]
+
+    @property
+    def own_set(self) -> EnvironmentSet | None:
+        """This environment's own result set, if one is read."""
+        return self._read[1]
 
     @functools.cached_property
     def here(self) -> Environment:

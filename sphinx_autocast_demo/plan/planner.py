@@ -4,7 +4,6 @@ how; and, once runs are compared, what the cache keeps. No process: the engine's
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from dataclasses import replace
@@ -17,7 +16,7 @@ from ..core.conflines import conf_line
 from ..core.i18n import __
 from ..core.subtypes import ours
 from .cache import INPUTS, CorruptEntry, Entry, ResultCache, cache_root
-from .environments import Environments, environment_label
+from .environments import Environments, NamedSets
 from .keys import result_key, torch_key, torch_variables
 from .planned import Planned
 from .stamps import Stamps
@@ -30,7 +29,6 @@ if TYPE_CHECKING:
     from ..core.config import Settings
     from ..core.model import Code, Demo, DemoResult, Environment, Variant, VariantResult
     from ..core.state import DocState, FileStamp
-    from .environments import NamedSets
     from .planned import Stats
     from .results import EnvironmentSet
 
@@ -70,28 +68,25 @@ class Planner:
         # of the build is, with the files of their demo's other runs (:meth:`_store_failed`).
         self.failed_probes: list[Planned] = []
         self.untold: set[tuple[str, str]] = set()  # demos with a run that could not tell its files
-        self.sets = sets
+        # This build's environment, and the result sets of others (environments.py).
+        self.envs = Environments(conf, torch, self.python, sets or {})
 
-    @functools.cached_property
-    def envs(self) -> Environments:
-        """This build's and the result sets' environments (an unchanged build reads none)."""
-        return Environments(self.conf, self.torch, self.python, self.sets.loaded if self.sets else {})
     @property
     def here(self) -> Environment:
         """This build's environment, as the pages and a result set written by it name it."""
         return self.envs.here
-
 
     def fingerprint(self) -> tuple[str, ...]:
         """What makes every page with a demo outdated when it changes."""
         # The cache re-runs a result of another torch or Python only if its page is read again;
         # pages show other environments' results as the sets held them when they were read, and
         # the set of this build's environment (its label) answers as the cache does.
-        sets = self.sets.fingerprint() if self.sets else ()
+        named = self.envs.named
+        sets = named.fingerprint() if isinstance(named, NamedSets) else ()
         # torch's environment variables (TORCH_COMPILE_DISABLE...) change what every demo does.
         variables = [f"{name}={value}" for name, value in self.variables.items()]
         return (__version__, self.torch_key, self.python, *variables,
-                environment_label(self.conf, self.torch), *sets)
+                self.envs.label, *sets)
 
     def key(self, demo: Demo, codes: Sequence[Code], variant: Variant) -> str:
         return result_key(demo, codes, variant, str(self.app.confdir), self.variables)

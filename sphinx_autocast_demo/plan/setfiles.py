@@ -36,8 +36,9 @@ def run_files(directory: Path) -> list[Path]:
 
 
 def digest(directories: Sequence[Path]) -> str:
-    """What the sets in ``directories`` hold, as far as a page shows it: their environments
-    and runs (a run file lists the results it wrote), byte for byte."""
+    """The environment and run files of the sets in ``directories``, byte for byte (a run file
+    lists the keys it wrote; an entry rewritten under the same key changes no file here, as it
+    changed no run record before)."""
     h = hashlib.sha256()
     for directory in directories:
         for child in environment_dirs(directory):

@@ -26,11 +26,10 @@ from ..core.publish import in_workspace, publish, without_paths, workspace
 from ..core.state import all_docs
 from ..core.subtypes import Subtype, ours
 from ..engine.build import build
-from ..plan.setfiles import SetProblem
 from .console import Counts, counts
 
-# The judge and the result sets are imported where this builder uses them: every build
-# registers it, and an html build has no use for them when it checks nothing.
+# The judge and the result sets' records are imported where this builder uses them: every
+# build registers it, and an html build has no use for them when it checks nothing.
 
 if TYPE_CHECKING:
     from docutils import nodes
@@ -138,6 +137,7 @@ def write_results(app: Sphinx, directory: Path) -> int:
     a page built from it says so."""
     from ..judge.judgement import judge
     from ..plan import results
+    from ..plan.setfiles import SetProblem
 
     b = build(app)
     entries: dict[str, Entry] = {}

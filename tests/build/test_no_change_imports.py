@@ -1,8 +1,8 @@
 """A build that is not in accept mode imports nothing of the accept stage, and an unchanged
 rebuild nothing of the worker pool, the page writer, the judge nor the model's types: it
-unpickles no page's results (core.state) and pays only for what it uses (issue 48). Real
-builds of tests/roots/test-budget (with and without a global setup) and
-test-imported-files."""
+unpickles no page's results (core.state), reads result sets as bytes only (plan.setfiles) and
+pays only for what it uses (issue 48). Real builds of tests/roots/test-budget (with and
+without a global setup, with a result set) and test-imported-files."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import os
 import pickle
 import subprocess
 import sys
+from hashlib import sha256
 
 import pytest
 from conftest import copy_root, sphinx_build
@@ -102,7 +103,8 @@ def test_a_no_change_rebuild_reads_the_result_sets_as_bytes_only(with_a_set):
     again = subprocess.run(command, capture_output=True, text=True, timeout=300)
     status, modules = json.loads(again.stdout.strip().splitlines()[-1])
     assert status == 0, again.stderr
-    assert "sphinx_autocast_demo.plan.setfiles" in modules  # (the sets were named)
+    with open(out / ".doctrees" / "environment.pickle", "rb") as f:  # (the sets were named)
+        assert state(pickle.load(f)).fingerprint[-1] not in (sha256().hexdigest(), "unreadable")
     assert [m for m in modules if m.startswith(UNUSED)] == [], modules
 
 
@@ -125,3 +127,14 @@ def test_an_unreadable_set_is_said_at_every_build_and_a_mended_one_shown_again(w
     assert "WARNING" not in mended.stderr and "elsewhere" in mended.html("index").get_text()
     unchanged = sphinx_build(src, out, *args)
     assert "WARNING" not in unchanged.stderr, unchanged.stderr
+
+
+def test_a_new_label_for_this_environment_is_shown_at_once(with_a_set):
+    """autocast_demo_environment names this build's column beside the sets': Sphinx reads no
+    page again for it (it is no environment value of Sphinx's), the fingerprint does."""
+    src, _, args = with_a_set
+    out = src / "_build" / "relabelled"
+    assert sphinx_build(src, out, *args).returncode == 0
+    relabelled = sphinx_build(src, out, *args, "-D", "autocast_demo_environment=the test box")
+    assert relabelled.returncode == 0 and relabelled.runs() == (0, 2), relabelled.stderr  # (2 demos)
+    assert "the test box" in relabelled.html("index").get_text()

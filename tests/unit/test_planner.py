@@ -421,8 +421,10 @@ def test_the_fingerprint_changes_with_the_result_sets_and_this_environments_labe
     keyer = build(tmp_path)
     write_set(sets_dir, f"torch {TORCH}", keyer, command="tox -e here")
     sets = named(sets_dir)
-    fingerprint = build(tmp_path, sets=sets).fingerprint()
-    assert "loaded" not in sets.__dict__  # (the files' bytes, never the records)
+    planner = build(tmp_path, sets=sets)
+    fingerprint = planner.fingerprint()
+    assert planner.here.label == f"torch {TORCH}"
+    assert "loaded" not in sets.__dict__  # (the files' bytes, never the records, nor for here)
     assert build(tmp_path, sets=named(sets_dir)).fingerprint() == fingerprint  # unchanged sets
     assert build(tmp_path, sets=sets, environment="torch 2.16.0").fingerprint() != fingerprint
     assert build(tmp_path).fingerprint() != fingerprint  # no set at all
