@@ -225,7 +225,7 @@ class NamedSets:
     @functools.cached_property
     def loaded(self) -> dict[str, EnvironmentSet]:
         """Every environment of the sets, by label (:func:`.results.load`)."""
-        if self.unreadable or not self.directories:
+        if self.unreadable:
             return {}
         from .results import load
 
