@@ -120,6 +120,7 @@ def test_an_unreadable_set_is_said_at_every_build_and_a_mended_one_shown_again(w
         broken = sphinx_build(src, out, *args)
         assert broken.returncode == 0
         assert "not a readable result set" in broken.stderr, broken.stderr
+        assert f"{src / 'conf.py'}:" in broken.stderr  # (located: where the sets are named)
         assert broken.runs()[0] == 0  # (the cache answers: nothing but the sets changed)
     assert "elsewhere" not in broken.html("index").get_text()
     environment.write_text(kept)
