@@ -119,6 +119,9 @@ SWITCH = textwrap.dedent("""\
     warm.import_stack("torch._functorch.config.backward_pass_autocast", "inductor")
     warm.warm_up()
     from torch._inductor.cpu_vec_isa import valid_vec_isa_list
+    each = started.count("autocast-demo-isa-check")
+    started = [name for name in started if name != "autocast-demo-isa-check"]
+    print(each, len(warm._isas_checked()))
     print(started, valid_vec_isa_list.cache_info().currsize, threading.active_count())
     """)
 
@@ -126,9 +129,66 @@ SWITCH = textwrap.dedent("""\
 @pytest.mark.parametrize(("switch", "threads"), [("1", ["autocast-demo-isa-checks"]), ("0", [])])
 def test_the_isa_checks_run_in_their_thread_unless_switched_off(switch, threads):
     """The warm-up itself, in a process of its own: with the switch at its default the checks
-    start in their thread, and ``AUTOCAST_DEMO_ISA_THREAD=0`` starts none; either way the
-    answer is kept for the process (asked once) and no thread is left."""
+    start in their thread, which asks each ISA in one of its own, and
+    ``AUTOCAST_DEMO_ISA_THREAD=0`` starts none; either way the answer is kept for the process
+    (asked once) and no thread is left."""
     done = subprocess.run([sys.executable, "-c", SWITCH, switch], capture_output=True, text=True,
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr
+    each, isas = map(int, done.stdout.split("\n")[-3].split())
+    assert each == (isas if threads else 0), done.stdout  # (each ISA in a thread of its own)
     assert done.stdout.split("\n")[-2] == f"{threads} 1 1", done.stdout
+
+
+PAIRS = textwrap.dedent("""\
+    import os, sys, threading
+    from sphinx_autocast_demo.engine.child import warm
+    warm.import_stack("torch._functorch.config.backward_pass_autocast", "inductor")
+    from torch._inductor import cpu_vec_isa
+    lock, now, most = threading.Lock(), [0], [0]
+    check_build = cpu_vec_isa.VecISA.check_build
+    def counted(self, code):
+        with lock:
+            now[0] += 1
+            most[0] = max(most[0], now[0])
+        try:
+            return check_build(self, code)
+        finally:
+            with lock:
+                now[0] -= 1
+    cpu_vec_isa.VecISA.check_build = counted
+    read, write = os.pipe()
+    eager = os.fork()  # the eager zygote: alive until its pipe closes, or ended at once
+    if eager == 0:
+        os.close(write)
+        if sys.argv[1] == "alive":
+            os.read(read, 1)
+        os._exit(0)
+    os.close(read)
+    if sys.argv[1] == "ended":
+        os.waitid(os.P_PID, eager, os.WEXITED | os.WNOWAIT)  # (ended, not reaped)
+    if sys.argv[1] != "torch":
+        warm.isa_checks(eager).join()
+    os.close(write)
+    os.waitpid(eager, 0)
+    print(most[0], len(warm._isas_checked()), [str(isa) for isa in cpu_vec_isa.valid_vec_isa_list()])
+    """)
+
+
+def test_the_isa_checks_go_two_at_once_only_after_the_eager_zygote_ended():
+    """Real inductor checks, counted as they build: one at a time while the eager zygote lives
+    (its runs and a second g++ would pass the memory target), two at once after it ended; the
+    list inductor keeps is the one torch finds alone, asked by its own compile ("torch")."""
+    def ask(mode: str) -> tuple[int, int, str]:
+        done = subprocess.run([sys.executable, "-c", PAIRS, mode], capture_output=True,
+                              text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr
+        most, count, isas = done.stdout.split("\n")[-2].split(" ", 2)
+        return int(most), int(count), isas
+
+    alive, ended, alone = ask("alive"), ask("ended"), ask("torch")
+    assert alive[0] == 1, alive
+    assert ended[0] == min(2, ended[1]), ended
+    assert alive[2] == ended[2] == alone[2], (alive, ended, alone)
+    if ended[1] < 2:
+        pytest.skip(f"this CPU reports {ended[1]} vector ISA: nothing to ask two at once")

@@ -47,7 +47,7 @@ def warmed(info: Ready, words: WorkerSettings, private: list[int],
             if eager is not None:
                 helper = fork_eager_zygote(info, eager, private, words.user_env, with_parent)
                 eager = None
-            warm_up()
+            warm_up(helper)
     except Exception as exc:
         info = {"error": f"the worker failed in its warm-up compile: {type(exc).__name__}: {exc}",
                 "fault": "warm-up"}

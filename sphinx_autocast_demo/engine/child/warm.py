@@ -11,8 +11,11 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import platform
+import select
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ..protocol import Ready
@@ -54,13 +57,15 @@ def import_stack(config: str, backend: str) -> Ready:
             "cuda": torch.cuda.is_available()}
 
 
-def warm_up() -> None:
+def warm_up(eager: int | None = None) -> None:
     """Run one tiny compile, forward and backward of what demos do, so that every child
-    inherits the compiler stack initialised and its caches filled."""
+    inherits the compiler stack initialised and its caches filled; ``eager``: the eager
+    zygote's pid, while its runs run beside the warm-up (see :func:`isa_checks`)."""
     import torch
 
     gpu_build = is_gpu_build(torch)
-    warm_compiles(torch, gpu_build, isa_thread=os.environ.get("AUTOCAST_DEMO_ISA_THREAD") != "0")
+    warm_compiles(torch, gpu_build, isa_thread=os.environ.get("AUTOCAST_DEMO_ISA_THREAD") != "0",
+                  eager=eager)
     if gpu_build:
         # Inductor imports it in a child and, without a CUDA runtime, it logs "No CUDA runtime
         # is found" into the run's printed output: let it log here, into the worker's log.
@@ -91,7 +96,8 @@ def rehearse() -> None:
     warm_compiles(torch, is_gpu_build(torch))
 
 
-def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False) -> None:
+def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False,
+                  eager: int | None = None) -> None:
     """Compile, run and differentiate what demos do, so that children inherit it warm;
     ``isa_thread``: inductor's ISA checks in a thread meanwhile (see :func:`isa_checks`)."""
     # Trace what demos trace (a module, a region that turns autocast off and upcasts, both
@@ -113,10 +119,13 @@ def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False) -> None
     # The build's backend: inductor (torch.compile's own default, and ours) imports and
     # initialises its code generator and C++ toolchain on first use (~3 s), once here instead
     # of in every child; a site on aot_eager does not wait for it (a demo that names inductor
-    # then pays it in its run).
+    # then pays it in its run). The module only on aot_eager, which runs no g++: there it warms
+    # dynamo's and AOTAutograd's module tracing; inductor's two kernels for it took ~1.5 s of
+    # one core in a cold build, for ~0.05 s in a child that compiles a Linear (measured:
+    # benchmarks/README.md).
     warm = [(_BACKEND, torch.bfloat16)] if _BACKEND not in ("aot_eager", "eager") else []
     others = [("aot_eager", torch.bfloat16), ("aot_eager", torch.float16)]
-    checks = isa_checks() if isa_thread and _BACKEND == "inductor" else None
+    checks = isa_checks(eager) if isa_thread and _BACKEND == "inductor" else None
     # With the checks in a thread the aot_eager compiles go first: they run no g++, so they
     # overlap the checks. Inductor's compile waits for the thread, or it would run the checks
     # again beside it (torch caches the answer without a lock).
@@ -126,7 +135,8 @@ def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False) -> None
                 checks.join()
             with torch.autocast("cpu", dtype=dtype), torch.set_grad_enabled(not gpu_build):
                 out = torch.compile(region, backend=backend)(torch.ones(2, 2), w)
-                out = out + torch.compile(linear, backend=backend)(torch.ones(2, 2)).sum()
+                if backend == "aot_eager":
+                    out = out + torch.compile(linear, backend=backend)(torch.ones(2, 2)).sum()
             if not gpu_build:
                 out.backward()
             torch._dynamo.reset()
@@ -135,7 +145,7 @@ def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False) -> None
             checks.join()  # (no thread may be left when the worker forks)
 
 
-def isa_checks() -> threading.Thread | None:
+def isa_checks(eager: int | None = None) -> threading.Thread | None:
     """Inductor's ISA checks, started in a thread (None: this torch has none to start, or no
     thread can start: inductor's compile then runs them, as torch alone does).
 
@@ -143,25 +153,33 @@ def isa_checks() -> threading.Thread | None:
     reports, one g++ and one Python process after another. In a thread they wait on those while
     the aot_eager warm-up compiles run; inductor's own warm-up compile then finds the answer,
     which torch keeps for the process (measured, 2 cores: the warm-up 10.4 s instead of 11.3 s
-    on an empty inductor cache, 2.2 s instead of 3.0 s on a warm one). Still one g++ at a time:
-    two would cost ~200 MiB more (``benchmarks/README.md``). What the checks import is imported,
-    and inductor's cache directory (which it sets in the process environment) set, here first:
-    no module is imported by two threads at once, no variable set while the other thread reads
-    them. The thread is joined before anything forks. ``AUTOCAST_DEMO_ISA_THREAD=0`` leaves the
-    checks to inductor's compile."""
+    on an empty inductor cache, 2.2 s instead of 3.0 s on a warm one). One g++ at a time while
+    the eager zygote ``eager`` lives, two once it has ended (:func:`_ask_each`): a second g++
+    holds ~200 MiB, which beside the eager runs went past the memory target, and after them
+    fits under what the compiled runs hold (``benchmarks/README.md``). What the checks import
+    is imported, and inductor's cache directory (which it sets in the process environment) set,
+    here first: no module is imported by two threads at once, no variable set while another
+    thread reads them. Every thread is joined before anything forks.
+    ``AUTOCAST_DEMO_ISA_THREAD=0`` leaves the checks to inductor's compile."""
     try:
         import torch._inductor.codecache
         import torch.utils.cpp_extension  # (the checks' compiler flags import it)
         from torch._inductor.cpu_vec_isa import valid_vec_isa_list
 
         torch._inductor.codecache.get_lock_dir()
+        isas = _isas_checked()
     except (ImportError, AttributeError):  # another torch: its compile checks as it always did
         return None
 
     def check() -> None:
         # A failure is not cached: inductor's compile asks again, and says why there.
-        with contextlib.suppress(Exception):
-            valid_vec_isa_list()
+        ended = _Ended(eager)
+        try:
+            with contextlib.suppress(Exception):
+                _ask_each(isas, ended)
+                valid_vec_isa_list()  # (from the answers just kept, in torch's order)
+        finally:
+            ended.close()
 
     thread = threading.Thread(target=check, name="autocast-demo-isa-checks")
     try:
@@ -169,3 +187,70 @@ def isa_checks() -> threading.Thread | None:
     except RuntimeError:  # no thread can start (a limit on processes): as torch alone does
         return None
     return thread
+
+
+def _isas_checked() -> list[Any]:
+    """The vector ISAs that ``valid_vec_isa_list`` checks, in its order: on x86 those whose
+    flags the CPU reports (elsewhere none here: the list checks its own, one)."""
+    from torch._inductor import cpu_vec_isa
+
+    if sys.platform not in ("linux", "win32") or platform.machine() not in ("x86_64", "AMD64"):
+        return []
+    try:
+        flags = cpu_vec_isa.x86_isa_checker()
+        return [isa for isa in cpu_vec_isa.supported_vec_isa_list
+                if all(flag in flags for flag in str(isa).split())]
+    except Exception:  # (another torch: the list checks its own)
+        return []
+
+
+def _ask_each(isas: list[Any], two_at_once: Callable[[], bool]) -> None:
+    """Ask each ISA in a thread of its own (torch keeps each answer on its ISA), one at a time
+    until ``two_at_once`` says two may run, then two; returns when all are answered."""
+    pending, running = list(isas), list[threading.Thread]()
+    while pending or running:
+        running = [thread for thread in running if thread.is_alive()]
+        while pending and len(running) < (2 if two_at_once() else 1):
+            isa = pending.pop(0)
+            thread = threading.Thread(target=_ask, args=(isa,), name="autocast-demo-isa-check")
+            try:
+                thread.start()
+            except RuntimeError:  # no thread can start: ask it here
+                _ask(isa)
+                continue
+            running.append(thread)
+        if running:
+            running[0].join(0.05)
+
+
+def _ask(isa: Any) -> None:
+    with contextlib.suppress(Exception):  # (asked again by the list, which says why)
+        bool(isa)
+
+
+class _Ended:
+    """Whether the process ``pid``, our child, has ended (reaped or not: its zygote reaps it
+    later); with no ``pid``, or no way to tell (no pidfd), never."""
+
+    def __init__(self, pid: int | None) -> None:
+        self.fd: int | None = None
+        self.ended = False
+        if pid is not None:
+            try:
+                self.fd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                self.ended = True
+            except (AttributeError, OSError):
+                pass
+
+    def __call__(self) -> bool:
+        if self.fd is not None and select.select([self.fd], [], [], 0)[0]:
+            self.ended = True
+            self.close()
+        return self.ended
+
+    def close(self) -> None:
+        """(Before the worker forks: no run inherits it.)"""
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None

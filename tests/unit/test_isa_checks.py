@@ -1,0 +1,98 @@
+"""How the warm-up asks inductor's ISA checks (``warm._ask_each``, ``warm._Ended``): one at a
+time while the eager zygote lives, two once it has ended. Fake ISAs that sleep in ``bool`` and
+count how many are asked at once; real processes for the end of the eager zygote. Real torch
+and inductor's checks: tests/build/test_worker_memory.py."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from sphinx_autocast_demo.engine.child.warm import _ask_each, _Ended
+
+
+class Isas:
+    """ISAs whose answer takes ``seconds``; ``most`` is the most asked at once."""
+
+    def __init__(self, count: int, seconds: float = 0.15) -> None:
+        self.lock = threading.Lock()
+        self.now = self.most = 0
+        self.asked: list[int] = []
+        self.isas = [self.Isa(self, i, seconds) for i in range(count)]
+
+    class Isa:
+        def __init__(self, owner: Isas, index: int, seconds: float) -> None:
+            self.owner, self.index, self.seconds = owner, index, seconds
+
+        def __bool__(self) -> bool:
+            owner = self.owner
+            with owner.lock:
+                owner.now += 1
+                owner.most = max(owner.most, owner.now)
+                owner.asked.append(self.index)
+            time.sleep(self.seconds)
+            with owner.lock:
+                owner.now -= 1
+            if self.index == 1:
+                raise RuntimeError("g++ failed")  # (inductor's list asks again and says why)
+            return True
+
+
+def test_one_at_a_time_until_two_may_run():
+    isas = Isas(3)
+    _ask_each(isas.isas, lambda: False)
+    assert isas.most == 1
+    assert sorted(isas.asked) == [0, 1, 2]  # (a failing check stops none of the others)
+    assert threading.active_count() == 1  # every thread joined
+
+
+def test_two_at_once_when_allowed_and_never_more():
+    isas = Isas(3)
+    _ask_each(isas.isas, lambda: True)
+    assert isas.most == 2
+    assert sorted(isas.asked) == [0, 1, 2]
+    assert threading.active_count() == 1
+
+
+def test_the_second_starts_when_allowed_not_after_the_first():
+    """Allowed while the first is still being asked: the second starts beside it."""
+    isas = Isas(2, seconds=1.0)
+    start = time.monotonic()
+    _ask_each(isas.isas, lambda: time.monotonic() - start > 0.2)
+    assert isas.most == 2
+    assert time.monotonic() - start < 1.9  # (one after the other: 2 s)
+
+
+def test_no_eager_zygote_never_allows_two():
+    assert _Ended(None)() is False
+
+
+def test_an_eager_zygote_allows_two_once_it_has_ended():
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the eager zygote: lives until its pipe closes
+        os.close(write)
+        os.read(read, 1)
+        os._exit(0)
+    os.close(read)
+    ended = _Ended(pid)
+    try:
+        assert ended() is False
+        os.close(write)
+        deadline = time.monotonic() + 10
+        while not ended() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ended() is True  # ended but not reaped: its zygote reaps it
+        assert ended.fd is None  # (no descriptor left for the runs to inherit)
+    finally:
+        ended.close()
+        os.waitpid(pid, 0)
+
+
+def test_a_process_already_reaped_has_ended():
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert _Ended(pid)() is True
