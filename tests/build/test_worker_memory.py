@@ -175,6 +175,14 @@ PAIRS = textwrap.dedent("""\
     """)
 
 
+def pidfd() -> bool:
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):  # before Linux 5.3, or a seccomp profile that blocks it
+        return False
+    return True
+
+
 def test_the_isa_checks_go_two_at_once_only_after_the_eager_zygote_ended():
     """Real inductor checks, counted as they build: one at a time while the eager zygote lives
     (its runs and a second g++ would pass the memory target), two at once after it ended; the
@@ -187,8 +195,9 @@ def test_the_isa_checks_go_two_at_once_only_after_the_eager_zygote_ended():
         return int(most), int(count), isas
 
     alive, ended, alone = ask("alive"), ask("ended"), ask("torch")
-    assert alive[0] == 1, alive
-    assert ended[0] == min(2, ended[1]), ended
+    # (Where we ask none, e.g. aarch64, whose list adds its ISA unchecked: none counted.)
+    assert alive[0] == min(1, alive[1]), alive
+    assert ended[0] == min(2 if pidfd() else 1, ended[1]), ended  # (no pidfd: never two)
     assert alive[2] == ended[2] == alone[2], (alive, ended, alone)
     if ended[1] < 2:
-        pytest.skip(f"this CPU reports {ended[1]} vector ISA: nothing to ask two at once")
+        pytest.skip(f"this CPU reports {ended[1]} vector ISA to check: none asked two at once")

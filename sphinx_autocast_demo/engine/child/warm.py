@@ -158,8 +158,9 @@ def isa_checks(eager: int | None = None) -> threading.Thread | None:
     holds ~200 MiB, which beside the eager runs went past the memory target, and after them
     fits under what the compiled runs hold (``benchmarks/README.md``). What the checks import
     is imported, and inductor's cache directory (which it sets in the process environment) set,
-    here first: no module is imported by two threads at once, no variable set while another
-    thread reads them. Every thread is joined before anything forks.
+    here first: no module is imported by two threads at once, and the one variable the threads
+    set (``TORCHINDUCTOR_CACHE_DIR``, by every cache write) gets the value it has. Every thread
+    is joined before anything forks.
     ``AUTOCAST_DEMO_ISA_THREAD=0`` leaves the checks to inductor's compile."""
     try:
         import torch._inductor.codecache
@@ -172,14 +173,15 @@ def isa_checks(eager: int | None = None) -> threading.Thread | None:
         return None
 
     def check() -> None:
-        # A failure is not cached: inductor's compile asks again, and says why there.
+        # A check that raises is not kept: inductor's compile asks again, and says why there.
         ended = _Ended(eager)
         try:
             with contextlib.suppress(Exception):
                 _ask_each(isas, ended)
-                valid_vec_isa_list()  # (from the answers just kept, in torch's order)
         finally:
             ended.close()
+        with contextlib.suppress(Exception):
+            valid_vec_isa_list()  # (from the answers just kept, in torch's order)
 
     thread = threading.Thread(target=check, name="autocast-demo-isa-checks")
     try:
@@ -208,23 +210,27 @@ def _ask_each(isas: list[Any], two_at_once: Callable[[], bool]) -> None:
     """Ask each ISA in a thread of its own (torch keeps each answer on its ISA), one at a time
     until ``two_at_once`` says two may run, then two; returns when all are answered."""
     pending, running = list(isas), list[threading.Thread]()
-    while pending or running:
-        running = [thread for thread in running if thread.is_alive()]
-        while pending and len(running) < (2 if two_at_once() else 1):
-            isa = pending.pop(0)
-            thread = threading.Thread(target=_ask, args=(isa,), name="autocast-demo-isa-check")
-            try:
-                thread.start()
-            except RuntimeError:  # no thread can start: ask it here
-                _ask(isa)
-                continue
-            running.append(thread)
-        if running:
-            running[0].join(0.05)
+    try:
+        while pending or running:
+            running = [thread for thread in running if thread.is_alive()]
+            while pending and len(running) < (2 if two_at_once() else 1):
+                isa = pending.pop(0)
+                thread = threading.Thread(target=_ask, args=(isa,), name="autocast-demo-isa-check")
+                try:
+                    thread.start()
+                except RuntimeError:  # no thread can start: ask it here
+                    _ask(isa)
+                    continue
+                running.append(thread)
+            if running:
+                running[0].join(0.05)
+    finally:
+        for thread in running:  # (none may be left when the worker forks)
+            thread.join()
 
 
 def _ask(isa: Any) -> None:
-    with contextlib.suppress(Exception):  # (asked again by the list, which says why)
+    with contextlib.suppress(Exception):  # (not kept: inductor's compile asks again)
         bool(isa)
 
 
@@ -244,9 +250,15 @@ class _Ended:
                 pass
 
     def __call__(self) -> bool:
-        if self.fd is not None and select.select([self.fd], [], [], 0)[0]:
-            self.ended = True
-            self.close()
+        if self.fd is not None:
+            poll = select.poll()
+            poll.register(self.fd, select.POLLIN)
+            try:
+                self.ended = bool(poll.poll(0))
+            except OSError:  # (not known: as if it lived)
+                return False
+            if self.ended:
+                self.close()
         return self.ended
 
     def close(self) -> None:
