@@ -18,7 +18,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import kernel_can_populate
+from conftest import kernel_can_populate, pidfd_works
 
 from sphinx_autocast_demo.engine.parent.pool import WorkerPool
 from sphinx_autocast_demo.engine.parent.records import Finished, Run
@@ -175,14 +175,6 @@ PAIRS = textwrap.dedent("""\
     """)
 
 
-def pidfd() -> bool:
-    try:
-        os.close(os.pidfd_open(os.getpid()))
-    except (AttributeError, OSError):  # before Linux 5.3, or a seccomp profile that blocks it
-        return False
-    return True
-
-
 def test_the_isa_checks_go_two_at_once_only_after_the_eager_zygote_ended():
     """Real inductor checks, counted as they build: one at a time while the eager zygote lives
     (its runs and a second g++ would pass the memory target), two at once after it ended; the
@@ -197,7 +189,7 @@ def test_the_isa_checks_go_two_at_once_only_after_the_eager_zygote_ended():
     alive, ended, alone = ask("alive"), ask("ended"), ask("torch")
     # (Where we ask none, e.g. aarch64, whose list adds its ISA unchecked: none counted.)
     assert alive[0] == min(1, alive[1]), alive
-    assert ended[0] == min(2 if pidfd() else 1, ended[1]), ended  # (no pidfd: never two)
+    assert ended[0] == min(2 if pidfd_works() else 1, ended[1]), ended  # (no pidfd: never two)
     assert alive[2] == ended[2] == alone[2], (alive, ended, alone)
     if ended[1] < 2:
         pytest.skip(f"this CPU reports {ended[1]} vector ISA to check: none asked two at once")

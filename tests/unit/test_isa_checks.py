@@ -10,19 +10,11 @@ import threading
 import time
 
 import pytest
+from conftest import pidfd_works
 
 from sphinx_autocast_demo.engine.child.warm import _ask_each, _Ended
 
-
-def _pidfd() -> bool:
-    try:
-        os.close(os.pidfd_open(os.getpid()))
-    except (AttributeError, OSError):  # before Linux 5.3, or a seccomp profile that blocks it
-        return False
-    return True
-
-
-needs_pidfd = pytest.mark.skipif(not _pidfd(), reason="no pidfd_open here: the checks stay one "
+needs_pidfd = pytest.mark.skipif(not pidfd_works(), reason="no pidfd_open here: the checks stay one "
                                  "at a time (test_no_eager_zygote_never_allows_two)")
 
 
