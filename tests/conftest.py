@@ -94,7 +94,7 @@ def kernel_can_populate() -> bool:
 
 def pidfd_works() -> bool:
     """``os.pidfd_open`` here (Linux 5.3 or later, and no seccomp profile that blocks it): how
-    the warm-up tells that the eager zygote ended (``warm._Ended``; without it, never)."""
+    the warm-up tells that the eager zygote ended (``processes.Ended``; without it, never)."""
     try:
         os.close(os.pidfd_open(os.getpid()))
     except (AttributeError, OSError):

@@ -55,11 +55,10 @@ def machine_device() -> str:
 class Environments:
     """This build's environment (:attr:`here`), its own result set if one is read, and the
     others, by label; what the sets lack is gathered in :attr:`missing` for one warning each.
-    The sets (:class:`NamedSets`, or records already read) are read when first asked for: an
-    unchanged build asks for none, nor does :attr:`here`."""
+    The sets (:class:`NamedSets`; None: the build names none) are read when first asked for:
+    an unchanged build asks for none, nor does :attr:`here`."""
 
-    def __init__(self, conf: Settings, torch: str, python: str,
-                 sets: NamedSets | dict[str, EnvironmentSet]) -> None:
+    def __init__(self, conf: Settings, torch: str, python: str, sets: NamedSets | None) -> None:
         self.conf = conf
         self.torch, self.python = torch, python
         self.label = conf.environment or f"torch {torch}"  # :attr:`here`'s, as pages name it
@@ -69,7 +68,7 @@ class Environments:
 
     @functools.cached_property
     def _read(self) -> tuple[dict[str, EnvironmentSet], EnvironmentSet | None]:
-        sets = dict(self.named.loaded if isinstance(self.named, NamedSets) else self.named)
+        sets = dict(self.named.loaded) if self.named else {}
         own = sets.pop(self.label, None)
         for label in self.conf.environments:  # expected, with no result at all: every cell says so
             if label and label not in sets and label != self.label:

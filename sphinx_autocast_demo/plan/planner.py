@@ -69,7 +69,7 @@ class Planner:
         self.failed_probes: list[Planned] = []
         self.untold: set[tuple[str, str]] = set()  # demos with a run that could not tell its files
         # This build's environment, and the result sets of others (environments.py).
-        self.envs = Environments(conf, torch, self.python, sets or {})
+        self.envs = Environments(conf, torch, self.python, sets)
 
     @property
     def here(self) -> Environment:
@@ -81,8 +81,7 @@ class Planner:
         # The cache re-runs a result of another torch or Python only if its page is read again;
         # pages show other environments' results as the sets held them when they were read, and
         # the set of this build's environment (its label) answers as the cache does.
-        named = self.envs.named
-        sets = named.fingerprint() if isinstance(named, NamedSets) else ()
+        sets = self.envs.named.fingerprint() if self.envs.named else ()
         # torch's environment variables (TORCH_COMPILE_DISABLE...) change what every demo does.
         variables = [f"{name}={value}" for name, value in self.variables.items()]
         return (__version__, self.torch_key, self.python, *variables,

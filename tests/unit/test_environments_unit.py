@@ -29,7 +29,9 @@ STATE = DocState()
 
 
 def environments_of(sets=None, torch: str = TORCH, **changes: object) -> Environments:
-    return Environments(settings(**changes), torch, "3.11.7", sets or {})
+    """With ``sets`` (label -> set) as a build's named sets read them (``NamedSets.loaded``)."""
+    named = SimpleNamespace(loaded=sets) if sets is not None else None
+    return Environments(settings(**changes), torch, "3.11.7", named)  # type: ignore[arg-type]
 
 
 def entry(outcome: str = "matches", seconds: float = 0.0) -> Entry:

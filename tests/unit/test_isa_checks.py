@@ -1,4 +1,4 @@
-"""How the warm-up asks inductor's ISA checks (``warm._ask_each``, ``warm._Ended``): one at a
+"""How the warm-up asks inductor's ISA checks (``warm._ask_each``, ``processes.Ended``): one at a
 time while the eager zygote lives, two once it has ended. Fake ISAs that sleep in ``bool`` and
 count how many are asked at once; real processes for the end of the eager zygote. Real torch
 and inductor's checks: tests/build/test_worker_memory.py."""
@@ -12,7 +12,8 @@ import time
 import pytest
 from conftest import pidfd_works
 
-from sphinx_autocast_demo.engine.child.warm import _ask_each, _Ended
+from sphinx_autocast_demo.engine.child.processes import Ended
+from sphinx_autocast_demo.engine.child.warm import _ask_each
 
 needs_pidfd = pytest.mark.skipif(not pidfd_works(), reason="no pidfd_open here: the checks stay one "
                                  "at a time (test_no_eager_zygote_never_allows_two)")
@@ -89,7 +90,7 @@ def test_a_failure_in_between_leaves_no_thread_running():
 
 
 def test_no_eager_zygote_never_allows_two():
-    assert _Ended(None)() is False
+    assert Ended(None)() is False
 
 
 @needs_pidfd
@@ -101,7 +102,7 @@ def test_an_eager_zygote_allows_two_once_it_has_ended():
         os.read(read, 1)
         os._exit(0)
     os.close(read)
-    ended = _Ended(pid)
+    ended = Ended(pid)
     try:
         assert ended() is False
         os.close(write)
@@ -124,4 +125,4 @@ def test_a_process_already_reaped_has_ended():
     if pid == 0:
         os._exit(0)
     os.waitpid(pid, 0)
-    assert _Ended(pid)() is True
+    assert Ended(pid)() is True

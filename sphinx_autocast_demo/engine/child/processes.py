@@ -176,6 +176,40 @@ def prefault(runs: list[tuple[int, int]], until: int | None = None) -> int:
     return done
 
 
+class Ended:
+    """Whether the process ``pid``, our child, has ended, asked without reaping it (a
+    zygote reaps its children itself: :func:`reaped`); with no ``pid``, or no way to tell (no
+    pidfd), never. Its descriptor is closed by :meth:`close` before anything forks."""
+
+    def __init__(self, pid: int | None) -> None:
+        self.fd: int | None = None
+        self.ended = False
+        if pid is not None:
+            try:
+                self.fd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                self.ended = True
+            except (AttributeError, OSError):
+                pass
+
+    def __call__(self) -> bool:
+        if self.fd is not None:
+            poll = select.poll()
+            poll.register(self.fd, select.POLLIN)
+            try:
+                self.ended = bool(poll.poll(0))
+            except OSError:  # (not known: as if it lived)
+                return False
+            if self.ended:
+                self.close()
+        return self.ended
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
 def reaped() -> Iterator[tuple[int, int]]:
     """(pid, wait status) of each child of ours that has ended, without waiting for any."""
     while True:

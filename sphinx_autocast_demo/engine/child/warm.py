@@ -12,7 +12,6 @@ import contextlib
 import gc
 import os
 import platform
-import select
 import sys
 import threading
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from typing import Any
 
 from ..protocol import Ready
 from .imports import remember_modules, track_reads
-from .processes import renew_thread_pool
+from .processes import Ended, renew_thread_pool
 
 #: The build's backend (``autocast_demo_backend``), whose compile the warm-up makes warm.
 _BACKEND = "inductor"
@@ -174,7 +173,7 @@ def isa_checks(eager: int | None = None) -> threading.Thread | None:
 
     def check() -> None:
         # A check that raises is not kept: inductor's compile asks again, and says why there.
-        ended = _Ended(eager)
+        ended = Ended(eager)
         try:
             with contextlib.suppress(Exception):
                 _ask_each(isas, ended)
@@ -232,37 +231,3 @@ def _ask_each(isas: list[Any], two_at_once: Callable[[], bool]) -> None:
 def _ask(isa: Any) -> None:
     with contextlib.suppress(Exception):  # (not kept: inductor's compile asks again)
         bool(isa)
-
-
-class _Ended:
-    """Whether the process ``pid``, our child, has ended (reaped or not: its zygote reaps it
-    later); with no ``pid``, or no way to tell (no pidfd), never."""
-
-    def __init__(self, pid: int | None) -> None:
-        self.fd: int | None = None
-        self.ended = False
-        if pid is not None:
-            try:
-                self.fd = os.pidfd_open(pid)
-            except ProcessLookupError:
-                self.ended = True
-            except (AttributeError, OSError):
-                pass
-
-    def __call__(self) -> bool:
-        if self.fd is not None:
-            poll = select.poll()
-            poll.register(self.fd, select.POLLIN)
-            try:
-                self.ended = bool(poll.poll(0))
-            except OSError:  # (not known: as if it lived)
-                return False
-            if self.ended:
-                self.close()
-        return self.ended
-
-    def close(self) -> None:
-        """(Before the worker forks: no run inherits it.)"""
-        if self.fd is not None:
-            os.close(self.fd)
-            self.fd = None
