@@ -12,6 +12,7 @@ tests/unit/test_written_pages.py.
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -39,25 +40,27 @@ VALUES = ["same_as_forward", "off", [{"device_type": "cpu", "dtype": {"__torch__
 CORES = len(os.sched_getaffinity(0))
 
 
-def runs(rounds: int, backend: str = "aot_eager", code: str = CODE) -> list[Run]:
+def runs(rounds: int, backend: str = "aot_eager", code: str = CODE,
+         values: list = VALUES) -> list[Run]:
     return [Run(key=f"{round_}-{index}-{mode}", timeout=120, job={
         "setup": [], "code": code, "mode": mode, "backend": backend, "device": "cpu",
         "config": "torch._functorch.config.backward_pass_autocast", "value": value, "page": "x.rst"})
-        for round_ in range(rounds) for index, value in enumerate(VALUES) for mode in ("compiled", "eager")]
+        for round_ in range(rounds) for index, value in enumerate(values) for mode in ("compiled", "eager")]
 
 
 # Five rounds by default: the probe that learns which pages to copy reports after the first runs.
 def run_all(jobs: int, rounds: int = 5, backend: str = "aot_eager", code: str = CODE,
+            forked: bool = True, values: list = VALUES,
             **env: str) -> tuple[dict[str, tuple], list[Finished]]:
     pool = WorkerPool(jobs, env=env)
     try:
         pool.ready()
-        finished = list(pool.run(runs(rounds, backend, code)))
+        finished = list(pool.run(runs(rounds, backend, code, values)))
     finally:
         pool.close()
     by_run: dict[str, list[tuple]] = {}
     for fin in finished:
-        assert not fin.fresh, fin.record  # no thread of the warm-up is left at a fork
+        assert fin.fresh != forked, fin.record  # (forked: no thread of the warm-up was left)
         by_run.setdefault(fin.run.key.split("-", 1)[1], []).append(
             (fin.record.status, fin.record.output, fin.record.tensors, fin.data))
     # Every round computes the same, the early ones (nothing copied ahead yet) and the later
@@ -95,7 +98,7 @@ def test_copying_ahead_and_early_eager_runs_change_no_run_and_every_run_forks():
 
 
 def test_inductors_isa_checks_in_a_thread_change_no_run():
-    """The warm-up runs inductor's ISA checks in a thread while its aot_eager warm-ups compile
+    """The warm-up runs inductor's ISA checks in a thread while its inductor compile traces
     (``warm.isa_checks``); with ``AUTOCAST_DEMO_ISA_THREAD=0`` inductor's first compile runs
     them, as torch does alone. Inductor runs in a worker of each kind: the same vector ISA
     picked (the runs print it), the same status, output and tensors, bit for bit; every run
@@ -105,6 +108,40 @@ def test_inductors_isa_checks_in_a_thread_change_no_run():
     threaded, _ = run_all(CORES, rounds=1, backend="inductor", code=isa)
     assert {status for status, *_ in alone.values()} == {"ok"}, alone
     assert threaded == alone
+
+
+MODULE = textwrap.dedent("""\
+    import warnings
+    import torch
+    warnings.simplefilter("ignore")  # (inductor's codegen warns: on a cache miss only)
+    model = torch.nn.Sequential(torch.nn.Linear(20, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    x = torch.randn(8, 20)
+    for dtype in (torch.bfloat16, torch.float16):
+        with torch.autocast("cpu", dtype=dtype):
+            loss = torch.compile(model)(x).float().pow(2).mean()
+        loss.backward()
+    print(loss.item(), model[0].weight.grad.sum().item())
+    """)
+
+
+def test_a_run_forked_from_the_warm_worker_computes_what_a_new_interpreter_does(tmp_path):
+    """What the warm-up compiles (one region on inductor; no module, no float16) changes no
+    result: a module under both autocast dtypes, compiled with inductor and run eagerly, in
+    children of the warm worker and in new interpreters, as ``python`` runs a script (a
+    thread started at import stands for a library that leaves the worker unable to fork):
+    the same status, output and tensors, bit for bit."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import threading\n"
+        "threading.Thread(target=threading.Event().wait, name='pool-at-import', daemon=True).start()\n")
+    # (The value the backward differs most under: autocast as the forward's, the other dtype.)
+    value = VALUES[2:]
+    forked, _ = run_all(CORES, rounds=1, backend="inductor", code=MODULE, values=value)
+    new, _ = run_all(CORES, rounds=1, backend="inductor", code=MODULE, values=value,
+                     forked=False, PYTHONPATH=str(site))
+    assert {status for status, *_ in forked.values()} == {"ok"}, forked
+    assert new == forked
 
 
 SWITCH = textwrap.dedent("""\
@@ -138,6 +175,46 @@ def test_the_isa_checks_run_in_their_thread_unless_switched_off(switch, threads)
     each, isas = map(int, done.stdout.split("\n")[-3].split())
     assert each == (isas if threads else 0), done.stdout  # (each ISA in a thread of its own)
     assert done.stdout.split("\n")[-2] == f"{threads} 1 1", done.stdout
+
+
+ORDER = textwrap.dedent("""\
+    import threading
+    from sphinx_autocast_demo.engine.child import warm
+    warm.import_stack("torch._functorch.config.backward_pass_autocast", "inductor")
+    import torch._inductor.compile_fx as compile_fx
+    from torch._inductor import cpu_vec_isa
+    began, events = threading.Event(), []
+    compile = compile_fx.compile_fx
+    def traced(*args, **kwargs):  # dynamo has traced; inductor's compile begins
+        events.append("compile")
+        began.set()
+        return compile(*args, **kwargs)
+    compile_fx.compile_fx = traced
+    check_build = cpu_vec_isa.VecISA.check_build
+    def held(self, code):  # a check that cannot end before inductor's compile has begun
+        events.append(f"check in {threading.current_thread().name}: begun {began.wait(20)}")
+        began.set()  # (had it not begun, no other check waits)
+        return check_build(self, code)
+    cpu_vec_isa.VecISA.check_build = held
+    warm.warm_up()
+    own = cpu_vec_isa.valid_vec_isa_list.cache_info().currsize  # (torch's own, cached)
+    print(len(warm._isas_checked()), own, events)
+    """)
+
+
+def test_inductors_warm_up_compile_begins_before_the_isa_checks_end():
+    """Real inductor: checks held until the warm-up's inductor compile has begun still end, so
+    the compile begins without waiting for them; they all ran in their threads (the compile
+    ran none itself, it waited for theirs); torch's own list is back, cached."""
+    done = subprocess.run([sys.executable, "-c", ORDER], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    isas, own, events = done.stdout.split("\n")[-2].split(" ", 2)
+    assert own == "1", done.stdout
+    if isas == "0":
+        pytest.skip("no vector ISA to check on this CPU (inductor's list adds its own unchecked)")
+    checks = [event for event in ast.literal_eval(events) if event != "compile"]
+    assert checks and set(checks) == {"check in autocast-demo-isa-check: begun True"}, events
 
 
 PAIRS = textwrap.dedent("""\

@@ -1,5 +1,6 @@
 """How the warm-up asks inductor's ISA checks (``warm._ask_each``, ``processes.Ended``): one at a
-time while the eager zygote lives, two once it has ended. Fake ISAs that sleep in ``bool`` and
+time while the eager zygote lives, two once it has ended; and how inductor's compile waits for
+them only where it asks for the list (``warm._waiting_for``). Fake ISAs that sleep in ``bool`` and
 count how many are asked at once; real processes for the end of the eager zygote. Real torch
 and inductor's checks: tests/build/test_worker_memory.py."""
 
@@ -13,7 +14,7 @@ import pytest
 from conftest import pidfd_works
 
 from sphinx_autocast_demo.engine.child.processes import Ended
-from sphinx_autocast_demo.engine.child.warm import _ask_each
+from sphinx_autocast_demo.engine.child.warm import _ask_each, _waiting_for
 
 needs_pidfd = pytest.mark.skipif(not pidfd_works(), reason="no pidfd_open here: the checks stay one "
                                  "at a time (test_no_eager_zygote_never_allows_two)")
@@ -130,3 +131,57 @@ def test_a_process_already_reaped_has_ended():
         os._exit(0)
     os.waitpid(pid, 0)
     assert Ended(pid)() is True
+
+
+class IsaModule:
+    """Where torch keeps the list: ``valid_vec_isa_list`` records who asked, and when."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    def valid_vec_isa_list(self) -> list[str]:
+        self.events.append(f"list asked by {threading.current_thread().name}")
+        return ["avx2"]
+
+
+def test_the_compile_runs_while_the_checks_run_and_waits_for_them_where_it_asks():
+    events: list[str] = []
+    module = IsaModule(events)
+    own = module.valid_vec_isa_list
+    may_end = threading.Event()
+
+    def check() -> None:
+        may_end.wait(10)
+        events.append("checks ended")
+        events.append(f"their own list: {module.valid_vec_isa_list()}")  # (no wait for itself)
+
+    checks = threading.Thread(target=check, name="checks")
+    checks.start()
+    with _waiting_for(checks, module):
+        events.append("compile traces")  # (the checks have not ended)
+        may_end.set()
+        assert module.valid_vec_isa_list() == ["avx2"]  # (waits for the checks)
+        events.append("compile lowers")
+    checks.join()
+    assert events == ["compile traces", "checks ended", "list asked by checks",
+                      "their own list: ['avx2']", "list asked by MainThread", "compile lowers"]
+    assert module.valid_vec_isa_list == own  # torch's own again
+
+
+def test_without_checks_nothing_waits_and_nothing_is_replaced():
+    module = IsaModule([])
+    own = module.valid_vec_isa_list
+    with _waiting_for(None, module):
+        assert module.valid_vec_isa_list == own
+    assert module.valid_vec_isa_list == own
+
+
+def test_torchs_own_list_is_back_when_the_compile_fails():
+    module = IsaModule([])
+    own = module.valid_vec_isa_list
+    checks = threading.Thread(target=lambda: None)
+    checks.start()
+    with pytest.raises(RuntimeError), _waiting_for(checks, module):
+        raise RuntimeError("the warm-up's compile failed")
+    checks.join()
+    assert module.valid_vec_isa_list == own

@@ -14,8 +14,9 @@ import os
 import platform
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+from unittest import mock
 
 from ..protocol import Ready
 from .imports import remember_modules, track_reads
@@ -99,9 +100,10 @@ def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False,
                   eager: int | None = None) -> None:
     """Compile, run and differentiate what demos do, so that children inherit it warm;
     ``isa_thread``: inductor's ISA checks in a thread meanwhile (see :func:`isa_checks`)."""
-    # Trace what demos trace (a module, a region that turns autocast off and upcasts, both
-    # autocast dtypes, a backward): dynamo and AOTAutograd import and initialise much lazily on
-    # first use, and a child that inherits it all compiles in ~0.15 s instead of ~0.25 s.
+    # Trace what demos trace (a region that turns autocast off and upcasts, a backward; on
+    # aot_eager a module and both autocast dtypes too): dynamo, AOTAutograd and the backend
+    # import and initialise much lazily on first use, and a child that inherits it all compiles
+    # in ~0.2 s instead of ~0.8 s.
     def region(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         with torch.autocast("cpu", enabled=False):
             return (x.float() @ w.float()).sum() * 2
@@ -118,30 +120,50 @@ def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False,
     # The build's backend: inductor (torch.compile's own default, and ours) imports and
     # initialises its code generator and C++ toolchain on first use (~3 s), once here instead
     # of in every child; a site on aot_eager does not wait for it (a demo that names inductor
-    # then pays it in its run). The module only on aot_eager, which runs no g++: there it warms
-    # dynamo's and AOTAutograd's module tracing; inductor's two kernels for it took ~1.5 s of
-    # one core in a cold build, for ~0.05 s in a child that compiles a Linear (measured:
-    # benchmarks/README.md).
-    warm = [(_BACKEND, torch.bfloat16)] if _BACKEND not in ("aot_eager", "eager") else []
-    others = [("aot_eager", torch.bfloat16), ("aot_eager", torch.float16)]
+    # then pays it in its run). On inductor one compile: aot_eager compiles of a module and
+    # float16 before it made no child measurably faster on a warm inductor cache and cost an
+    # edit's build ~0.4 s (measured: benchmarks/README.md).
+    if _BACKEND in ("aot_eager", "eager"):
+        warm = [("aot_eager", torch.bfloat16), ("aot_eager", torch.float16)]
+    else:
+        warm = [(_BACKEND, torch.bfloat16)]
     checks = isa_checks(eager) if isa_thread and _BACKEND == "inductor" else None
-    # With the checks in a thread the aot_eager compiles go first: they run no g++, so they
-    # overlap the checks. Inductor's compile waits for the thread, or it would run the checks
-    # again beside it (torch caches the answer without a lock).
     try:
-        for backend, dtype in (*others, *warm) if checks else (*warm, *others):
-            if checks and backend == _BACKEND:
-                checks.join()
-            with torch.autocast("cpu", dtype=dtype), torch.set_grad_enabled(not gpu_build):
-                out = torch.compile(region, backend=backend)(torch.ones(2, 2), w)
-                if backend == "aot_eager":
-                    out = out + torch.compile(linear, backend=backend)(torch.ones(2, 2)).sum()
-            if not gpu_build:
-                out.backward()
-            torch._dynamo.reset()
+        with _waiting_for(checks, torch._inductor.cpu_vec_isa if checks else None):
+            for backend, dtype in warm:
+                with torch.autocast("cpu", dtype=dtype), torch.set_grad_enabled(not gpu_build):
+                    out = torch.compile(region, backend=backend)(torch.ones(2, 2), w)
+                    if backend == "aot_eager":
+                        out = out + torch.compile(linear, backend=backend)(torch.ones(2, 2)).sum()
+                if not gpu_build:
+                    out.backward()
+                torch._dynamo.reset()
     finally:
         if checks:
             checks.join()  # (no thread may be left when the worker forks)
+
+
+@contextlib.contextmanager
+def _waiting_for(checks: threading.Thread | None, isas: Any) -> Iterator[None]:
+    """Inductor's compile starts at once and waits for ``checks`` where it first asks for the
+    ISA list (``valid_vec_isa_list`` in the module ``isas``, torch's only way to it), so its
+    tracing (~0.6-1.6 s) runs while they run. Without the wait it would run the checks again
+    beside them (torch keeps their answers without a lock, and an AVX512 check changes its
+    ISA's flags while it runs). The checks take no lock the compile may hold (only their own
+    file locks and processes), so the wait ends. Torch's own list is back before anything
+    forks."""
+    if checks is None:
+        yield
+        return
+    own = isas.valid_vec_isa_list
+
+    def answered() -> Any:
+        if threading.current_thread() is not checks:
+            checks.join()
+        return own()
+
+    with mock.patch.object(isas, "valid_vec_isa_list", answered):
+        yield
 
 
 def isa_checks(eager: int | None = None) -> threading.Thread | None:
@@ -150,9 +172,10 @@ def isa_checks(eager: int | None = None) -> threading.Thread | None:
 
     Inductor's first CPU compile builds and loads a test program per vector ISA the CPU
     reports, one g++ and one Python process after another. In a thread they wait on those while
-    the aot_eager warm-up compiles run; inductor's own warm-up compile then finds the answer,
-    which torch keeps for the process (measured, 2 cores: the warm-up 10.4 s instead of 11.3 s
-    on an empty inductor cache, 2.2 s instead of 3.0 s on a warm one). One g++ at a time while
+    the warm-up's inductor compile traces, which then waits for their answer where it asks
+    (:func:`_waiting_for`); torch keeps it for the process (measured, 2 cores, one process: the
+    warm-up 1.8 s instead of 2.65 s on a warm inductor cache; 9.0 s on an empty one, against
+    9.6-10.2 s with the checks beside aot_eager compiles instead). One g++ at a time while
     the eager zygote ``eager`` lives, two once it has ended (:func:`_ask_each`): a second g++
     holds ~200 MiB, which beside the eager runs went past the memory target, and after them
     fits under what the compiled runs hold (``benchmarks/README.md``). What the checks import
