@@ -103,10 +103,12 @@ def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False,
     # Trace what demos trace (a region that turns autocast off and upcasts, a backward; on
     # aot_eager a module and both autocast dtypes too): dynamo, AOTAutograd and the backend
     # import and initialise much lazily on first use, and a child that inherits it all compiles
-    # in ~0.2 s instead of ~0.8 s.
+    # in ~0.2 s instead of ~0.8 s. On inductor two kernels, forward and backward: a matmul here
+    # (an extern kernel and a third one) made a cold warm-up ~0.6 s longer and no child faster,
+    # not even one whose demo multiplies matrices (measured: benchmarks/README.md).
     def region(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         with torch.autocast("cpu", enabled=False):
-            return (x.float() @ w.float()).sum() * 2
+            return (x.float() * w.float()).sum()
 
     # On a GPU build (measured: 2.14.1+cu130, no GPU) the autograd engine starts one thread per
     # device it knows of (8 pt_autograd_N threads, with no GPU) the first time it runs, and a
