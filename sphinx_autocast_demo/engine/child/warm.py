@@ -176,8 +176,8 @@ def isa_checks(eager: int | None = None) -> threading.Thread | None:
     reports, one g++ and one Python process after another. In a thread they wait on those while
     the warm-up's inductor compile traces, which then waits for their answer where it asks
     (:func:`_waiting_for`); torch keeps it for the process (measured, 2 cores, one process: the
-    warm-up 1.8 s instead of 2.65 s on a warm inductor cache; 9.0 s on an empty one, against
-    9.6-10.2 s with the checks beside aot_eager compiles instead). One g++ at a time while
+    warm-up 1.8 s instead of 2.65 s on a warm inductor cache; on an empty one 8.2-8.5 s, against
+    9.6-10.2 s with the checks beside aot_eager compiles and a matmul). One g++ at a time while
     the eager zygote ``eager`` lives, two once it has ended (:func:`_ask_each`): a second g++
     holds ~200 MiB, which beside the eager runs went past the memory target, and after them
     fits under what the compiled runs hold (``benchmarks/README.md``). What the checks import
