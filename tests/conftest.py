@@ -102,6 +102,16 @@ def pidfd_works() -> bool:
     return True
 
 
+def thread_at_import(site: Path) -> Path:
+    """A ``sitecustomize`` in ``site`` that starts a thread, as a library may at import (for
+    ``PYTHONPATH``): a worker with it cannot fork safely, so every run gets a new interpreter."""
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import threading\n"
+        "threading.Thread(target=threading.Event().wait, name='pool-at-import', daemon=True).start()\n")
+    return site
+
+
 @pytest.fixture(scope="session")
 def rootdir() -> Path:
     return ROOTS

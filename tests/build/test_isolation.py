@@ -17,7 +17,7 @@ import json
 import os
 
 import pytest
-from conftest import copy_root, sphinx_build, verdicts
+from conftest import copy_root, sphinx_build, thread_at_import, verdicts
 
 from sphinx_autocast_demo.engine import isolation
 
@@ -101,11 +101,7 @@ def test_the_summary_says_every_run_was_forked(build):
 def test_a_worker_that_cannot_fork_says_so_once_and_still_checks(tmp_path):
     # A library that starts a thread at import (sitecustomize stands in for it here) leaves
     # the worker unable to fork: every run gets a new interpreter, and the build says why.
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(
-        "import threading\n"
-        "threading.Thread(target=threading.Event().wait, name='pool-at-import', daemon=True).start()\n")
+    site = thread_at_import(tmp_path / "site")
     src = tmp_path / "src"
     src.mkdir()
     # (autocast_demo.alike silenced: no probes, so the run count is the demo's own. What is

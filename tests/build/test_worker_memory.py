@@ -19,7 +19,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import kernel_can_populate, pidfd_works
+from conftest import kernel_can_populate, pidfd_works, thread_at_import
 
 from sphinx_autocast_demo.engine.parent.pool import WorkerPool
 from sphinx_autocast_demo.engine.parent.records import Finished, Run
@@ -130,11 +130,7 @@ def test_a_run_forked_from_the_warm_worker_computes_what_a_new_interpreter_does(
     children of the warm worker and in new interpreters, as ``python`` runs a script (a
     thread started at import stands for a library that leaves the worker unable to fork):
     the same status, output and tensors, bit for bit."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(
-        "import threading\n"
-        "threading.Thread(target=threading.Event().wait, name='pool-at-import', daemon=True).start()\n")
+    site = thread_at_import(tmp_path / "site")
     # (The value the backward differs most under: autocast as the forward's, the other dtype.)
     value = VALUES[2:]
     forked, _ = run_all(CORES, rounds=1, backend="inductor", code=MODULE, values=value)
@@ -192,7 +188,7 @@ ORDER = textwrap.dedent("""\
     compile_fx.compile_fx = traced
     check_build = cpu_vec_isa.VecISA.check_build
     def held(self, code):  # a check that cannot end before inductor's compile has begun
-        events.append(f"check in {threading.current_thread().name}: begun {began.wait(20)}")
+        events.append(f"check in {threading.current_thread().name}: begun {began.wait(120)}")
         began.set()  # (had it not begun, no other check waits)
         return check_build(self, code)
     cpu_vec_isa.VecISA.check_build = held

@@ -117,7 +117,6 @@ def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False,
     # autograd's threading in combination with fork-based multiprocessing"). So there the same
     # compiles run without gradients: dynamo, AOTAutograd and fake tensors get warm (a child's
     # first compile ~0.9 s instead of ~1.6 s) and no thread starts; ``main`` checks that.
-    linear = torch.nn.Linear(2, 2)
     w = torch.ones(2, 2, requires_grad=True)
     # The build's backend: inductor (torch.compile's own default, and ours) imports and
     # initialises its code generator and C++ toolchain on first use (~3 s), once here instead
@@ -126,8 +125,10 @@ def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False,
     # float16 before it made no child measurably faster on a warm inductor cache and cost an
     # edit's build ~0.4 s (measured: benchmarks/README.md).
     if _BACKEND in ("aot_eager", "eager"):
+        linear = torch.nn.Linear(2, 2)
         warm = [("aot_eager", torch.bfloat16), ("aot_eager", torch.float16)]
     else:
+        linear = None
         warm = [(_BACKEND, torch.bfloat16)]
     checks = isa_checks(eager) if isa_thread and _BACKEND == "inductor" else None
     try:
@@ -135,7 +136,7 @@ def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False,
             for backend, dtype in warm:
                 with torch.autocast("cpu", dtype=dtype), torch.set_grad_enabled(not gpu_build):
                     out = torch.compile(region, backend=backend)(torch.ones(2, 2), w)
-                    if backend == "aot_eager":
+                    if linear is not None:
                         out = out + torch.compile(linear, backend=backend)(torch.ones(2, 2)).sum()
                 if not gpu_build:
                     out.backward()
