@@ -112,6 +112,15 @@ def thread_at_import(site: Path) -> Path:
     return site
 
 
+def script_lines(code: str, *args: str, env: dict[str, str] | None = None) -> list[str]:
+    """The lines ``code`` printed in a new interpreter (``args`` its arguments, ``env`` added
+    to ours), once it exited 0."""
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          timeout=300, check=False, env={**os.environ, **(env or {})})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
 @pytest.fixture(scope="session")
 def rootdir() -> Path:
     return ROOTS

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import ast
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
-from conftest import kernel_can_populate, pidfd_works, thread_at_import
+from conftest import kernel_can_populate, pidfd_works, script_lines, thread_at_import
 
 from sphinx_autocast_demo.engine.parent.pool import WorkerPool
 from sphinx_autocast_demo.engine.parent.records import Finished, Run
@@ -165,12 +163,10 @@ def test_the_isa_checks_run_in_their_thread_unless_switched_off(switch, threads)
     start in their thread, which asks each ISA in one of its own, and
     ``AUTOCAST_DEMO_ISA_THREAD=0`` starts none; either way the answer is kept for the process
     (asked once) and no thread is left."""
-    done = subprocess.run([sys.executable, "-c", SWITCH, switch], capture_output=True, text=True,
-                          timeout=300, check=False)
-    assert done.returncode == 0, done.stderr
-    each, isas = map(int, done.stdout.split("\n")[-3].split())
-    assert each == (isas if threads else 0), done.stdout  # (each ISA in a thread of its own)
-    assert done.stdout.split("\n")[-2] == f"{threads} 1 1", done.stdout
+    lines = script_lines(SWITCH, switch)
+    each, isas = map(int, lines[-2].split())
+    assert each == (isas if threads else 0), lines  # (each ISA in a thread of its own)
+    assert lines[-1] == f"{threads} 1 1", lines
 
 
 ORDER = textwrap.dedent("""\
@@ -202,11 +198,9 @@ def test_inductors_warm_up_compile_begins_before_the_isa_checks_end():
     """Real inductor: checks held until the warm-up's inductor compile has begun still end, so
     the compile begins without waiting for them; they all ran in their threads (the compile
     ran none itself, it waited for theirs); torch's own list is back, cached."""
-    done = subprocess.run([sys.executable, "-c", ORDER], capture_output=True, text=True,
-                          timeout=300, check=False)
-    assert done.returncode == 0, done.stderr
-    isas, own, events = done.stdout.split("\n")[-2].split(" ", 2)
-    assert own == "1", done.stdout
+    lines = script_lines(ORDER)
+    isas, own, events = lines[-1].split(" ", 2)
+    assert own == "1", lines
     if isas == "0":
         pytest.skip("no vector ISA to check on this CPU (inductor's list adds its own unchecked)")
     checks = [event for event in ast.literal_eval(events) if event != "compile"]
@@ -253,10 +247,7 @@ def test_the_isa_checks_go_two_at_once_only_after_the_eager_zygote_ended():
     (its runs and a second g++ would pass the memory target), two at once after it ended; the
     list inductor keeps is the one torch finds alone, asked by its own compile ("torch")."""
     def ask(mode: str) -> tuple[int, int, str]:
-        done = subprocess.run([sys.executable, "-c", PAIRS, mode], capture_output=True,
-                              text=True, timeout=300, check=False)
-        assert done.returncode == 0, done.stderr
-        most, count, isas = done.stdout.split("\n")[-2].split(" ", 2)
+        most, count, isas = script_lines(PAIRS, mode)[-1].split(" ", 2)
         return int(most), int(count), isas
 
     alive, ended, alone = ask("alive"), ask("ended"), ask("torch")

@@ -103,12 +103,17 @@ def warm_compiles(torch: Any, gpu_build: bool, isa_thread: bool = False,
     # Trace what demos trace (a region that turns autocast off and upcasts, a backward; on
     # aot_eager a module and both autocast dtypes too): dynamo, AOTAutograd and the backend
     # import and initialise much lazily on first use, and a child that inherits it all compiles
-    # in ~0.2 s instead of ~0.8 s. On inductor two kernels, forward and backward: a matmul here
-    # (an extern kernel and a third one) made a cold warm-up ~0.6 s longer and no child faster,
-    # not even one whose demo multiplies matrices (measured: benchmarks/README.md).
+    # in ~0.2 s instead of ~0.8 s. On inductor one C++ kernel, the forward's: it fills what
+    # every CPU kernel's compile needs first (the ISA list, the precompiled header's hash,
+    # keyed alike for all of them). The backward, ``w``'s gradient an expand of the output's,
+    # compiles to no kernel: a second kernel made a cold warm-up ~0.5 s longer, and a matmul
+    # (an extern kernel and a third one) ~0.6 s, and no child faster (measured:
+    # benchmarks/README.md). It must compile as one graph: a call dynamo does not trace there
+    # (``os.environ.get``, measured) left it uncompiled, every child hashed the header again,
+    # and the benchmark's cold build took 46 s instead of 29 s (tests/build/test_warm_up.py).
     def region(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         with torch.autocast("cpu", enabled=False):
-            return (x.float() * w.float()).sum()
+            return (x.float() * 2).sum() + w.float().sum()
 
     # On a GPU build (measured: 2.14.1+cu130, no GPU) the autograd engine starts one thread per
     # device it knows of (8 pt_autograd_N threads, with no GPU) the first time it runs, and a
@@ -177,11 +182,12 @@ def isa_checks(eager: int | None = None) -> threading.Thread | None:
     reports, one g++ and one Python process after another. In a thread they wait on those while
     the warm-up's inductor compile traces, which then waits for their answer where it asks
     (:func:`_waiting_for`); torch keeps it for the process (measured, 2 cores, one process: the
-    warm-up 1.8 s instead of 2.65 s on a warm inductor cache; on an empty one 8.2-8.5 s, against
-    9.6-10.2 s with the checks beside aot_eager compiles and a matmul). One g++ at a time while
-    the eager zygote ``eager`` lives, two once it has ended (:func:`_ask_each`): a second g++
-    holds ~200 MiB, which beside the eager runs went past the memory target, and after them
-    fits under what the compiled runs hold (``benchmarks/README.md``). What the checks import
+    warm-up 1.8 s instead of 2.65 s on a warm inductor cache; on an empty one 8.2-8.5 s with a
+    two-kernel region, against 9.6-10.2 s with the checks beside aot_eager compiles and a
+    matmul). One g++ at a time while the eager zygote ``eager`` lives, two once it has ended
+    (:func:`_ask_each`): a second g++ holds ~200 MiB, which beside the eager runs went past the
+    memory target, and after them fits under what the compiled runs hold
+    (``benchmarks/README.md``). What the checks import
     is imported, and inductor's cache directory (which it sets in the process environment) set,
     here first: no module is imported by two threads at once, and the one variable the threads
     set (``TORCHINDUCTOR_CACHE_DIR``, by every cache write) gets the value it has. Every thread
