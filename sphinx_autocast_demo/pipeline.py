@@ -16,7 +16,7 @@
                                        -> accept mode's rewrite -> warn     engine.execute, judge.compare,
                                                                             judge.check, accept.rewrite,
                                                                             report.console
-    doctree-resolved      render_page  result tables, the summary matrix    present.render, present.summary
+    doctree-resolved      render_page  result tables, the summary matrix    present.render, present.matrix
     build-finished        finish       summary, what accept mode did,       report.console, accept.rewrite
                                        exit status
 
@@ -287,12 +287,12 @@ def _warn(app: Sphinx, result: DemoResult) -> None:
 
 
 def render_page(app: Sphinx, doctree: nodes.document, docname: str) -> None:
-    from .present import render  # (here: an unchanged build writes no page, and needs none of it)
+    from .present import matrix, render  # (here: an unchanged build writes no page)
 
     b, shown = build(app), builder.runs_demos(app.builder)
     for part, name in writers.documents(doctree, docname):  # several in an assembled tree
         render.resolve(app, part, all_docs(app.env).get(name), shown, b.torch)  # type: ignore[arg-type]
-    summary.resolve(app, doctree, docname, shown, b.torch)
+    matrix.resolve(app, doctree, docname, shown, b.torch)
 
 
 def finish(app: Sphinx, exc: Exception | None) -> None:

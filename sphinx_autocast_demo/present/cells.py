@@ -1,6 +1,6 @@
 """A judged value as the text and CSS classes of a table cell; the table itself.
 
-Shared by the page's tables (render.py, across.py) and the summary matrix (summary.py). Every
+Shared by the page's tables (render.py, across.py) and the summary matrix (matrix.py). Every
 function here formats a judgement (judge/judgement.py); none decides what was checked or what holds.
 Why a value was not checked is worded in why.py; the lines that set a value, in set_lines.py.
 """

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from docutils import nodes
 
 from ..core.i18n import _
-from .cells import headers
 
 if TYPE_CHECKING:
     from sphinx.writers.html5 import HTML5Translator
@@ -28,6 +27,8 @@ def scroll_box() -> str:
     """The box around a results table, in the page's language: the hint it shows when
     autocast_demo.js marks its table wider than it, and each column's name, which a phone's card
     puts before each cell (``--acd-col-*``: the stylesheet cannot read a translation itself)."""
+    from .cells import headers  # (here: every build registers these visitors, few write a table)
+
     names = "; ".join(f"--acd-col-{column}: {_css_string(_card_label(name))}"
                       for column, name in headers().items())
     hint = _("scroll sideways")  # (its own line: Babel reads no call inside an f-string)

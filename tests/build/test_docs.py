@@ -26,7 +26,7 @@ from measured import EXPECTED, OUTPUTS, M
 from pinned import assert_pinned
 
 from sphinx_autocast_demo.core import config
-from sphinx_autocast_demo.present import cells, summary
+from sphinx_autocast_demo.present import cells, matrix
 from sphinx_autocast_demo.read import directives
 
 DOCS = Path(__file__).parents[2] / "docs"
@@ -383,7 +383,7 @@ def test_every_column_a_page_quotes_is_a_column_of_its_tables(build):
     """Issue 38: the behaviour page explained a *compiled = eager?* column that none of its
     tables had. Every name of a column the extension writes that a page quotes (emphasised, as
     code, in quotes) is the header of a table on the site."""
-    names = set(cells.HEADERS.values()) | set(summary.HEADERS)
+    names = set(cells.HEADERS.values()) | set(matrix.HEADERS)
     headers: set[str] = set()
     quoted: list[tuple[str, str]] = []
     for path in sorted(build.out.glob("*.html")):

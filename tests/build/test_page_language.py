@@ -18,7 +18,7 @@ import pytest
 from bs4 import BeautifulSoup
 from conftest import copy_root, sphinx_build
 
-from sphinx_autocast_demo.present import cells, summary
+from sphinx_autocast_demo.present import cells, matrix
 
 #: What the extension writes on a page, by CSS selector (the demo's caption and code are the
 #: writer's, and outputs are torch's).
@@ -77,9 +77,9 @@ def test_the_headers_and_the_phones_card_labels_are_the_catalogs(pages, russian)
     box = page.select_one("div.autocast-demo-scroll")
     assert box is not None and box["data-scroll-hint"] == russian.gettext("scroll sideways")
     assert russian.gettext(cells.HEADERS["verdict"]) in box["style"]
-    matrix = [th.get_text(" ", strip=True) for th in pages["ru"]["summary"].select("table thead th")]
-    assert matrix[0] == russian.gettext(summary.HEADERS[0])
-    assert matrix[-1] == russian.gettext(summary.HEADERS[2])
+    heads = [th.get_text(" ", strip=True) for th in pages["ru"]["summary"].select("table thead th")]
+    assert heads[0] == russian.gettext(matrix.HEADERS[0])
+    assert heads[-1] == russian.gettext(matrix.HEADERS[2])
 
 
 @pytest.mark.parametrize("doc", ["index", "summary"])

@@ -20,7 +20,7 @@ from sphinx_autocast_demo.core.model import (
 from sphinx_autocast_demo.judge import check
 from sphinx_autocast_demo.judge.judgement import judge
 from sphinx_autocast_demo.plan.planned import Stats
-from sphinx_autocast_demo.present import across, cells, summary
+from sphinx_autocast_demo.present import across, cells, matrix
 from sphinx_autocast_demo.present.footer import footer_line, provenance_parts
 from sphinx_autocast_demo.report import builder
 from sphinx_autocast_demo.report import console as report
@@ -77,7 +77,7 @@ def test_every_presenter_says_an_unchecked_value_is_unchecked(run):
     text, classes = cells.verdict_text(value, TORCH)
     assert text.startswith("\u2014 ") and "autocast-demo-unchecked" in classes
     assert cells.recorded_text(value)[0] == "records matches (not checked)"
-    assert summary._verdict(value)[0] == f"\u2014 {value.why.short}"
+    assert matrix._verdict(value)[0] == f"\u2014 {value.why.short}"
     assert builder._variant_case(judged.here, value).status in ("skipped", "error")
     assert report.counts([judged], [], Stats()).not_checked == 1
     assert judged.page == "partly-unchecked" or judged.page == "broken"
@@ -143,8 +143,8 @@ def test_across_environments_a_change_and_where_the_record_broke():
 
 def test_the_matrix_cell_names_environments_only_where_they_differ():
     judged = several()
-    assert summary.across(judged, "same_as_forward") == ("\u2713 matches", ["autocast-demo-matches"])
-    text, classes = summary.across(judged, "off")
+    assert matrix.across(judged, "same_as_forward") == ("\u2713 matches", ["autocast-demo-matches"])
+    text, classes = matrix.across(judged, "off")
     assert text == "\u2713 matches in torch 9.9.0 (this build); \u2717 differs in torch 2.16.0"
     assert "autocast-demo-changed" in classes
 
@@ -239,6 +239,6 @@ def test_the_matrix_names_each_environment_once_in_its_change_line():
     from_set = replace(result(the_demo, ran("matches"), ran("matches")), environment=HERE,
                        source="set", made=MADE, others=(later,), findings=())
     from_set = judge(check.check(from_set), TORCH)
-    change, _lead, items = summary.environments([("a", "x", ran_here), ("b", "y", from_set)])
+    change, _lead, items = matrix.environments([("a", "x", ran_here), ("b", "y", from_set)])
     assert len(items.children) == 3  # this build's runs, its own set, the later release
     assert change.astext() == f"No verdict changed between {HERE.label} (this build) and {LATER.label}."

@@ -4,9 +4,9 @@ tests/build/test_page_language.py."""
 
 from __future__ import annotations
 
-from sphinx_autocast_demo.present import cells, summary
+from sphinx_autocast_demo.present import cells, matrix
 
 
 def test_the_russian_catalog_translates_every_column_and_the_matrix(russian):
-    for name in (*cells.HEADERS.values(), *summary.HEADERS):
+    for name in (*cells.HEADERS.values(), *matrix.HEADERS):
         assert russian.gettext(name) != name, f"no Russian for {name!r} in the shipped catalog"

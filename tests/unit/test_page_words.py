@@ -27,7 +27,7 @@ from sphinx_autocast_demo.core import i18n
 from sphinx_autocast_demo.core.model import DemoResult, RunRecord, Verdict
 from sphinx_autocast_demo.core.state import DocState, state
 from sphinx_autocast_demo.judge.judgement import judge
-from sphinx_autocast_demo.present import cells, html, printed, render, summary
+from sphinx_autocast_demo.present import cells, html, matrix, printed, render
 from sphinx_autocast_demo.read import directives
 
 CSS = Path(html.__file__).parent / "static" / "autocast_demo.css"
@@ -147,7 +147,7 @@ def test_the_matrix_comes_from_the_catalog(pseudo):
     app = SimpleNamespace(env=env, config=SimpleNamespace(language="en"),
                           builder=SimpleNamespace(get_relative_uri=lambda here, there: f"{there}.html"))
     box = nodes.container()
-    box.extend(summary.matrix(app, "index", TORCH))  # type: ignore[arg-type]
+    box.extend(matrix.matrix(app, "index", TORCH))  # type: ignore[arg-type]
     assert box.next_node(nodes.table) is not None
     assert_translated(box, [*found.values()], {"Home", *found})
 
@@ -164,7 +164,7 @@ def test_the_phones_cards_name_their_cells_in_the_pages_language(pseudo):
 
 def test_the_words_the_docs_quote_are_the_pages_where_nothing_translates():
     assert cells.headers() == cells.HEADERS
-    assert summary.headers() == summary.HEADERS
+    assert matrix.headers() == matrix.HEADERS
     assert html.scroll_box().startswith(
         '<div class="autocast-demo-scroll" data-scroll-hint="scroll sideways" '
         'style="--acd-col-verdict: &quot;compiled = eager? &quot;;')

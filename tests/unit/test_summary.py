@@ -1,7 +1,7 @@
-"""summary.py on made-up sites (tests/fakes.py results in a fake environment): which pages hold a
-summary, the demos' titles, and what the matrix says of every demo, page by page, value by value.
-The matrix's cells across environments and its change line: tests/unit/test_judge.py; its words
-from the catalog: tests/unit/test_page_words.py."""
+"""summary.py and matrix.py on made-up sites (tests/fakes.py results in a fake environment):
+which pages hold a summary, the demos' titles, and what the matrix says of every demo, page by
+page, value by value. The matrix's cells across environments and its change line:
+tests/unit/test_judge.py; its words from the catalog: tests/unit/test_page_words.py."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from fakes import HERE, LATER, MADE, TORCH, claims, demo, raised, ran, result
 from sphinx_autocast_demo.core.model import Demo, DemoResult
 from sphinx_autocast_demo.core.state import DocState, all_docs, state
 from sphinx_autocast_demo.judge import check
+from sphinx_autocast_demo.present import matrix as the_matrix
 from sphinx_autocast_demo.present import summary, tables
 from sphinx_autocast_demo.read.syntax import parse_values
 
@@ -52,7 +53,7 @@ def site(pages: dict[str, list[DemoResult | Demo]], includes: dict[str, list[str
 
 
 def matrix(app: SimpleNamespace) -> nodes.container:
-    (box,) = summary.matrix(app, "overview", TORCH)  # type: ignore[arg-type]
+    (box,) = the_matrix.matrix(app, "overview", TORCH)  # type: ignore[arg-type]
     assert isinstance(box, nodes.container) and "autocast-demo-summary" in box["classes"]
     return box
 
@@ -127,7 +128,7 @@ def test_the_placeholder_becomes_the_matrix_or_nothing_where_no_demo_runs():
         document = new_document("overview.rst", frontend.get_default_settings(rst.Parser))
         document += [nodes.paragraph(text="Before."), summary.summary_placeholder(),
                      nodes.paragraph(text="After.")]
-        summary.resolve(site({}), document, "overview", shown, TORCH)  # type: ignore[arg-type]
+        the_matrix.resolve(site({}), document, "overview", shown, TORCH)  # type: ignore[arg-type]
         kinds = [child.__class__.__name__ for child in document.children]
         assert kinds == (["paragraph", "container", "paragraph"] if shown else ["paragraph", "paragraph"])
         assert not list(document.findall(summary.summary_placeholder))
@@ -236,14 +237,14 @@ def test_a_value_a_demo_does_not_have_is_an_empty_cell():
 
 
 def test_the_values_that_get_a_column_are_the_most_used_in_order_of_first_use():
-    assert summary.columns([["off", "sf"], ["off", "fp16"]]) == (["off", "sf", "fp16"], False)
+    assert the_matrix.columns([["off", "sf"], ["off", "fp16"]]) == (["off", "sf", "fp16"], False)
     used = [["rare1", "off", "sf"], ["off", "sf", "fp16"], ["fp16", "bf16", "off"], ["bf16", "x", "rare2"],
             ["x", "sf"], ["x"]]
     # off, sf and x 3 times, fp16 and bf16 twice (a tie: the one met first): in the order first met.
-    assert summary.columns(used) == (["off", "sf", "fp16", "x"], True)
+    assert the_matrix.columns(used) == (["off", "sf", "fp16", "x"], True)
     # A value one demo uses gets no column of its own, though columns are left.
-    assert summary.columns([["off", "a"], ["off", "b"], ["c", "d"], ["e"]]) == (["off"], True)
-    assert summary.COLUMNS == 4
+    assert the_matrix.columns([["off", "a"], ["off", "b"], ["c", "d"], ["e"]]) == (["off"], True)
+    assert the_matrix.COLUMNS == 4
 
 
 def test_rarer_values_share_a_cell_that_names_each_with_its_verdict():
