@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__version__ = "0.6.8"
+__version__ = "0.6.9"
 
 #: What a stored result means: the engine's runs, the walk over what a reader could see, and
 #: the records they give. In every result's key in place of the release, so that a release that

@@ -45,6 +45,11 @@ class RunInfo:
     command: str  # how it was started (sphinx-build's arguments, without paths)
     date: str  # ``2026-11-30``, UTC
     keys: tuple[str, ...] = ()  # the results it wrote
+    # What they hold (:func:`held`). The same check made again the same day with other results
+    # under the same keys (another runner of the environment, whose CPU rounds otherwise) is
+    # then another run file: a build's digest of a set reads its run files, not its entries
+    # (setfiles.digest), and would keep showing the results it read before.
+    held: str = ""
 
     @property
     def file(self) -> str:
@@ -179,7 +184,7 @@ def write(directory: Path, environment: Environment, run: RunInfo,
     cache = ResultCache(root)
     for key, entry in entries.items():
         cache.put(key, entry)
-    run = replace(run, keys=tuple(sorted(entries)))
+    run = replace(run, keys=tuple(sorted(entries)), held=held(entries))
     (root / RUNS / run.file).write_text(json.dumps(asdict(run), indent=1) + "\n", encoding="utf-8")
     return root
 
@@ -206,12 +211,22 @@ def partition(weights: dict[str, float], count: int) -> dict[str, int]:
     return out
 
 
+def _plain(entry: Entry) -> Entry:
+    """``entry`` with what differs from run to run of the same result (run times, pids) aside."""
+    return replace(entry, compiled=replace(entry.compiled, seconds=0.0, pid=None),
+                   eager=entry.eager and replace(entry.eager, seconds=0.0, pid=None))
+
+
 def same_result(a: Entry, b: Entry) -> bool:
-    """The same verdict and records, run times, pids and where a run was made aside."""
-    def plain(entry: Entry) -> Entry:
-        return replace(entry, compiled=replace(entry.compiled, seconds=0.0, pid=None),
-                       eager=entry.eager and replace(entry.eager, seconds=0.0, pid=None))
-    return plain(a) == plain(b)
+    """The same verdict and records, run times and pids aside."""
+    return _plain(a) == _plain(b)
+
+
+def held(entries: dict[str, Entry]) -> str:
+    """A digest of what ``entries`` hold, run times and pids aside: the same results made again
+    give the same one, and so the same run file."""
+    data = {key: asdict(_plain(entry)) for key, entry in sorted(entries.items())}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 def merge(target: Path, sources: list[Path]) -> tuple[int, list[str]]:

@@ -36,9 +36,9 @@ def run_files(directory: Path) -> list[Path]:
 
 
 def digest(directories: Sequence[Path]) -> str:
-    """The environment and run files of the sets in ``directories``, byte for byte (a run file
-    lists the keys it wrote; an entry rewritten under the same key changes no file here, as it
-    changed no run record before)."""
+    """The environment and run files of the sets in ``directories``, byte for byte: a run file
+    lists the keys it wrote and a digest of what they hold (:func:`.results.held`), so that an
+    entry written again with another result is another run file, and no entry is read here."""
     h = hashlib.sha256()
     for directory in directories:
         for child in environment_dirs(directory):

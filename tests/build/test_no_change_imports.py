@@ -9,14 +9,18 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from hashlib import sha256
 
 import pytest
-from conftest import copy_root, sphinx_build
+from conftest import column, copy_root, sphinx_build
 
 from sphinx_autocast_demo.core.state import state
+from sphinx_autocast_demo.plan import results
+from sphinx_autocast_demo.plan.cache import ResultCache
 
 #: Builds in this process, then says which of the package's modules it imported.
 BUILD_AND_LIST = """
@@ -143,3 +147,37 @@ def test_a_new_label_for_this_environment_is_shown_at_once(with_a_set):
     relabelled = sphinx_build(src, out, *args, "-D", "autocast_demo_environment=the test box")
     assert relabelled.returncode == 0 and relabelled.runs() == (0, 2), relabelled.stderr  # (2 demos)
     assert "the test box" in relabelled.html("index").get_text()
+
+
+def test_a_set_made_again_with_other_results_is_read_again_at_the_next_build(with_a_set, tmp_path):
+    """The same check made again the same day, by the same command, with other results under the
+    same keys (another runner of that environment, whose CPU rounds otherwise: here its verdicts
+    written as autocast-check writes them): the next build, unchanged otherwise, shows the new
+    results, never those it read before. Its digest of the set reads only the run files
+    (plan.setfiles), and the run file is another."""
+    src, out, _ = with_a_set
+    check, html = tmp_path / "results", tmp_path / "html"
+    shutil.copytree(src / "_build" / "check" / "results", check)  # (the module's set stays)
+    shutil.copytree(out, html)
+    args = ("-D", f"autocast_demo_results={check}")
+    assert sphinx_build(src, html, *args).returncode == 0  # (a new path: the pages read again)
+    before = sphinx_build(src, html, *args)  # unchanged: no page read
+    assert before.returncode == 0 and "reading sources... [" not in before.stdout, before.stderr
+    assert _elsewhere(before) == ["\u2713 matches eager"] * 2
+    (made,) = check.iterdir()
+    environment, (run,) = results.read_environment(made)
+    entries = {key: ResultCache(made).get(key) for key in run.keys}
+    results.write(check, environment, replace(run, keys=()), {
+        key: replace(entry, verdict=replace(entry.verdict, outcome="differs", max_abs=0.5))
+        for key, entry in entries.items()})
+    after = sphinx_build(src, html, *args)
+    assert after.runs() == (0, 2), after.stderr  # (its own results: cached)
+    assert _elsewhere(after) == ["\u2717 differs"] * 2, after.stderr
+    # ... and the records no longer hold there: the build fails, as a check of the page does.
+    assert after.returncode == 1 and after.stderr.count("(elsewhere, made on") == 2, after.stderr
+
+
+def _elsewhere(build) -> list[str]:
+    """What the index page shows of the ``elsewhere`` set, demo by demo."""
+    soup = build.html("index")
+    return [column(soup, ident, ("elsewhere",))[0] for ident in ("slow", "quick")]

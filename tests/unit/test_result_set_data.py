@@ -13,7 +13,7 @@ import pytest
 from sphinx_autocast_demo import __main__ as cli
 from sphinx_autocast_demo import __version__
 from sphinx_autocast_demo.core.model import Environment, RunRecord, Verdict
-from sphinx_autocast_demo.plan import results
+from sphinx_autocast_demo.plan import results, setfiles
 from sphinx_autocast_demo.plan.cache import Entry
 from sphinx_autocast_demo.plan.results import EnvironmentSet, RunInfo
 from sphinx_autocast_demo.plan.setfiles import ENVIRONMENT, RUNS, SetProblem, run_files
@@ -110,13 +110,28 @@ def test_a_symbolic_link_is_never_a_run_file(tmp_path):
     runs = root / RUNS
     (tmp_path / "elsewhere.json").write_text("{}")
     os.symlink(tmp_path / "elsewhere.json", runs / "link.json")
-    written = RunInfo("", "sphinx-build -b autocast-check", DATE, keys=(KEY,)).file
+    written = RunInfo("", "sphinx-build -b autocast-check", DATE, keys=(KEY,),
+                      held=results.held({KEY: entry()})).file
     assert sorted(p.name for p in runs.iterdir()) == sorted([written, "link.json"])
     assert [p.name for p in run_files(root)] == [written]
     linked = tmp_path / "b" / "torch-2.16.0"
     linked.mkdir(parents=True)
     os.symlink(runs, linked / RUNS)
     assert run_files(linked) == []
+
+
+def test_the_same_results_made_again_are_the_run_file_there_is_and_others_another(tmp_path):
+    """A check made again the same day by the same command: the same results (run times aside)
+    write the run file that is there; other results under the same keys write another, which a
+    build's digest of the set sees (it reads the run files, not the entries)."""
+    def again(**made: object) -> list[str]:
+        root = results.write(tmp_path, NEW, RunInfo("", "sphinx-build", DATE), {KEY: entry(**made)})  # type: ignore[arg-type]
+        return sorted(p.name for p in run_files(root))
+
+    first = again()
+    assert len(first) == 1 and again(seconds=3.0) == first  # (a run time is no result)
+    digest = setfiles.digest([tmp_path])
+    assert len(again(verdict="differs")) == 2 and setfiles.digest([tmp_path]) != digest
 
 
 def test_same_result_shards_and_split():
