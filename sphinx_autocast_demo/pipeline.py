@@ -116,7 +116,8 @@ def begin(app: Sphinx) -> None:
     settings = config.settings(app.config)
     torch = execute.installed_torch()  # the one place the build asks which torch it checks with
     sets, stats = _named_sets(app, settings.results), Stats()
-    setattr(app, BUILD, Build(settings, torch, Planner(app, settings, torch, stats, sets),
+    planner = Planner(app, settings, torch, stats, sets, source=execute.torch_source())
+    setattr(app, BUILD, Build(settings, torch, planner,
                               execute.Runner(app, settings, torch, stats), stats))
     state(app.env).global_setup = (str(app.confdir), settings.global_setup)
     report.show_warning_types(app)

@@ -17,6 +17,7 @@ from sphinx.util.display import status_iterator
 from ..core.config import AUTO_IDLE, KEEP_AUTO
 from ..core.i18n import __, n__
 from ..core.subtypes import ours
+from ..plan import keys
 from . import notices
 from .isolation import WorkerSettings
 from .parent.cpus import cores
@@ -67,6 +68,20 @@ def installed_torch() -> str:
         return importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
         return "not installed"
+
+
+def torch_source() -> str:
+    """Where torch runs from its source tree (an editable install), a digest of its modules'
+    and libraries' times and sizes (:func:`.keys.torch_source`); empty for an installed torch.
+    Found as the worker finds it, without importing it."""
+    import importlib.util
+    import site
+    import sysconfig
+
+    spec = importlib.util.find_spec("torch")
+    paths = sysconfig.get_paths()
+    installed = [paths["purelib"], paths["platlib"], *site.getsitepackages(), site.getusersitepackages()]
+    return keys.torch_source(spec.origin if spec is not None else None, installed)
 
 
 @dataclass

@@ -40,7 +40,7 @@ class Planner:
     what is kept for the next build."""
 
     def __init__(self, app: Sphinx, conf: Settings, torch: str, stats: Stats,
-                 sets: NamedSets | None = None) -> None:
+                 sets: NamedSets | None = None, source: str = "") -> None:
         self.app = app
         self.conf = conf
         self.stats = stats
@@ -52,7 +52,9 @@ class Planner:
         # environment's fingerprint and the pages must all name the same version, and the
         # build must not import torch.
         self.torch = torch
-        self.torch_key = torch_key(torch, conf.cache_torch)
+        # An editable torch's files (keys.torch_source), which "exact" compares beside its version.
+        self.source = source if (conf.cache_torch or "exact") == "exact" else ""
+        self.torch_key = torch_key(torch, conf.cache_torch, self.source)
         self.python = sys.version.split()[0]  # platform.python_version()'s, without its import
         self.versions: dict[tuple[str, str], str] = {}  # demo -> torch of its cached results
         # demo -> the writer's module files its results depend on (pipeline.run makes Sphinx
@@ -142,10 +144,13 @@ class Planner:
     def current(self, entry: Entry) -> bool:
         """Made by this Python and, as autocast_demo_cache_torch compares, this torch: the
         version the entry names for "exact" and "release", the label it was stored under for
-        a label (never the stored key for the first two: the version is what it says)."""
+        a label (never the stored key for the first two: the version is what it says; but for
+        a torch run from its source tree, whose files only the stored key holds)."""
         if entry.python_version != self.python:
             return False
         policy = self.conf.cache_torch or "exact"
+        if policy == "exact" and self.source:  # (only the stored key holds the files it ran)
+            return entry.torch_version == self.torch and entry.torch_key == self.torch_key
         if policy in ("exact", "release"):
             return torch_key(entry.torch_version, policy) == self.torch_key
         return entry.torch_key == self.torch_key

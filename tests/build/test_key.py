@@ -5,6 +5,7 @@ the files a run read. Real builds of tests/roots/test-key, in order, sharing one
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from conftest import copy_root, sphinx_build
@@ -127,3 +128,34 @@ def test_a_probe_that_timed_out_is_not_run_again_in_an_unchanged_build(pages):
 def test_aten_cpu_capability_is_in_the_key(pages):
     assert pages["capability"].runs() == (PAGES_RUNS, 0)
     assert pages["back"].runs() == (0, 7)  # the first build's results, not the second's
+
+
+def test_a_torch_run_from_its_source_tree_runs_the_demos_again_when_its_modules_change(tmp_path_factory):
+    """A torch imported from outside site-packages (a source tree, as ``pip install -e`` leaves
+    it; here a directory of links to the installed torch's files and one module of its own)
+    keeps the version it was built as while its modules change: the next build runs the demos
+    again when one changed, and nothing when none did. Real builds of tests/roots/test-inputs."""
+    import importlib.util
+
+    src = copy_root("inputs", tmp_path_factory)
+    spec = importlib.util.find_spec("torch")
+    assert spec is not None and spec.origin
+    tree = src.parent / "checkout" / "torch"
+    tree.mkdir(parents=True)
+    for entry in Path(spec.origin).parent.iterdir():
+        if entry.name != "__pycache__":
+            (tree / entry.name).symlink_to(entry)
+    edited = tree / "_edited_in_the_checkout.py"
+    edited.write_text("X = 1\n")
+
+    def build():
+        return sphinx_build(src, src / "_build" / "html", env={"PYTHONPATH": str(tree.parent)},
+                            kept=False)  # (a worker of its own: it imports this torch)
+
+    first = build()
+    assert first.returncode == 0 and first.runs()[0] > 0, first.stderr
+    unchanged = build()
+    assert unchanged.returncode == 0 and unchanged.runs() == (0, 0), unchanged.stderr
+    edited.write_text("X = 22\n")  # (its size too: a file system may keep coarse times)
+    after = build()
+    assert after.returncode == 0 and after.runs() == (first.runs()[0], 0), after.stderr

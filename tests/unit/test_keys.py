@@ -3,6 +3,7 @@ it stands for make it stale."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 from fakes import claims, demo
@@ -95,6 +96,43 @@ def test_torch_keys():
     assert keys.torch_key("2.13.0+cpu", "release") == "2.13.0"
     assert keys.torch_key("2.13.0+cpu", "nightly-2026-11") == "nightly-2026-11"
     assert keys.torch_key("2.13.0+cpu", "") == "2.13.0+cpu"  # empty: exact, not a label
+    # A torch run from its source tree: "exact" compares its files too, the others do not.
+    assert keys.torch_key("2.16.0a0+gitabc", "exact", "f00d") == "2.16.0a0+gitabc source f00d"
+    assert keys.torch_key("2.16.0a0+gitabc", "release", "f00d") == "2.16.0"
+    assert keys.torch_key("2.16.0a0+gitabc", "nightly", "f00d") == "nightly"
+
+
+def test_a_torch_run_from_its_source_tree_is_known_by_its_modules_and_libraries(tmp_path):
+    """keys.torch_source: a digest of the time and size of the modules and libraries of a torch
+    imported from outside the installed packages; of nothing else in it; none for an installed
+    one."""
+    tree = tmp_path / "checkout" / "torch"
+    files = {name: tree / name for name in ("__init__.py", "_functorch/config.py", "lib/libtorch.so",
+                                            "include/ATen/x.h", "csrc/x.cpp", "version.txt")}
+    for path in files.values():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+    origin, site = str(files["__init__.py"]), [str(tmp_path / "site-packages")]
+    first = keys.torch_source(origin, site)
+    assert first and keys.torch_source(origin, site) == first  # (the same files: the same)
+
+    def changed(name: str, *, size: bool = False) -> bool:
+        before = keys.torch_source(origin, site)
+        path = files[name]
+        if size:
+            path.write_text(path.read_text() + "y = 2\n")
+        else:
+            stat = path.stat()
+            os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+        return keys.torch_source(origin, site) != before
+
+    assert changed("_functorch/config.py") and changed("_functorch/config.py", size=True)
+    assert changed("lib/libtorch.so")  # (rebuilt)
+    assert not changed("include/ATen/x.h") and not changed("csrc/x.cpp")  # (built into a library)
+    assert not changed("version.txt")
+    # Installed (under site-packages, as pip installs a wheel), or not found: nothing to stamp.
+    assert keys.torch_source(origin, [str(tmp_path / "checkout")]) == ""
+    assert keys.torch_source(None, site) == ""
 
 
 

@@ -55,12 +55,13 @@ def helper(tmp_path):
     return path
 
 
-def build(tmp_path, torch: str = TORCH, sets=None, **changes: object) -> Planner:
-    """A new build of the docs in ``tmp_path / "docs"``, its cache in ``tmp_path / "cache"``."""
+def build(tmp_path, torch: str = TORCH, sets=None, source: str = "", **changes: object) -> Planner:
+    """A new build of the docs in ``tmp_path / "docs"``, its cache in ``tmp_path / "cache"``
+    (``source``: its torch runs from a source tree with these files, keys.torch_source)."""
     (tmp_path / "docs").mkdir(exist_ok=True)
     app = SimpleNamespace(confdir=str(tmp_path / "docs"), doctreedir=str(tmp_path / "doctrees"))
     changes.setdefault("cache_dir", str(tmp_path / "cache"))
-    made = Planner(app, settings(**changes), torch, Stats(), sets)  # type: ignore[arg-type]
+    made = Planner(app, settings(**changes), torch, Stats(), sets, source)  # type: ignore[arg-type]
     # The files the tests write are older than the build (one written during a build is never
     # current: tests/unit/test_stamps.py).
     made.stamps.began = time.time_ns() + 10 * 10**9
@@ -191,6 +192,23 @@ def test_a_result_of_another_torch_is_served_only_as_cache_torch_counts_it(tmp_p
     if served:  # checked as this torch, and named as the one that made it
         shown, = again.results(planned)
         assert (shown.torch_version, shown.torch_equivalent) == (first[0], True)
+
+
+@pytest.mark.parametrize(("policy", "served"), [("exact", False), ("release", True), ("nightly-1", True)])
+def test_a_torch_run_from_its_source_tree_with_other_files_is_another_torch_only_to_exact(
+        tmp_path, policy, served):
+    """A torch built as 2.16.0a0+gitabc whose modules were edited since: "exact" runs again,
+    as for another version (the page is read again: the fingerprint), "release" and a label
+    serve the result, as they do a build of the same release."""
+    first = build(tmp_path, torch="2.16.0a0+gitabc", source="f00d", cache_torch=policy)
+    run_and_store(first)
+    same = build(tmp_path, torch="2.16.0a0+gitabc", source="f00d", cache_torch=policy)
+    assert not same.needs_run(demo(), STATE)
+    edited = build(tmp_path, torch="2.16.0a0+gitabc", source="beef", cache_torch=policy)
+    assert edited.needs_run(demo(), STATE) is not served
+    assert (edited.fingerprint() != first.fingerprint()) is not served
+    installed = build(tmp_path, torch="2.16.0a0+gitabc", cache_torch=policy)  # (now a wheel's)
+    assert not installed.needs_run(demo(), STATE)  # (the version is what it says)
 
 
 def test_a_result_of_another_python_runs_again_but_never_mode_shows_it(tmp_path):
