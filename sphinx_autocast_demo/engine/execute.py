@@ -75,13 +75,9 @@ def torch_source() -> str:
     and libraries' times and sizes (:func:`.keys.torch_source`); empty for an installed torch.
     Found as the worker finds it, without importing it."""
     import importlib.util
-    import site
-    import sysconfig
 
     spec = importlib.util.find_spec("torch")
-    paths = sysconfig.get_paths()
-    installed = [paths["purelib"], paths["platlib"], *site.getsitepackages(), site.getusersitepackages()]
-    return keys.torch_source(spec.origin if spec is not None else None, installed)
+    return keys.torch_source(spec.origin if spec is not None else None, keys.installed_places())
 
 
 @dataclass

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,7 @@ from ..core import RESULTS_FORMAT
 from .cache import make_key
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Iterable, Mapping, Sequence
 
     from ..core.model import Code, Demo, Variant
 
@@ -138,9 +139,31 @@ def result_key(demo: Demo, codes: Sequence[Code], variant: Variant, confdir: str
 _NOT_LOADED = frozenset({"include", "csrc", "share", "bin", "test", "__pycache__"})
 
 
+def installed_places() -> tuple[str, ...]:
+    """Where Python's own modules and the installed packages live (a module there is neither
+    the writer's nor a source tree's), each ending in a separator, as written and with links
+    resolved (a venv's lib64, a linked checkout)."""
+    import site
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    places = [*(paths[name] for name in ("stdlib", "platstdlib", "purelib", "platlib")),
+              *site.getsitepackages(), site.getusersitepackages(),
+              *(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages"))]
+    return places_of(places)
+
+
+def places_of(directories: Iterable[str]) -> tuple[str, ...]:
+    """``directories`` as prefixes a path is compared with: each ending in a separator, as
+    written and with links resolved."""
+    return tuple({os.path.join(f(d), "") for d in directories if d
+                  for f in (os.path.abspath, os.path.realpath)})
+
+
 def torch_source(origin: str | None, installed: Sequence[str]) -> str:
     """For a torch imported from its source tree (``pip install -e .``, ``python setup.py
-    develop``: ``origin``, its ``__init__.py``, under none of the ``installed`` directories), a
+    develop``: ``origin``, its ``__init__.py``, under none of the ``installed`` prefixes,
+    :func:`installed_places`), a
     digest of the time and size of its modules and shared libraries; empty for an installed
     torch, whose files change only with its version. A source tree keeps the version it was
     built as (``2.16.0a0+gitabc``) while its modules are edited or pulled, and a result cached
@@ -148,8 +171,7 @@ def torch_source(origin: str | None, installed: Sequence[str]) -> str:
     if not origin:
         return ""
     root = os.path.dirname(os.path.abspath(origin))
-    if any(os.path.join(root, "").startswith(os.path.join(os.path.abspath(d), ""))
-           for d in installed if d):
+    if os.path.join(root, "").startswith(tuple(installed)):
         return ""
     import hashlib
 

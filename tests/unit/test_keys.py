@@ -112,7 +112,7 @@ def test_a_torch_run_from_its_source_tree_is_known_by_its_modules_and_libraries(
     for path in files.values():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("x = 1\n")
-    origin, site = str(files["__init__.py"]), [str(tmp_path / "site-packages")]
+    origin, site = str(files["__init__.py"]), keys.places_of([str(tmp_path / "site-packages")])
     first = keys.torch_source(origin, site)
     assert first and keys.torch_source(origin, site) == first  # (the same files: the same)
 
@@ -131,7 +131,8 @@ def test_a_torch_run_from_its_source_tree_is_known_by_its_modules_and_libraries(
     assert not changed("include/ATen/x.h") and not changed("csrc/x.cpp")  # (built into a library)
     assert not changed("version.txt")
     # Installed (under site-packages, as pip installs a wheel), or not found: nothing to stamp.
-    assert keys.torch_source(origin, [str(tmp_path / "checkout")]) == ""
+    assert keys.torch_source(origin, keys.places_of([str(tmp_path / "checkout")])) == ""
+    assert keys.torch_source(origin, keys.places_of([str(tmp_path / "check")])) != ""  # (a prefix)
     assert keys.torch_source(None, site) == ""
 
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...plan.cache import DIST, ENV, LISTING, MODULE
+from ...plan.keys import installed_places, places_of
 from ..protocol import CODE_FILE
 
 #: Set by :func:`remember_modules`: the modules the runs inherit (and the last of them), and
@@ -236,23 +237,15 @@ def writers(paths: Iterable[Any]) -> set[str]:
 
 @functools.cache
 def _not_writers() -> tuple[str, ...]:
-    import site
-    import sysconfig
-
     import torch
 
-    paths = sysconfig.get_paths()
     # This extension's own package, whichever stage folder a module is in (the top package is
     # imported with any of its modules).
     package = os.path.dirname(sys.modules[__name__.partition(".")[0]].__file__ or "")
-    skip = [*(paths[name] for name in ("stdlib", "platstdlib", "purelib", "platlib")),
-            *site.getsitepackages(), site.getusersitepackages(),
-            *(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")),
-            package, os.path.dirname(torch.__file__)]
-    # As written and with links resolved (a venv's lib64, a linked checkout): resolving every
-    # module's path would cost ~2,000 lookups; only those outside the first are resolved.
-    return (*{os.path.join(f(p), "") for p in skip if p
-              for f in (os.path.abspath, os.path.realpath)}, *working_dirs())
+    # As written and with links resolved: resolving every module's path would cost ~2,000
+    # lookups; only those outside the first are resolved.
+    return (*installed_places(), *places_of([package, os.path.dirname(torch.__file__)]),
+            *working_dirs())
 
 
 @functools.cache

@@ -187,11 +187,10 @@ def isa_checks(eager: int | None = None) -> threading.Thread | None:
     matmul). One g++ at a time while the eager zygote ``eager`` lives, two once it has ended
     (:func:`_ask_each`): a second g++ holds ~200 MiB, which beside the eager runs went past the
     memory target, and after them fits under what the compiled runs hold
-    (``benchmarks/README.md``). What the checks import
-    is imported, and inductor's cache directory (which it sets in the process environment) set,
-    here first: no module is imported by two threads at once, and the one variable the threads
-    set (``TORCHINDUCTOR_CACHE_DIR``, by every cache write) gets the value it has. Every thread
-    is joined before anything forks.
+    (``benchmarks/README.md``). What the checks import is imported, and inductor's cache
+    directory (which it sets in the process environment) set, here first: no module is imported
+    by two threads at once, and the one variable the threads set (``TORCHINDUCTOR_CACHE_DIR``,
+    by every cache write) gets the value it has. Every thread is joined before anything forks.
     ``AUTOCAST_DEMO_ISA_THREAD=0`` leaves the checks to inductor's compile."""
     try:
         import torch._inductor.codecache
